@@ -1,0 +1,16 @@
+"""The Informer, speaking the paper. Public API chosen here."""
+from .attention import KeySample, active_count, draw_key_sample, full_attention, gate_heads, lazy_context, \
+    probsparse_attention, sampled_dot_products, sparsity_from_samples
+from .batch import Batch
+from .config import InformerConfig
+from .device import autocast_context, pick_device
+from .encoder import distilled_length
+from .hooks import HookPoint, Recorder, recording
+from .informer import HeadMask, Informer, Site
+
+__all__ = [
+    "Batch", "HeadMask", "HookPoint", "Informer", "InformerConfig", "KeySample", "Recorder", "Site",
+    "active_count", "autocast_context", "distilled_length", "draw_key_sample", "full_attention", "gate_heads",
+    "lazy_context", "pick_device", "probsparse_attention", "recording", "sampled_dot_products",
+    "sparsity_from_samples",
+]

@@ -1,0 +1,245 @@
+"""Attention: ProbSparse (Zhou et al. 2021, §3.1) and full, behind one multi-head layer.
+
+Inner attentions are pure functions on [B, H, L, D] tensors; `AttentionLayer` owns the projections,
+the head split ([B, L, H, D] in and out, checked), the per-call head gate and the hook sites.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .hooks import HookPoint
+
+
+def active_count(factor: int, length: int) -> int:
+    """u = c·⌈ln L⌉ (queries) or U = c·⌈ln L⌉ (sampled keys), capped at L and at least 1."""
+    return max(1, min(length, factor * math.ceil(math.log(length)))) if length > 1 else 1
+
+
+# --------------------------------------------------------------------------------------------
+# Key sampling and the query sparsity measurement M̄
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KeySample:
+    """Keys drawn (uniformly, with replacement) to score each query.
+
+    index: [L_Q, U] long; row i lists the keys that query i is scored against.
+    block: queries i with equal i // block share one row of draws (1 = the official scheme).
+    """
+
+    index: torch.Tensor
+    block: int
+
+
+def draw_key_sample(L_Q: int, L_K: int, U: int, block: int, generator: torch.Generator | None,
+                    device: torch.device) -> KeySample:
+    """One draw per block of queries. With block=1 this is exactly the official `torch.randint(L_K, (L_Q, U))`."""
+    n_blocks = -(-L_Q // block)
+    gen_device = generator.device if generator is not None else torch.device("cpu")
+    draws = torch.randint(L_K, (n_blocks, U), generator=generator, device=gen_device)  # [n_blocks, U]
+    index = draws.repeat_interleave(block, dim=0)[:L_Q] if block > 1 else draws  # [L_Q, U]
+    return KeySample(index=index.to(device), block=block)
+
+
+def sampled_dot_products(Q: torch.Tensor, K: torch.Tensor, sample: KeySample) -> torch.Tensor:
+    """q_i·k_j for every query i and its sampled keys j = index[i, s], unscaled.
+
+    Q: [B, H, L_Q, D], K: [B, H, L_K, D] → [B, H, L_Q, U].
+    Shared blocks are scored as one batched GEMM (no [B, H, L_Q, U, D] tensor is ever built);
+    block=1 falls back to a gather in chunks that bound memory.
+    """
+    B, H, L_Q, D = Q.shape
+    U = sample.index.shape[1]
+    if sample.block > 1:
+        block = sample.block
+        n_blocks = -(-L_Q // block)
+        Q_blocks = F.pad(Q, (0, 0, 0, n_blocks * block - L_Q)).view(B, H, n_blocks, block, D)
+        K_blocks = K[:, :, sample.index[::block]]  # [B, H, n_blocks, U, D]
+        QK = Q_blocks @ K_blocks.transpose(-2, -1)  # [B, H, n_blocks, block, U]
+        return QK.reshape(B, H, n_blocks * block, U)[:, :, :L_Q]
+    out = Q.new_empty(B, H, L_Q, U)
+    chunk = max(1, (1 << 24) // max(1, B * H * U * D))  # ≤ 64 MB of gathered fp32 keys at a time
+    for start in range(0, L_Q, chunk):
+        stop = min(L_Q, start + chunk)
+        K_sampled = K[:, :, sample.index[start:stop]]  # [B, H, c, U, D]
+        out[:, :, start:stop] = (K_sampled @ Q[:, :, start:stop, :, None]).squeeze(-1)
+    return out
+
+
+def sparsity_from_samples(QK_sample: torch.Tensor, L_K: int, mean_divisor: str) -> torch.Tensor:
+    """M̄(q_i, K) = max_j q_i·k_j − (Σ_j q_i·k_j) / n over the sampled j, unscaled. [B, H, L_Q, U] → [B, H, L_Q].
+
+    n = U (a mean over the sample) or L_K (the official code, issue #582).
+    """
+    divisor = QK_sample.shape[-1] if mean_divisor == "U" else L_K
+    return QK_sample.max(dim=-1).values - QK_sample.sum(dim=-1) / divisor
+
+
+# --------------------------------------------------------------------------------------------
+# Inner attentions: [B, H, L, D] in, [B, H, L_Q, D] context out
+# --------------------------------------------------------------------------------------------
+class AttentionResult(NamedTuple):
+    context: torch.Tensor  # [B, H, L_Q, D] after the lazy fill
+    rows: torch.Tensor | None  # [B, H, u, L_K] softmax rows of the computed queries (None: not asked for)
+    selected: torch.Tensor | None  # [B, H, u] which queries the rows belong to (None: all, in order)
+    scores: torch.Tensor | None  # [B, H, L_Q] sampled M̄ on the q·k/√D scale (ProbSparse only)
+    key_index: torch.Tensor | None  # [L_Q, U] the key sample (ProbSparse only)
+
+
+def causal_mask(L_Q: int, L_K: int, device: torch.device) -> torch.Tensor:
+    """True where key j lies in the future of query i (j > i). [L_Q, L_K]."""
+    return torch.ones(L_Q, L_K, dtype=torch.bool, device=device).triu(1)
+
+
+def full_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, causal: bool, dropout_p: float = 0.0,
+                   need_rows: bool = False) -> AttentionResult:
+    """softmax(QKᵀ/√D)V. SDPA when nobody records the rows; the explicit path (same maths) when they do."""
+    scale = 1.0 / math.sqrt(Q.shape[-1])
+    if not need_rows:
+        context = F.scaled_dot_product_attention(Q, K, V, dropout_p=dropout_p, is_causal=causal, scale=scale)
+        return AttentionResult(context, None, None, None, None)
+    scores = (Q @ K.transpose(-2, -1)) * scale  # [B, H, L_Q, L_K]
+    if causal:
+        scores = scores.masked_fill(causal_mask(Q.shape[2], K.shape[2], Q.device), float("-inf"))
+    rows = torch.softmax(scores, dim=-1)
+    context = F.dropout(rows, p=dropout_p) @ V if dropout_p > 0 else rows @ V
+    return AttentionResult(context, rows, None, None, None)
+
+
+def lazy_context(V: torch.Tensor, L_Q: int, *, causal: bool, decoder_lazy: str) -> torch.Tensor:
+    """What an unselected ("lazy") query returns. V: [B, H, L_K, D] → [B, H, L_Q, D].
+
+    Non-causal: mean_j(v_j) on every row. Causal (L_Q = L_K): row i gets Σ_{j≤i} v_j (official, "cumsum")
+    or its mean (1/(i+1))·Σ_{j≤i} v_j ("cummean").
+    """
+    if not causal:
+        return V.mean(dim=-2, keepdim=True).expand(-1, -1, L_Q, -1)
+    if V.shape[2] != L_Q:
+        raise ValueError(f"causal ProbSparse needs L_Q == L_K, got {L_Q} and {V.shape[2]}")
+    running = V.cumsum(dim=-2)
+    if decoder_lazy == "cummean":
+        counts = torch.arange(1, L_Q + 1, device=V.device, dtype=V.dtype).view(1, 1, L_Q, 1)
+        running = running / counts
+    return running
+
+
+def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, factor: int, causal: bool,
+                         mean_divisor: str, decoder_lazy: str, sample_block: int,
+                         generator: torch.Generator | None = None, sample: KeySample | None = None) -> AttentionResult:
+    """ProbSparse self-attention.
+
+    1. Score every query by M̄ on U = c·⌈ln L_K⌉ sampled keys.
+    2. The u = c·⌈ln L_Q⌉ highest-scoring queries (per batch element and head) attend to all keys.
+    3. Every other query takes the lazy context; the selected rows overwrite it.
+    Q: [B, H, L_Q, D], K, V: [B, H, L_K, D].
+    """
+    B, H, L_Q, D = Q.shape
+    L_K = K.shape[2]
+    U, u = active_count(factor, L_K), active_count(factor, L_Q)
+    scale = 1.0 / math.sqrt(D)
+    if sample is None:
+        sample = draw_key_sample(L_Q, L_K, U, sample_block, generator, Q.device)
+
+    M_bar = sparsity_from_samples(sampled_dot_products(Q, K, sample), L_K, mean_divisor)  # [B, H, L_Q]
+    selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [B, H, u]
+
+    Q_top = torch.gather(Q, 2, selected.unsqueeze(-1).expand(-1, -1, -1, D))  # [B, H, u, D]
+    scores_top = (Q_top @ K.transpose(-2, -1)) * scale  # [B, H, u, L_K]
+    if causal:
+        future = torch.arange(L_K, device=Q.device).view(1, 1, 1, L_K) > selected.unsqueeze(-1)  # [B, H, u, L_K]
+        scores_top = scores_top.masked_fill(future, float("-inf"))
+    rows = torch.softmax(scores_top, dim=-1)  # [B, H, u, L_K]
+
+    context = lazy_context(V, L_Q, causal=causal, decoder_lazy=decoder_lazy)
+    context = context.scatter(2, selected.unsqueeze(-1).expand(-1, -1, -1, D), (rows @ V).type_as(context))
+    return AttentionResult(context, rows, selected, M_bar * scale, sample.index)
+
+
+# --------------------------------------------------------------------------------------------
+# Head gates
+# --------------------------------------------------------------------------------------------
+def gate_heads(context: torch.Tensor, gate: torch.Tensor | None, mean: torch.Tensor | None) -> torch.Tensor:
+    """Silence heads on every row, after the lazy fill: gate·context + (1 − gate)·mean.
+
+    context: [B, L_Q, H, D]; gate: [B or 1, H] (1 keeps a head, 0 removes it); mean: [L_Q, H, D] or None (zero).
+    """
+    if gate is None:
+        return context
+    g = gate.to(context.dtype)[:, None, :, None]  # [B, 1, H, 1]
+    if mean is None:
+        return context * g
+    return context * g + mean.to(context.dtype) * (1 - g)
+
+
+# --------------------------------------------------------------------------------------------
+# The multi-head layer
+# --------------------------------------------------------------------------------------------
+class AttentionLayer(nn.Module):
+    """Projections d_model → H·D, an inner attention, the head gate, projection H·D → d_model.
+
+    Hook sites (named "<site>.<suffix>" by the model): queries, keys, values [B, L, H, D];
+    key_index [L_Q, U]; scores [B, H, L_Q]; selected [B, H, u]; rows [B, H, u, L_K]
+    (full attention: u = L_Q and selected = 0..L_Q−1); context [B, L_Q, H, D] before the gate.
+    """
+
+    def __init__(self, kind: str, d_model: int, n_heads: int, *, causal: bool, mix: bool, factor: int,
+                 dropout: float, mean_divisor: str, decoder_lazy: str, sample_block: int):
+        super().__init__()
+        self.kind, self.n_heads, self.causal, self.mix = kind, n_heads, causal, mix
+        self.factor, self.attention_dropout = factor, dropout
+        self.mean_divisor, self.decoder_lazy, self.sample_block = mean_divisor, decoder_lazy, sample_block
+        self.index = -1  # position in the model's gate tensor, set by the model
+        self.query_projection = nn.Linear(d_model, d_model)
+        self.key_projection = nn.Linear(d_model, d_model)
+        self.value_projection = nn.Linear(d_model, d_model)
+        self.out_projection = nn.Linear(d_model, d_model)
+        for suffix in ("queries", "keys", "values", "key_index", "scores", "selected", "rows", "context"):
+            setattr(self, f"hook_{suffix}", HookPoint(suffix))
+
+    def forward(self, x_q: torch.Tensor, x_kv: torch.Tensor, *, gate: torch.Tensor | None = None,
+                mean: torch.Tensor | None = None, generator: torch.Generator | None = None,
+                kind: str | None = None) -> torch.Tensor:
+        """x_q: [B, L_Q, d_model], x_kv: [B, L_K, d_model] → [B, L_Q, d_model]. `kind` overrides prob/full."""
+        B, L_Q, _ = x_q.shape
+        L_K, H = x_kv.shape[1], self.n_heads
+        Q = self.hook_queries(self.query_projection(x_q).view(B, L_Q, H, -1))  # [B, L_Q, H, D]
+        K = self.hook_keys(self.key_projection(x_kv).view(B, L_K, H, -1))  # [B, L_K, H, D]
+        V = self.hook_values(self.value_projection(x_kv).view(B, L_K, H, -1))  # [B, L_K, H, D]
+        Qh, Kh, Vh = (t.transpose(1, 2) for t in (Q, K, V))  # [B, H, L, D]
+
+        if (kind or self.kind) == "prob":
+            result = probsparse_attention(Qh, Kh, Vh, factor=self.factor, causal=self.causal,
+                                          mean_divisor=self.mean_divisor, decoder_lazy=self.decoder_lazy,
+                                          sample_block=self.sample_block, generator=generator)
+        else:
+            # The official ProbAttention never applies attention dropout; full attention does.
+            result = full_attention(Qh, Kh, Vh, causal=self.causal,
+                                    dropout_p=self.attention_dropout if self.training else 0.0,
+                                    need_rows=self.hook_rows.wanted())
+        self._record(result, B, L_Q)
+
+        context = result.context.transpose(1, 2)  # [B, L_Q, H, D]
+        if context.shape != Q.shape[:2] + (H, Vh.shape[-1]):
+            raise ValueError(f"inner attention returned {tuple(context.shape)}, expected [B, L_Q, H, D]")
+        context = gate_heads(self.hook_context(context), gate, mean)
+        if self.mix:  # official decoder quirk: [B, H, L_Q, D] viewed as [B, L_Q, H·D] interleaves heads and time
+            merged = context.transpose(1, 2).reshape(B, L_Q, -1)
+        else:
+            merged = context.reshape(B, L_Q, -1)  # head h owns columns h·D … (h+1)·D − 1
+        return self.out_projection(merged)
+
+    def _record(self, result: AttentionResult, B: int, L_Q: int) -> None:
+        if result.key_index is not None:
+            self.hook_key_index(result.key_index)
+            self.hook_scores(result.scores)
+        if result.rows is not None:
+            self.hook_rows(result.rows)
+            selected = result.selected
+            if selected is None:
+                selected = torch.arange(L_Q, device=result.rows.device).expand(B, self.n_heads, L_Q)
+            self.hook_selected(selected)

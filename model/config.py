@@ -1,0 +1,106 @@
+"""The Informer's settings: one frozen dataclass, in the paper's names."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Literal
+
+AttentionKind = Literal["prob", "full"]
+MeanDivisor = Literal["U", "L_K"]
+DecoderLazy = Literal["cummean", "cumsum"]
+
+ATTENTION_KINDS = ("prob", "full")
+
+
+@dataclass(frozen=True)
+class InformerConfig:
+    """Everything that fixes the Informer's shape and behaviour.
+
+    Defaults are the paper's experiments (seq 96, label 48, pred 24, d_model 512, 8 heads, ...),
+    except where a measurement on ETTh1 chose otherwise (see README "Model options").
+    """
+
+    enc_in: int  # input features to the encoder
+    dec_in: int  # input features to the decoder
+    c_out: int  # output features
+    seq_len: int = 96  # encoder window L_enc
+    label_len: int = 48  # known steps the decoder starts from (generative decoder)
+    pred_len: int = 24  # steps forecast in one forward pass
+    n_marks: int = 4  # time features per step ("timeF": 4 for hourly data)
+    d_model: int = 512
+    n_heads: int = 8  # H; per-head width D = d_model / H
+    e_layers: tuple[int, ...] = (2,)  # attention layers per encoder replica; (3, 2, 1) is InformerStack
+    d_layers: int = 1
+    d_ff: int = 2048
+    factor: int = 5  # c in u = c·⌈ln L_Q⌉ and U = c·⌈ln L_K⌉
+    dropout: float = 0.05
+    activation: Literal["gelu", "relu"] = "gelu"
+    distil: bool = True  # self-attention distilling between encoder layers
+    encoder_attention: AttentionKind = "prob"
+    decoder_attention: AttentionKind = "prob"  # causal self-attention in the decoder
+    cross_attention: AttentionKind = "full"  # decoder → encoder; the paper keeps this full
+    # The official code divides the sampled sum by L_K instead of U (Informer2020 issue #582),
+    # which shrinks the mean term by U/L_K and ranks queries almost by their max alone.
+    mean_divisor: MeanDivisor = "U"
+    # Lazy (unselected) decoder rows: the official code uses the running sum of V, which grows
+    # with position; the running mean is the causal analogue of the encoder's mean(V) (issue #633).
+    decoder_lazy: DecoderLazy = "cummean"
+    # Official decoder self-attention uses mix=True: a transpose + view that interleaves heads and
+    # time before the output projection (issues #229, #205). Off by default; on for imported models.
+    mix: bool = False
+    # Queries that share one key sample. 1 is the official scheme (an independent sample per query,
+    # scored by a gather: ~3x faster than SDPA at L=8192); larger blocks score a block's queries
+    # against its shared keys as one GEMM. Every query still sees U uniform keys drawn with replacement.
+    sample_block: int = 32
+    mark_bias: bool = True  # the official time-feature Linear has a bias
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "e_layers", tuple(int(n) for n in self.e_layers))
+        problems = []
+        for name in ("enc_in", "dec_in", "c_out", "seq_len", "pred_len", "n_marks", "d_model",
+                     "n_heads", "d_layers", "d_ff", "factor", "sample_block"):
+            if int(getattr(self, name)) < 1:
+                problems.append(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.label_len < 0 or self.label_len > self.seq_len:
+            problems.append(f"label_len must be in [0, seq_len={self.seq_len}], got {self.label_len}")
+        if self.d_model % self.n_heads:
+            problems.append(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if not self.e_layers or min(self.e_layers) < 1:
+            problems.append(f"e_layers needs at least one replica of at least one layer, got {self.e_layers}")
+        for site in ("encoder_attention", "decoder_attention", "cross_attention"):
+            if getattr(self, site) not in ATTENTION_KINDS:
+                problems.append(f"{site} must be one of {ATTENTION_KINDS}, got {getattr(self, site)!r}")
+        if self.mean_divisor not in ("U", "L_K"):
+            problems.append(f"mean_divisor must be 'U' or 'L_K', got {self.mean_divisor!r}")
+        if self.decoder_lazy not in ("cummean", "cumsum"):
+            problems.append(f"decoder_lazy must be 'cummean' or 'cumsum', got {self.decoder_lazy!r}")
+        if self.activation not in ("gelu", "relu"):
+            problems.append(f"activation must be 'gelu' or 'relu', got {self.activation!r}")
+        if not 0.0 <= self.dropout < 1.0:
+            problems.append(f"dropout must be in [0, 1), got {self.dropout}")
+        if len(self.e_layers) > 1 and self.seq_len // 2 ** (len(self.e_layers) - 1) < 1:
+            problems.append(f"seq_len={self.seq_len} is too short for {len(self.e_layers)} encoder replicas")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def dec_len(self) -> int:
+        return self.label_len + self.pred_len
+
+    def replace(self, **changes) -> "InformerConfig":
+        return InformerConfig(**{**asdict(self), **changes})
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "InformerConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown config fields: {', '.join(unknown)}")
+        return cls(**data)

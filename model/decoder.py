@@ -1,0 +1,41 @@
+"""Decoder: causal self-attention, cross-attention to the encoder, FFN; each post-norm."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .attention import AttentionLayer
+from .encoder import FeedForward
+from .hooks import HookPoint
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, self_attention: AttentionLayer, cross_attention: AttentionLayer, d_model: int, d_ff: int,
+                 dropout: float, activation: str):
+        super().__init__()
+        self.self_attention = self_attention
+        self.cross_attention = cross_attention
+        self.ffn = FeedForward(d_model, d_ff, dropout, activation)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.hook_out = HookPoint("out")
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, layer_args) -> torch.Tensor:
+        """x: [B, L_dec, d_model], memory: [B, L_enc', d_model] → [B, L_dec, d_model]."""
+        x = self.norm1(x + self.dropout(self.self_attention(x, x, **layer_args(self.self_attention))))
+        x = self.norm2(x + self.dropout(self.cross_attention(x, memory, **layer_args(self.cross_attention))))
+        return self.hook_out(self.norm3(x + self.ffn(x)))
+
+
+class Decoder(nn.Module):
+    def __init__(self, layers: list[DecoderLayer], d_model: int):
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, layer_args) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x, memory, layer_args)
+        return self.norm(x)

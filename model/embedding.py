@@ -1,0 +1,34 @@
+"""Input embedding: value (circular Conv1d) + sinusoidal position + time features ("timeF")."""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+def sinusoid_table(length: int, d_model: int) -> torch.Tensor:
+    """PE[t, 2i] = sin(t / 10000^(2i/d)), PE[t, 2i+1] = cos(...). [length, d_model]."""
+    position = torch.arange(length, dtype=torch.float32).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * -(math.log(10000.0) / d_model))
+    table = torch.zeros(length, d_model)
+    table[:, 0::2] = torch.sin(position * div_term)
+    table[:, 1::2] = torch.cos(position * div_term)[:, : d_model // 2]
+    return table
+
+
+class DataEmbedding(nn.Module):
+    """x: [B, L, c_in], marks: [B, L, n_marks] → [B, L, d_model]."""
+
+    def __init__(self, c_in: int, n_marks: int, d_model: int, dropout: float, max_len: int, mark_bias: bool = True):
+        super().__init__()
+        # kernel 3 with circular padding 1 keeps the length for every torch version (cf. DESIGN: issue #130)
+        self.value_embedding = nn.Conv1d(c_in, d_model, kernel_size=3, padding=1, padding_mode="circular")
+        nn.init.kaiming_normal_(self.value_embedding.weight, mode="fan_in", nonlinearity="leaky_relu")
+        self.mark_embedding = nn.Linear(n_marks, d_model, bias=mark_bias)
+        self.register_buffer("position", sinusoid_table(max_len, d_model), persistent=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, marks: torch.Tensor) -> torch.Tensor:
+        values = self.value_embedding(x.transpose(1, 2)).transpose(1, 2)  # [B, L, d_model]
+        return self.dropout(values + self.position[: x.shape[1]] + self.mark_embedding(marks))

@@ -1,0 +1,103 @@
+"""Encoder: attention layers with self-attention distilling between them, and the replica stack."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .attention import AttentionLayer
+from .hooks import HookPoint
+
+
+def distilled_length(L: int) -> int:
+    """MaxPool1d(kernel 3, stride 2, padding 1) after a length-preserving conv: ⌊(L − 1)/2⌋ + 1."""
+    return (L - 1) // 2 + 1
+
+
+class FeedForward(nn.Module):
+    """Position-wise FFN as two 1×1 convolutions d_model → d_ff → d_model."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str):
+        super().__init__()
+        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
+        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
+        self.dropout = nn.Dropout(dropout)
+        self.activation = F.gelu if activation == "gelu" else F.relu
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, d_model]
+        y = self.dropout(self.activation(self.conv1(x.transpose(1, 2))))
+        return self.dropout(self.conv2(y).transpose(1, 2))
+
+
+class EncoderLayer(nn.Module):
+    """Post-norm: x = LN(x + Drop(Attn(x))); out = LN(x + FFN(x)). Hook: out [B, L, d_model]."""
+
+    def __init__(self, attention: AttentionLayer, d_model: int, d_ff: int, dropout: float, activation: str):
+        super().__init__()
+        self.attention = attention
+        self.ffn = FeedForward(d_model, d_ff, dropout, activation)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.hook_out = HookPoint("out")
+
+    def forward(self, x: torch.Tensor, **attention_args) -> torch.Tensor:
+        x = self.norm1(x + self.dropout(self.attention(x, x, **attention_args)))
+        return self.hook_out(self.norm2(x + self.ffn(x)))
+
+
+class DistillingLayer(nn.Module):
+    """Conv1d(k=3, circular) → BatchNorm → ELU → MaxPool(3, 2, 1): halves the length.
+
+    Hooks: out [B, ⌊(L−1)/2⌋+1, d_model]; kept [B, d_model, L_out], the input position each pooled value came from.
+    """
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.conv = nn.Conv1d(d_model, d_model, kernel_size=3, padding=1, padding_mode="circular")
+        self.norm = nn.BatchNorm1d(d_model)
+        self.activation = nn.ELU()
+        self.pool = nn.MaxPool1d(kernel_size=3, stride=2, padding=1)
+        self.hook_out = HookPoint("out")
+        self.hook_kept = HookPoint("kept")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, d_model]
+        y = self.activation(self.norm(self.conv(x.transpose(1, 2))))  # [B, d_model, L]
+        if self.hook_kept.wanted():
+            pooled, kept = F.max_pool1d(y, kernel_size=3, stride=2, padding=1, return_indices=True)
+            self.hook_kept(kept)
+        else:
+            pooled = self.pool(y)
+        return self.hook_out(pooled.transpose(1, 2))
+
+
+class Encoder(nn.Module):
+    """One replica: attention layers, a distilling layer after each but the last, a closing LayerNorm."""
+
+    def __init__(self, layers: list[EncoderLayer], distils: list[DistillingLayer] | None, d_model: int):
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+        self.distils = nn.ModuleList(distils or [])
+        self.norm = nn.LayerNorm(d_model)
+        self.hook_out = HookPoint("out")
+
+    def forward(self, x: torch.Tensor, layer_args) -> torch.Tensor:
+        """x: [B, L, d_model]; layer_args(layer) gives each attention call its gate, mean and generator."""
+        for i, layer in enumerate(self.layers):
+            x = layer(x, **layer_args(layer.attention))
+            if i < len(self.distils):
+                x = self.distils[i](x)
+        return self.hook_out(self.norm(x))
+
+
+class EncoderStack(nn.Module):
+    """Replica r reads the last ⌊L / 2^r⌋ steps; the replicas' outputs are joined along time."""
+
+    def __init__(self, replicas: list[Encoder]):
+        super().__init__()
+        self.replicas = nn.ModuleList(replicas)
+        self.hook_out = HookPoint("out")
+
+    def forward(self, x: torch.Tensor, layer_args) -> torch.Tensor:
+        outputs = [replica(x[:, -(x.shape[1] // 2 ** r):], layer_args) for r, replica in enumerate(self.replicas)]
+        return self.hook_out(torch.cat(outputs, dim=1))

@@ -1,0 +1,81 @@
+"""Named hook sites and a recorder scoped to one call.
+
+A `HookPoint` is an identity module at a named site. It records only while a `Recorder` is active
+in the *current context* (`contextvars`), so a model shared by every Streamlit session never
+carries hooks of its own: two tabs, two threads, two recorders, no leaks.
+
+    with recording("encoder.0.*.scores") as rec:
+        model(batch)
+    rec.records["encoder.0.1.scores"]   # [B, H, L_Q]
+"""
+from __future__ import annotations
+
+import contextvars
+import fnmatch
+from contextlib import contextmanager
+from typing import Iterable, Iterator
+
+import torch
+from torch import nn
+
+_ACTIVE: contextvars.ContextVar["Recorder | None"] = contextvars.ContextVar("informer_recorder", default=None)
+
+
+class Recorder:
+    """Collects detached tensors at the hook sites whose names match one of `patterns` (fnmatch)."""
+
+    def __init__(self, patterns: Iterable[str] = ("*",)):
+        self.patterns = tuple(patterns)
+        self.records: dict[str, torch.Tensor] = {}
+
+    def wants(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p in self.patterns)
+
+    def record(self, name: str, tensor: torch.Tensor) -> None:
+        if name in self.records:
+            raise RuntimeError(f"hook site {name!r} fired twice in one recording; record one forward pass at a time")
+        self.records[name] = tensor.detach()
+
+
+@contextmanager
+def recording(*patterns: str) -> Iterator[Recorder]:
+    """Record the sites matching `patterns` (default: all) for the forward passes inside the block."""
+    recorder = Recorder(patterns or ("*",))
+    token = _ACTIVE.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active_recorder() -> Recorder | None:
+    return _ACTIVE.get()
+
+
+class HookPoint(nn.Module):
+    """Identity at a named site. `name` is filled in by the model once it is built."""
+
+    def __init__(self, suffix: str):
+        super().__init__()
+        self.suffix = suffix
+        self.name = suffix
+
+    def wanted(self) -> bool:
+        recorder = _ACTIVE.get()
+        return recorder is not None and recorder.wants(self.name)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        recorder = _ACTIVE.get()
+        if recorder is not None and recorder.wants(self.name):
+            recorder.record(self.name, x)
+        return x
+
+    def extra_repr(self) -> str:
+        return repr(self.name)
+
+
+def name_hooks(module: nn.Module, prefix: str) -> None:
+    """Name every HookPoint directly owned by `module` as `prefix.suffix`."""
+    for child in module.children():
+        if isinstance(child, HookPoint):
+            child.name = f"{prefix}.{child.suffix}"

@@ -1,0 +1,151 @@
+"""The Informer (Zhou et al., AAAI 2021): embeddings → encoder stack → generative decoder → projection."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+from .attention import AttentionLayer
+from .batch import Batch
+from .config import InformerConfig
+from .decoder import Decoder, DecoderLayer
+from .embedding import DataEmbedding
+from .encoder import DistillingLayer, Encoder, EncoderLayer, EncoderStack
+from .hooks import name_hooks
+
+
+class Site(NamedTuple):
+    """One attention layer: kind ("encoder" | "decoder_self" | "cross"), replica (encoder only), layer, index.
+
+    `index` is its row in a head-mask gate tensor; `name` prefixes its hook sites.
+    """
+
+    kind: str
+    replica: int
+    layer: int
+    index: int
+
+    @property
+    def name(self) -> str:
+        return f"encoder.{self.replica}.{self.layer}" if self.kind == "encoder" else f"{self.kind}.{self.layer}"
+
+
+@dataclass(frozen=True)
+class HeadMask:
+    """Per-call head gates: 1 keeps a head, 0 removes it from every row of its context.
+
+    gates: [B or 1, n_sites, H] in `model.sites` order (differentiable: captum attributes to it).
+    means: None for zero ablation, or one [L_Q, H, D] tensor per site (None entries: zero) that a
+           gated head is replaced by (mean ablation): context' = g·context + (1 − g)·mean.
+    """
+
+    gates: torch.Tensor
+    means: tuple[torch.Tensor | None, ...] | None = None
+
+
+class Informer(nn.Module):
+    """forward(batch, *, head_mask=None, generator=None, attention=None) → forecast [B, pred_len, c_out].
+
+    generator: draws the ProbSparse key samples (None: torch's global RNG, as the official code does).
+    attention: "full" runs every site with full attention (the counterfactual of a ProbSparse model).
+    """
+
+    def __init__(self, config: InformerConfig):
+        super().__init__()
+        self.config = c = config
+        max_len = max(c.seq_len, c.dec_len)
+        self.enc_embedding = DataEmbedding(c.enc_in, c.n_marks, c.d_model, c.dropout, max_len, c.mark_bias)
+        self.dec_embedding = DataEmbedding(c.dec_in, c.n_marks, c.d_model, c.dropout, max_len, c.mark_bias)
+
+        def attention(kind: str, causal: bool, mix: bool) -> AttentionLayer:
+            return AttentionLayer(kind, c.d_model, c.n_heads, causal=causal, mix=mix, factor=c.factor,
+                                  dropout=c.dropout, mean_divisor=c.mean_divisor, decoder_lazy=c.decoder_lazy,
+                                  sample_block=c.sample_block)
+
+        self.encoder = EncoderStack([
+            Encoder([EncoderLayer(attention(c.encoder_attention, False, False), c.d_model, c.d_ff, c.dropout,
+                                  c.activation) for _ in range(n_layers)],
+                    [DistillingLayer(c.d_model) for _ in range(n_layers - 1)] if c.distil else None,
+                    c.d_model)
+            for n_layers in c.e_layers])
+        self.decoder = Decoder([
+            DecoderLayer(attention(c.decoder_attention, True, c.mix), attention(c.cross_attention, False, False),
+                         c.d_model, c.d_ff, c.dropout, c.activation)
+            for _ in range(c.d_layers)], c.d_model)
+        self.projection = nn.Linear(c.d_model, c.c_out)
+        self.sites = self._name_sites()
+
+    # ---------------------------------------------------------------- naming
+    def _name_sites(self) -> tuple[Site, ...]:
+        sites: list[Site] = []
+        for r, replica in enumerate(self.encoder.replicas):
+            name_hooks(replica, f"encoder.{r}")
+            for l, layer in enumerate(replica.layers):
+                sites.append(Site("encoder", r, l, len(sites)))
+                name_hooks(layer, f"encoder.{r}.layer{l}")
+            for l, distil in enumerate(replica.distils):
+                name_hooks(distil, f"encoder.{r}.distil{l}")
+        name_hooks(self.encoder, "encoder")
+        for l, layer in enumerate(self.decoder.layers):
+            name_hooks(layer, f"decoder.layer{l}")
+        for kind in ("decoder_self", "cross"):
+            sites.extend(Site(kind, 0, l, len(sites) + l) for l in range(len(self.decoder.layers)))
+        for site in sites:
+            module = self.attention_layer(site)
+            module.index = site.index
+            name_hooks(module, site.name)
+        return tuple(sites)
+
+    def attention_layer(self, site: Site) -> AttentionLayer:
+        if site.kind == "encoder":
+            return self.encoder.replicas[site.replica].layers[site.layer].attention
+        layer = self.decoder.layers[site.layer]
+        return layer.self_attention if site.kind == "decoder_self" else layer.cross_attention
+
+    @property
+    def n_sites(self) -> int:
+        return len(self.sites)
+
+    def full_gates(self, batch_size: int = 1) -> torch.Tensor:
+        """All heads on: [batch_size, n_sites, H] ones."""
+        p = self.projection.weight
+        return torch.ones(batch_size, self.n_sites, self.config.n_heads, device=p.device, dtype=p.dtype)
+
+    # ---------------------------------------------------------------- forward
+    def check_batch(self, batch: Batch) -> None:
+        c, B = self.config, batch.x_enc.shape[0]
+        expected = {"x_enc": (B, c.seq_len, c.enc_in), "mark_enc": (B, c.seq_len, c.n_marks),
+                    "x_dec": (B, c.dec_len, c.dec_in), "mark_dec": (B, c.dec_len, c.n_marks)}
+        for field, shape in expected.items():
+            actual = tuple(getattr(batch, field).shape)
+            if actual != shape:
+                raise ValueError(f"batch.{field} has shape {list(actual)}, expected {list(shape)}")
+
+    def check_head_mask(self, head_mask: HeadMask, B: int) -> None:
+        g = head_mask.gates
+        H = self.config.n_heads
+        if g.dim() != 3 or g.shape[0] not in (1, B) or g.shape[1:] != (self.n_sites, H):
+            raise ValueError(f"head_mask.gates has shape {list(g.shape)}, expected [{B} or 1, {self.n_sites}, {H}]")
+        if head_mask.means is not None and len(head_mask.means) != self.n_sites:
+            raise ValueError(f"head_mask.means has {len(head_mask.means)} entries, expected {self.n_sites}")
+
+    def forward(self, batch: Batch, *, head_mask: HeadMask | None = None, generator: torch.Generator | None = None,
+                attention: str | None = None) -> torch.Tensor:
+        self.check_batch(batch)
+        if head_mask is not None:
+            self.check_head_mask(head_mask, batch.x_enc.shape[0])
+        if attention not in (None, "prob", "full"):
+            raise ValueError(f"attention override must be None, 'prob' or 'full', got {attention!r}")
+
+        def layer_args(module: AttentionLayer) -> dict:
+            gate = mean = None
+            if head_mask is not None:
+                gate = head_mask.gates[:, module.index]  # [B or 1, H]
+                mean = head_mask.means[module.index] if head_mask.means is not None else None
+            return {"gate": gate, "mean": mean, "generator": generator, "kind": attention}
+
+        memory = self.encoder(self.enc_embedding(batch.x_enc, batch.mark_enc), layer_args)  # [B, L', d_model]
+        x = self.decoder(self.dec_embedding(batch.x_dec, batch.mark_dec), memory, layer_args)  # [B, L_dec, d_model]
+        return self.projection(x)[:, -self.config.pred_len:]  # [B, pred_len, c_out]
