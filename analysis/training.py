@@ -1,0 +1,205 @@
+"""Training and evaluation: Adam, lr halved per epoch, early stopping on validation MSE, seeds everywhere.
+
+`train` reports through a callback (the UI draws it; the CLI prints a console bar) and can be asked
+to stop between steps; either way the best weights by validation loss are kept.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+
+from model import HeadMask, Informer, InformerConfig, autocast_context, pick_device
+
+from .data import PreparedData, split_batches
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    epochs: int = 6  # the paper's
+    batch_size: int = 32
+    learning_rate: float = 1e-4  # halved after every epoch (official "type1" schedule)
+    patience: int = 3  # epochs without a better validation loss before stopping
+    seed: int = 0  # weights init, shuffling, dropout and ProbSparse key samples
+    device: str | None = None  # None: CUDA, else MPS, else CPU
+    max_steps_per_epoch: int | None = None  # cap for quick runs (UI demo, tests); None = whole split
+    eval_seed: int = 0  # key-sample seed for validation/test, so every evaluation is repeatable
+
+    def __post_init__(self):
+        if self.epochs < 1 or self.batch_size < 1 or self.learning_rate <= 0 or self.patience < 1:
+            raise ValueError("epochs, batch_size and patience must be ≥ 1 and learning_rate > 0")
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """MSE / MAE on the standardised scale (as papers report) and in the data's original units."""
+
+    mse: float
+    mae: float
+    mse_original: float
+    mae_original: float
+    windows: int
+
+    def as_dict(self) -> dict:
+        return {"mse": self.mse, "mae": self.mae, "mse_original": self.mse_original,
+                "mae_original": self.mae_original, "windows": self.windows}
+
+
+@dataclass(frozen=True)
+class TrainProgress:
+    """One report: after a step (`val_loss` None) or after an epoch (with `val_loss`)."""
+
+    epoch: int  # 1-based
+    epochs: int
+    step: int  # 1-based within the epoch
+    steps: int
+    train_loss: float
+    val_loss: float | None = None
+    best_val_loss: float | None = None
+    seconds: float = 0.0  # since training began
+
+
+@dataclass(frozen=True)
+class EpochReport:
+    epoch: int
+    train_loss: float
+    val_loss: float
+    learning_rate: float
+    seconds: float
+
+
+@dataclass
+class TrainResult:
+    model: Informer  # best weights by validation loss, in eval mode, on `device`
+    history: list[EpochReport] = field(default_factory=list)
+    test: Metrics | None = None
+    device: str = "cpu"
+    stopped: str = "completed"  # "completed" | "early_stopping" | "user"
+    seconds_per_epoch: float = 0.0
+
+
+def seed_everything(seed: int) -> None:
+    torch.manual_seed(seed)
+    np.random.seed(seed % 2**32)
+
+
+def config_for(prepared: PreparedData, **model_settings) -> InformerConfig:
+    """An InformerConfig whose input/output sizes and lengths match the prepared data."""
+    s = prepared.spec
+    return InformerConfig(enc_in=prepared.enc_in, dec_in=prepared.dec_in, c_out=prepared.c_out, seq_len=s.seq_len,
+                          label_len=s.label_len, pred_len=s.pred_len, n_marks=prepared.n_marks, **model_settings)
+
+
+@torch.no_grad()
+def predict(model: Informer, prepared: PreparedData, split: str, *, batch_size: int = 64, seed: int = 0,
+            head_mask: HeadMask | None = None, attention: str | None = None,
+            device: torch.device | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Forecasts and truths for every window of a split, standardised: two arrays [N, pred_len, c_out]."""
+    device = device or next(model.parameters()).device
+    generator = torch.Generator(device=device).manual_seed(seed)
+    preds, trues = [], []
+    model.eval()
+    for batch, y in split_batches(prepared, split, batch_size):
+        with autocast_context(device):
+            out = model(batch.to(device), head_mask=head_mask, generator=generator, attention=attention)
+        preds.append(out.float().cpu().numpy())
+        trues.append(y.numpy())
+    return np.concatenate(preds), np.concatenate(trues)
+
+
+def metrics_of(preds: np.ndarray, trues: np.ndarray, prepared: PreparedData) -> Metrics:
+    """MSE/MAE over all windows, steps and output columns, standardised and in original units."""
+    c_out = preds.shape[-1]
+    original = [prepared.scaler.inverse_transform(a.reshape(-1, c_out), prepared.target_columns)
+                for a in (preds, trues)]
+    err, err_orig = preds - trues, original[0] - original[1]
+    return Metrics(float(np.mean(err ** 2)), float(np.mean(np.abs(err))), float(np.mean(err_orig ** 2)),
+                   float(np.mean(np.abs(err_orig))), int(preds.shape[0]))
+
+
+def evaluate(model: Informer, prepared: PreparedData, split: str = "test", *, batch_size: int = 64, seed: int = 0,
+             head_mask: HeadMask | None = None, attention: str | None = None) -> Metrics:
+    return metrics_of(*predict(model, prepared, split, batch_size=batch_size, seed=seed, head_mask=head_mask,
+                               attention=attention), prepared)
+
+
+def _validation_loss(model, prepared, settings, device) -> float:
+    preds, trues = predict(model, prepared, "val", batch_size=max(settings.batch_size, 64), seed=settings.eval_seed,
+                           device=device)
+    return float(np.mean((preds - trues) ** 2))
+
+
+def train(prepared: PreparedData, config: InformerConfig, settings: TrainSettings = TrainSettings(), *,
+          progress: Callable[[TrainProgress], None] | None = None,
+          should_stop: Callable[[], bool] | None = None) -> TrainResult:
+    """Fit an Informer on the train split; keep the weights with the best validation MSE; score the test split."""
+    device = pick_device(settings.device)
+    seed_everything(settings.seed)
+    model = Informer(config).to(device)
+    optimiser = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
+    shuffle_gen = torch.Generator().manual_seed(settings.seed)
+    key_gen = torch.Generator(device=device).manual_seed(settings.seed + 1)
+    loader = split_batches(prepared, "train", settings.batch_size, shuffle=True, generator=shuffle_gen)
+    steps = len(loader) if settings.max_steps_per_epoch is None else min(len(loader), settings.max_steps_per_epoch)
+
+    result = TrainResult(model=model, device=str(device))
+    best_val, best_state, waited = math.inf, None, 0
+    started = time.perf_counter()
+    for epoch in range(1, settings.epochs + 1):
+        lr = settings.learning_rate * 0.5 ** (epoch - 1)
+        for group in optimiser.param_groups:
+            group["lr"] = lr
+        model.train()
+        losses = []
+        epoch_start = time.perf_counter()
+        for step, (batch, y) in enumerate(loader, start=1):
+            if step > steps:
+                break
+            if should_stop is not None and should_stop():
+                result.stopped = "user"
+                break
+            with autocast_context(device):
+                out = model(batch.to(device), generator=key_gen)
+            loss = torch.nn.functional.mse_loss(out.float(), y.to(device))
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            optimiser.step()
+            losses.append(loss.item())
+            if progress is not None:
+                progress(TrainProgress(epoch, settings.epochs, step, steps, float(np.mean(losses)),
+                                       best_val_loss=None if best_val == math.inf else best_val,
+                                       seconds=time.perf_counter() - started))
+        if not losses:  # stopped before the first step of this epoch
+            break
+        val = _validation_loss(model, prepared, settings, device)
+        result.history.append(EpochReport(epoch, float(np.mean(losses)), val, lr,
+                                          time.perf_counter() - epoch_start))
+        if val < best_val:
+            best_val, best_state, waited = val, copy.deepcopy(model.state_dict()), 0
+        else:
+            waited += 1
+        log.info("epoch %d: train %.4f val %.4f (%.1fs)", epoch, np.mean(losses), val, result.history[-1].seconds)
+        if progress is not None:
+            progress(TrainProgress(epoch, settings.epochs, steps, steps, float(np.mean(losses)), val_loss=val,
+                                   best_val_loss=best_val, seconds=time.perf_counter() - started))
+        if result.stopped == "user":
+            break
+        if waited >= settings.patience:
+            result.stopped = "early_stopping"
+            break
+
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    if result.history:
+        result.seconds_per_epoch = float(np.mean([h.seconds for h in result.history]))
+    result.test = evaluate(model, prepared, "test", batch_size=max(settings.batch_size, 64), seed=settings.eval_seed)
+    return result

@@ -1,0 +1,285 @@
+"""Import checkpoints written by the official Informer2020 code (zhouhaoyi/Informer2020).
+
+The official `checkpoint.pth` is `torch.save(model.state_dict())` of its `Informer` or `InformerStack`.
+This module maps those names onto ours, infers the shape of the model from the tensors, and loads the
+weights strictly. The imported model runs with the official quirks switched on (DESIGN §2):
+`mean_divisor="L_K"`, `decoder_lazy="cumsum"`, `mix=True` and `sample_block=1`, so that with the same
+seed our forward draws the same key samples and reproduces the official forward.
+
+    model, config = load_official_checkpoint("checkpoint.pth", seq_len=96, label_len=48, pred_len=24, n_heads=8)
+
+Name map (official → ours; InformerStack has `encoder.encoders.{r}.` where Informer has `encoder.`):
+
+    {enc,dec}_embedding.value_embedding.tokenConv.*     {enc,dec}_embedding.value_embedding.*
+    {enc,dec}_embedding.temporal_embedding.embed.*      {enc,dec}_embedding.mark_embedding.*
+    {enc,dec}_embedding.position_embedding.pe           (dropped: a fixed sinusoid we recompute)
+    encoder.attn_layers.{l}.attention.*                 encoder.replicas.0.layers.{l}.attention.*
+    encoder.attn_layers.{l}.conv1|conv2.*               encoder.replicas.0.layers.{l}.ffn.conv1|conv2.*
+    encoder.attn_layers.{l}.norm1|norm2.*               encoder.replicas.0.layers.{l}.norm1|norm2.*
+    encoder.conv_layers.{l}.downConv.*                  encoder.replicas.0.distils.{l}.conv.*
+    encoder.conv_layers.{l}.norm.*                      encoder.replicas.0.distils.{l}.norm.*
+    encoder.norm.*                                      encoder.replicas.0.norm.*
+    decoder.layers.{l}.conv1|conv2.*                    decoder.layers.{l}.ffn.conv1|conv2.*
+    decoder.* (everything else), projection.*           the same names
+"""
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+import torch
+
+from analysis.errors import CheckpointError
+
+from .config import InformerConfig
+from .informer import Informer
+
+log = logging.getLogger(__name__)
+
+# Options that make our forward the official one (see InformerConfig for what each means).
+OFFICIAL_QUIRKS = {"mean_divisor": "L_K", "decoder_lazy": "cumsum", "mix": True, "sample_block": 1}
+
+_IGNORED = re.compile(r"^(enc|dec)_embedding\.position_embedding\.pe$")
+_NON_TIMEF = re.compile(r"^(enc|dec)_embedding\.temporal_embedding\.(?!embed\.(weight|bias)$)")
+_STACK = re.compile(r"^encoder\.encoders\.(\d+)\.")
+_SHOWN = 5  # keys listed in an error message
+
+
+# --------------------------------------------------------------------------------------------
+# Names
+# --------------------------------------------------------------------------------------------
+def _is_stack(state_dict: Mapping[str, object]) -> bool:
+    """InformerStack names its encoder replicas `encoder.encoders.{r}.`; the plain Informer has one, unnamed."""
+    return any(_STACK.match(k) for k in state_dict)
+
+
+def _official_name(ours: str, stack: bool) -> str:
+    """Our parameter name → the official one."""
+    name = re.sub(r"^(enc|dec)_embedding\.value_embedding\.", r"\1_embedding.value_embedding.tokenConv.", ours)
+    name = re.sub(r"^(enc|dec)_embedding\.mark_embedding\.", r"\1_embedding.temporal_embedding.embed.", name)
+    name = re.sub(r"\.ffn\.(conv[12])\.", r".\1.", name)  # FFN convs sit directly in the official layer
+    m = re.match(r"^encoder\.replicas\.(\d+)\.(.*)$", name)
+    if m:
+        replica, rest = int(m.group(1)), m.group(2)
+        rest = re.sub(r"^layers\.", "attn_layers.", rest)
+        rest = re.sub(r"^distils\.(\d+)\.conv\.", r"conv_layers.\1.downConv.", rest)
+        rest = re.sub(r"^distils\.", "conv_layers.", rest)
+        if stack:
+            name = f"encoder.encoders.{replica}.{rest}"
+        elif replica == 0:
+            name = f"encoder.{rest}"
+        else:  # a plain Informer checkpoint cannot hold a second replica
+            raise CheckpointError(f"an Informer (not InformerStack) checkpoint has one encoder, config asks for "
+                                  f"replica {replica}")
+    return name
+
+
+def _strip_data_parallel(state_dict: Mapping[str, object]) -> dict[str, object]:
+    """nn.DataParallel saves every name with a `module.` prefix; drop it (all or nothing)."""
+    keys = list(state_dict)
+    if keys and all(k.startswith("module.") for k in keys):
+        return {k[len("module."):]: v for k, v in state_dict.items()}
+    return dict(state_dict)
+
+
+def _check_timef(state_dict: Mapping[str, object]) -> None:
+    other = sorted(k for k in state_dict if _NON_TIMEF.match(k))
+    if other:
+        raise CheckpointError(
+            "only embed='timeF' official checkpoints are supported (time features through one Linear, "
+            f"`temporal_embedding.embed`); this one has embed='fixed' or 'learned' tables: {_few(other)}")
+
+
+def _few(keys: list[str]) -> str:
+    shown = ", ".join(keys[:_SHOWN])
+    return shown + (f" (and {len(keys) - _SHOWN} more)" if len(keys) > _SHOWN else "")
+
+
+def _shape(value: object) -> list[int]:
+    return list(value.shape)  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------------
+def official_state_dict_to_ours(state_dict: Mapping[str, torch.Tensor],
+                                config: InformerConfig) -> dict[str, torch.Tensor]:
+    """Rename an official Informer/InformerStack state_dict to ours, for `Informer(config)`.
+
+    Checks, each a CheckpointError naming the keys: every value is a tensor; embed='timeF';
+    no key is missing and none is unknown (the sinusoid buffer `position_embedding.pe` is dropped);
+    every tensor has the shape `Informer(config)` expects. A `module.` prefix is stripped.
+    """
+    state_dict = _strip_data_parallel(state_dict)
+    not_tensors = sorted(k for k, v in state_dict.items() if not isinstance(v, torch.Tensor))
+    if not_tensors:
+        raise CheckpointError(f"checkpoint entries that are not tensors: {_few(not_tensors)}")
+    _check_timef(state_dict)
+    stack = _is_stack(state_dict)
+
+    with torch.device("meta"):  # shapes only: no memory, no initialisation cost
+        expected = Informer(config).state_dict()
+    names = {_official_name(ours, stack): ours for ours in expected}  # official → ours
+
+    given = {k for k in state_dict if not _IGNORED.match(k)}
+    missing = sorted(set(names) - given)
+    unknown = sorted(given - set(names))
+    if missing or unknown:
+        kind = "InformerStack" if stack else "Informer"
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} missing key(s): {_few(missing)}")
+        if unknown:
+            parts.append(f"{len(unknown)} unknown key(s): {_few(unknown)}")
+        raise CheckpointError(f"official {kind} checkpoint does not match e_layers={config.e_layers}, "
+                              f"d_layers={config.d_layers}, distil={config.distil}: " + "; ".join(parts))
+
+    ours: dict[str, torch.Tensor] = {}
+    wrong = []
+    for official, name in names.items():
+        tensor = state_dict[official]
+        if tuple(tensor.shape) != tuple(expected[name].shape):
+            wrong.append(f"{official}: expected {list(expected[name].shape)}, got {_shape(tensor)}")
+        ours[name] = tensor
+    if wrong:
+        raise CheckpointError(f"{len(wrong)} tensor(s) with the wrong shape: " + "; ".join(wrong[:_SHOWN])
+                              + (f" (and {len(wrong) - _SHOWN} more)" if len(wrong) > _SHOWN else ""))
+    return ours
+
+
+def infer_official_config(state_dict: Mapping[str, torch.Tensor], *, seq_len: int, label_len: int, pred_len: int,
+                          factor: int = 5, n_heads: int | None = None, **overrides) -> InformerConfig:
+    """The InformerConfig of an official checkpoint, read off its tensor shapes.
+
+    Inferred: enc_in, dec_in (tokenConv [d_model, c_in, 3]), c_out (projection [c_out, d_model]), d_model,
+    d_ff (FFN conv1 [d_ff, d_model, 1]), e_layers (layers per encoder replica: `(n,)` for Informer, e.g.
+    `(3, 2, 1)` for InformerStack), d_layers, distil (distilling convs present), n_marks (time-feature
+    Linear [d_model, n_marks]: 4 for freq 'h', 5 for 't') and mark_bias.
+
+    Not inferable, so given here: seq_len, label_len, pred_len (the official run's --seq_len, --label_len,
+    --pred_len) and factor (--factor, default 5). **n_heads cannot be read from the shapes** (the projections
+    are d_model × d_model whatever the head count): pass the run's --n_heads; None means 8, the official
+    default. A wrong head count loads without complaint and gives a different forecast.
+
+    The official quirks are switched on (mean_divisor="L_K", decoder_lazy="cumsum", mix=True,
+    sample_block=1). `overrides` replace any field afterwards, e.g. encoder_attention="full" and
+    decoder_attention="full" for a run with --attn full, mix=False for one with --mix, activation="relu".
+    """
+    sd = _strip_data_parallel(state_dict)
+    _check_timef(sd)
+
+    def tensor(name: str) -> torch.Tensor:
+        value = sd.get(name)
+        if not isinstance(value, torch.Tensor):
+            raise CheckpointError(f"not an official Informer checkpoint: tensor {name!r} is missing")
+        return value
+
+    def dims(name: str, ndim: int) -> list[int]:
+        shape = _shape(tensor(name))
+        if len(shape) != ndim:
+            raise CheckpointError(f"{name}: expected a {ndim}-d tensor, got shape {shape}")
+        return shape
+
+    d_model, enc_in, _ = dims("enc_embedding.value_embedding.tokenConv.weight", 3)
+    _, dec_in, _ = dims("dec_embedding.value_embedding.tokenConv.weight", 3)
+    c_out, _ = dims("projection.weight", 2)
+    _, n_marks = dims("enc_embedding.temporal_embedding.embed.weight", 2)
+    _, dec_marks = dims("dec_embedding.temporal_embedding.embed.weight", 2)
+    if dec_marks != n_marks:
+        raise CheckpointError(f"encoder and decoder time features differ: {n_marks} vs {dec_marks} "
+                              "(temporal_embedding.embed.weight)")
+    biases = {p: f"{p}_embedding.temporal_embedding.embed.bias" in sd for p in ("enc", "dec")}
+    if biases["enc"] != biases["dec"]:
+        raise CheckpointError("only one of enc_embedding/dec_embedding.temporal_embedding.embed has a bias")
+
+    if _is_stack(sd):
+        replicas = sorted({int(_STACK.match(k).group(1)) for k in sd if _STACK.match(k)})
+        if replicas != list(range(len(replicas))):
+            raise CheckpointError(f"InformerStack encoder replicas are not numbered 0..n-1: {replicas}")
+        prefixes = [f"encoder.encoders.{r}." for r in replicas]
+    else:
+        prefixes = ["encoder."]
+    e_layers = tuple(_count(sd, rf"^{re.escape(p)}attn_layers\.(\d+)\.") for p in prefixes)
+    n_convs = [_count(sd, rf"^{re.escape(p)}conv_layers\.(\d+)\.") for p in prefixes]
+    if 0 in e_layers:
+        raise CheckpointError(f"an encoder replica without attention layers (layers per replica: {e_layers})")
+    d_layers = _count(sd, r"^decoder\.layers\.(\d+)\.")
+    if d_layers == 0:
+        raise CheckpointError("not an official Informer checkpoint: no decoder.layers.* tensors")
+    d_ff, _, _ = dims(f"{prefixes[0]}attn_layers.0.conv1.weight", 3)
+    distil = any(n_convs) or all(n == 1 for n in e_layers)
+
+    settings = dict(enc_in=enc_in, dec_in=dec_in, c_out=c_out, seq_len=seq_len, label_len=label_len,
+                    pred_len=pred_len, n_marks=n_marks, d_model=d_model, n_heads=8 if n_heads is None else n_heads,
+                    e_layers=e_layers, d_layers=d_layers, d_ff=d_ff, factor=factor, distil=distil,
+                    mark_bias=biases["enc"], **OFFICIAL_QUIRKS)
+    settings.update(overrides)
+    try:
+        return InformerConfig(**settings)
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(f"cannot build a config for this official checkpoint: {err}") from err
+
+
+def load_official_checkpoint(path: str | Path, **settings) -> tuple[Informer, InformerConfig]:
+    """Read an official `checkpoint.pth` and return our Informer (eval mode, on the CPU) and its config.
+
+    `settings` go to `infer_official_config` (seq_len, label_len, pred_len required; factor, n_heads and
+    config overrides optional). The file is read with `weights_only=True`: it may be a bare state_dict or a
+    dict holding one under "model" or "state_dict"; a `module.` prefix (nn.DataParallel) is stripped.
+    Anything else is refused with a CheckpointError: a missing or unreadable file, a file that is not a torch
+    checkpoint or needs arbitrary pickled objects, missing or unknown keys, shapes that do not match.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"official checkpoint {str(path)!r} does not exist or is not a file")
+    try:
+        loaded = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # UnpicklingError, RuntimeError, EOFError, KeyError, ...
+        raise CheckpointError(_load_failure(path, err)) from err
+
+    state_dict = _unwrap(loaded, path)
+    config = infer_official_config(state_dict, **settings)
+    ours = official_state_dict_to_ours(state_dict, config)
+    model = Informer(config)
+    try:
+        model.load_state_dict(ours, strict=True)
+    except RuntimeError as err:  # cannot happen after the checks above, unless our model changes
+        raise CheckpointError(f"{str(path)!r} does not load into Informer({config}): {err}") from err
+    log.info("imported official checkpoint %s: e_layers=%s d_layers=%d d_model=%d", path, config.e_layers,
+             config.d_layers, config.d_model)
+    return model.eval(), config
+
+
+def _unwrap(loaded: object, path: Path) -> dict[str, torch.Tensor]:
+    if isinstance(loaded, Mapping):
+        for key in ("model", "state_dict"):
+            if isinstance(loaded.get(key), Mapping):
+                loaded = loaded[key]
+                break
+    if not isinstance(loaded, Mapping) or not loaded:
+        raise CheckpointError(f"{str(path)!r} holds a {type(loaded).__name__}, not a state_dict "
+                              "(a dict of parameter name → tensor, or one under 'model' / 'state_dict')")
+    if not all(isinstance(k, str) for k in loaded):
+        raise CheckpointError(f"{str(path)!r} holds a dict whose keys are not all parameter names")
+    return dict(loaded)
+
+
+def _count(state_dict: Mapping[str, object], pattern: str) -> int:
+    """Number of layers: 1 + the largest index captured by `pattern` (0 when none)."""
+    found = [int(m.group(1)) for k in state_dict if (m := re.match(pattern, k))]
+    return max(found) + 1 if found else 0
+
+
+def _load_failure(path: Path, err: Exception) -> str:
+    """Say why `torch.load(weights_only=True)` refused: objects beyond tensors, or not a checkpoint at all."""
+    text = str(err)
+    unpickler = re.search(r"WeightsUnpickler error:(.*?)(?:Please use|Check the documentation|$)", text, re.S)
+    detail = " ".join(unpickler.group(1).split()) if unpickler else ""
+    if "Unsupported global" in detail:  # e.g. "Unsupported global: GLOBAL __main__.Foo was not an allowed global ..."
+        return (f"{str(path)!r} needs arbitrary pickled objects, which a checkpoint of weights must not hold "
+                f"(refused by torch.load(weights_only=True)): {detail}")
+    if not detail:
+        detail = " ".join(text.split("If you are seeing")[0].split()) or "(no message)"
+    return f"{str(path)!r} is not a torch checkpoint file: torch.load failed with {type(err).__name__}: {detail}"
