@@ -58,7 +58,8 @@ def sampled_dot_products(Q: torch.Tensor, K: torch.Tensor, sample: KeySample) ->
     if sample.block > 1:
         block = sample.block
         n_blocks = -(-L_Q // block)
-        Q_blocks = F.pad(Q, (0, 0, 0, n_blocks * block - L_Q)).view(B, H, n_blocks, block, D)
+        pad = n_blocks * block - L_Q
+        Q_blocks = (F.pad(Q, (0, 0, 0, pad)) if pad else Q).reshape(B, H, n_blocks, block, D)
         K_blocks = K[:, :, sample.index[::block]]  # [B, H, n_blocks, U, D]
         QK = Q_blocks @ K_blocks.transpose(-2, -1)  # [B, H, n_blocks, block, U]
         return QK.reshape(B, H, n_blocks * block, U)[:, :, :L_Q]
@@ -77,7 +78,22 @@ def sparsity_from_samples(QK_sample: torch.Tensor, L_K: int, mean_divisor: str) 
     n = U (a mean over the sample) or L_K (the official code, issue #582).
     """
     divisor = QK_sample.shape[-1] if mean_divisor == "U" else L_K
-    return QK_sample.max(dim=-1).values - QK_sample.sum(dim=-1) / divisor
+    return QK_sample.amax(dim=-1) - QK_sample.sum(dim=-1) / divisor
+
+
+def sampled_sparsity(Q: torch.Tensor, K: torch.Tensor, sample: KeySample, mean_divisor: str) -> torch.Tensor:
+    """M̄ for every query, unscaled: [B, H, L_Q]. Scored a few blocks at a time, so the
+    [B, H, L_Q, U] table of sampled dot products never exists whole (it would be the largest tensor)."""
+    B, H, L_Q, _ = Q.shape
+    U, block = sample.index.shape[1], sample.block
+    chunk = max(block, ((1 << 21) // max(1, B * H * U)) // block * block)  # ≤ 8 MB of fp32 scores at a time
+    if chunk >= L_Q:
+        return sparsity_from_samples(sampled_dot_products(Q, K, sample), K.shape[2], mean_divisor)
+    parts = [sparsity_from_samples(sampled_dot_products(Q[:, :, start:start + chunk], K,
+                                                        KeySample(sample.index[start:start + chunk], block)),
+                                   K.shape[2], mean_divisor)
+             for start in range(0, L_Q, chunk)]
+    return torch.cat(parts, dim=-1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,13 +146,14 @@ def lazy_context(V: torch.Tensor, L_Q: int, *, causal: bool, decoder_lazy: str) 
 
 def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, factor: int, causal: bool,
                          mean_divisor: str, decoder_lazy: str, sample_block: int,
-                         generator: torch.Generator | None = None, sample: KeySample | None = None) -> AttentionResult:
+                         generator: torch.Generator | None = None, sample: KeySample | None = None,
+                         need_rows: bool = True) -> AttentionResult:
     """ProbSparse self-attention.
 
     1. Score every query by M̄ on U = c·⌈ln L_K⌉ sampled keys.
     2. The u = c·⌈ln L_Q⌉ highest-scoring queries (per batch element and head) attend to all keys.
     3. Every other query takes the lazy context; the selected rows overwrite it.
-    Q: [B, H, L_Q, D], K, V: [B, H, L_K, D].
+    Q: [B, H, L_Q, D], K, V: [B, H, L_K, D]. need_rows=False skips materialising the u × L_K rows (SDPA).
     """
     B, H, L_Q, D = Q.shape
     L_K = K.shape[2]
@@ -145,18 +162,26 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
     if sample is None:
         sample = draw_key_sample(L_Q, L_K, U, sample_block, generator, Q.device)
 
-    M_bar = sparsity_from_samples(sampled_dot_products(Q, K, sample), L_K, mean_divisor)  # [B, H, L_Q]
+    M_bar = sampled_sparsity(Q, K, sample, mean_divisor)  # [B, H, L_Q]
     selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [B, H, u]
 
     Q_top = torch.gather(Q, 2, selected.unsqueeze(-1).expand(-1, -1, -1, D))  # [B, H, u, D]
-    scores_top = (Q_top @ K.transpose(-2, -1)) * scale  # [B, H, u, L_K]
+    future = None
     if causal:
         future = torch.arange(L_K, device=Q.device).view(1, 1, 1, L_K) > selected.unsqueeze(-1)  # [B, H, u, L_K]
-        scores_top = scores_top.masked_fill(future, float("-inf"))
-    rows = torch.softmax(scores_top, dim=-1)  # [B, H, u, L_K]
+    rows = None
+    if need_rows:
+        scores_top = (Q_top @ K.transpose(-2, -1)) * scale  # [B, H, u, L_K]
+        if causal:
+            scores_top = scores_top.masked_fill(future, float("-inf"))
+        rows = torch.softmax(scores_top, dim=-1)  # [B, H, u, L_K]
+        context_top = rows @ V  # [B, H, u, D]
+    else:  # the same softmax(q·K/√D)V for the u selected queries, without materialising their rows
+        context_top = F.scaled_dot_product_attention(Q_top, K, V, attn_mask=None if future is None else ~future,
+                                                     scale=scale)
 
-    context = lazy_context(V, L_Q, causal=causal, decoder_lazy=decoder_lazy)
-    context = context.scatter(2, selected.unsqueeze(-1).expand(-1, -1, -1, D), (rows @ V).type_as(context))
+    context = lazy_context(V, L_Q, causal=causal, decoder_lazy=decoder_lazy).contiguous()  # [B, H, L_Q, D]
+    context = context.scatter_(2, selected.unsqueeze(-1).expand(-1, -1, -1, D), context_top.type_as(context))
     return AttentionResult(context, rows, selected, M_bar * scale, sample.index)
 
 
@@ -215,7 +240,8 @@ class AttentionLayer(nn.Module):
         if (kind or self.kind) == "prob":
             result = probsparse_attention(Qh, Kh, Vh, factor=self.factor, causal=self.causal,
                                           mean_divisor=self.mean_divisor, decoder_lazy=self.decoder_lazy,
-                                          sample_block=self.sample_block, generator=generator)
+                                          sample_block=self.sample_block, generator=generator,
+                                          need_rows=self.hook_rows.wanted())
         else:
             # The official ProbAttention never applies attention dropout; full attention does.
             result = full_attention(Qh, Kh, Vh, causal=self.causal,

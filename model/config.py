@@ -48,10 +48,12 @@ class InformerConfig:
     # Official decoder self-attention uses mix=True: a transpose + view that interleaves heads and
     # time before the output projection (issues #229, #205). Off by default; on for imported models.
     mix: bool = False
-    # Queries that share one key sample. 1 is the official scheme (an independent sample per query,
-    # scored by a gather: ~3x faster than SDPA at L=8192); larger blocks score a block's queries
-    # against its shared keys as one GEMM. Every query still sees U uniform keys drawn with replacement.
-    sample_block: int = 32
+    # Queries that share one key sample (block i // sample_block draws U keys for all its queries).
+    # 1 is the official scheme: an independent sample per query, scored by a gather (no faster than SDPA
+    # at L=8192). Shared samples are scored as GEMMs (≈30× faster than SDPA there) and, measured on a
+    # trained model, agree better with the exact top-u (overlap@u 0.91 vs 0.82), because queries
+    # compared on the same keys are paired comparisons. Every query still sees U uniform keys.
+    sample_block: int = 512
     mark_bias: bool = True  # the official time-feature Linear has a bias
 
     def __post_init__(self) -> None:

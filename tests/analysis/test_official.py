@@ -11,7 +11,7 @@ import torch
 
 from analysis.errors import CheckpointError
 from model import Batch, Informer
-from model.official import infer_official_config, load_official_checkpoint, official_state_dict_to_ours
+from analysis.official import infer_official_config, load_official_checkpoint, official_state_dict_to_ours
 
 from .official_reference import make_official_state_dict, official_forward
 

@@ -31,10 +31,10 @@ from pathlib import Path
 
 import torch
 
-from analysis.errors import CheckpointError
+from model import Informer, InformerConfig
 
-from .config import InformerConfig
-from .informer import Informer
+from .errors import CheckpointError
+
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,46 @@
+"""Informer Lab, headless: `python cli.py COMMAND ...` (train, evaluate, import, forecast, and the analyses).
+
+Errors a user can cause print one line on stderr and exit with code 2; never a traceback.
+Each command lives in `cli_commands/<name>.py` as `register(subparsers)`, setting `func(args) -> int`.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import pkgutil
+import sys
+
+import cli_commands
+from analysis.errors import InformerLabError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python cli.py", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(cli_commands.__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"cli_commands.{info.name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except InformerLabError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per `python cli.py` command; each defines `register(subparsers)`."""

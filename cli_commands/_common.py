@@ -1,0 +1,56 @@
+"""Helpers shared by the commands: argument types, the console progress bar, CSV output."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.checkpoint import Checkpoint, load_checkpoint
+from analysis.training import TrainProgress
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number ≥ 1, got {value}")
+    return value
+
+
+def add_checkpoint_and_csv(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--checkpoint", required=True, type=Path, help="checkpoint folder written by `train`")
+    parser.add_argument("--csv", required=True, type=Path, help="CSV with the model's columns")
+    parser.add_argument("--datetime-column", default=None, help="the timestamp column (default: detected)")
+
+
+def open_checkpoint(path: Path) -> Checkpoint:
+    return load_checkpoint(path)
+
+
+def write_table(table: pd.DataFrame, out: Path) -> None:
+    """Write a CSV atomically (temporary name, then rename)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    table.to_csv(tmp, index=False)
+    tmp.replace(out)
+
+
+class ConsoleProgress:
+    """A one-line progress bar on stderr, redrawn per step, with a line per finished epoch."""
+
+    def __init__(self, stream=sys.stderr, width: int = 30):
+        self.stream, self.width = stream, width
+
+    def __call__(self, p: TrainProgress) -> None:
+        if p.val_loss is not None:
+            self.stream.write(f"\repoch {p.epoch}/{p.epochs}  train {p.train_loss:.4f}  val {p.val_loss:.4f}  "
+                              f"best {p.best_val_loss:.4f}  {p.seconds:.0f}s{' ' * 10}\n")
+        else:
+            done = int(self.width * p.step / max(1, p.steps))
+            self.stream.write(f"\repoch {p.epoch}/{p.epochs} [{'#' * done}{'.' * (self.width - done)}] "
+                              f"{p.step}/{p.steps}  loss {p.train_loss:.4f}")
+        self.stream.flush()

@@ -1,0 +1,27 @@
+"""`evaluate`: test-split MSE and MAE of a checkpoint on a CSV."""
+from __future__ import annotations
+
+from analysis.data import load_csv
+from analysis.training import evaluate
+from analysis.workflow import prepare_for_checkpoint
+
+from ._common import add_checkpoint_and_csv, open_checkpoint
+
+
+def register(sub) -> None:
+    p = sub.add_parser("evaluate", help="print test MSE and MAE of a checkpoint on a CSV")
+    add_checkpoint_and_csv(p)
+    p.add_argument("--split", choices=("train", "val", "test"), default="test")
+    p.add_argument("--attention", choices=("prob", "full"), default=None,
+                   help="run every site with this attention (default: as trained)")
+    p.add_argument("--seed", type=int, default=0, help="ProbSparse key-sample seed")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    checkpoint = open_checkpoint(args.checkpoint)
+    prepared = prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
+    m = evaluate(checkpoint.model, prepared, args.split, seed=args.seed, attention=args.attention)
+    print(f"{args.split} mse {m.mse:.6f} mae {m.mae:.6f} (standardised); "
+          f"mse {m.mse_original:.6f} mae {m.mae_original:.6f} (original units); {m.windows} windows")
+    return 0

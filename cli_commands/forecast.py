@@ -1,0 +1,25 @@
+"""`forecast`: the pred_len steps after a CSV's last row, written as CSV."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis.data import load_csv
+from analysis.forecasting import forecast_future
+
+from ._common import add_checkpoint_and_csv, open_checkpoint, write_table
+
+
+def register(sub) -> None:
+    p = sub.add_parser("forecast", help="forecast beyond the CSV's last row")
+    add_checkpoint_and_csv(p)
+    p.add_argument("--out", required=True, type=Path, help="CSV to write: timestamp column, then forecasts")
+    p.add_argument("--seed", type=int, default=0, help="ProbSparse key-sample seed")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    checkpoint = open_checkpoint(args.checkpoint)
+    table = forecast_future(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column), seed=args.seed)
+    write_table(table, args.out)
+    print(f"{len(table)} steps from {table.iloc[0, 0]} to {table.iloc[-1, 0]} written to {args.out}")
+    return 0
