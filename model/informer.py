@@ -43,6 +43,14 @@ class HeadMask:
 
     gates: torch.Tensor
     means: tuple[torch.Tensor | None, ...] | None = None
+    # variants=True: gates are [n, n_sites, H], n masks each applied to every window of the batch; the
+    # forecast then has n·B rows, variant-major (row k·B + b is window b under mask k). One key sample
+    # serves all variants, so comparisons between masks are paired.
+    variants: bool = False
+
+    @property
+    def n_variants(self) -> int:
+        return self.gates.shape[0] if self.variants else 1
 
 
 class Informer(nn.Module):
@@ -126,7 +134,8 @@ class Informer(nn.Module):
     def check_head_mask(self, head_mask: HeadMask, B: int) -> None:
         g = head_mask.gates
         H = self.config.n_heads
-        if g.dim() != 3 or g.shape[0] not in (1, B) or g.shape[1:] != (self.n_sites, H):
+        rows_ok = head_mask.variants or g.shape[0] in (1, B)
+        if g.dim() != 3 or not rows_ok or g.shape[1:] != (self.n_sites, H):
             raise ValueError(f"head_mask.gates has shape {list(g.shape)}, expected [{B} or 1, {self.n_sites}, {H}]")
         if head_mask.means is not None and len(head_mask.means) != self.n_sites:
             raise ValueError(f"head_mask.means has {len(head_mask.means)} entries, expected {self.n_sites}")
@@ -138,6 +147,11 @@ class Informer(nn.Module):
             self.check_head_mask(head_mask, batch.x_enc.shape[0])
         if attention not in (None, "prob", "full"):
             raise ValueError(f"attention override must be None, 'prob' or 'full', got {attention!r}")
+        if head_mask is not None and head_mask.variants:
+            n, B = head_mask.n_variants, batch.x_enc.shape[0]
+            batch = Batch(*(t.repeat(n, *([1] * (t.dim() - 1))) for t in
+                            (batch.x_enc, batch.mark_enc, batch.x_dec, batch.mark_dec)))  # [n·B, ...]
+            head_mask = HeadMask(head_mask.gates.repeat_interleave(B, dim=0), head_mask.means)
 
         def layer_args(module: AttentionLayer) -> dict:
             gate = mean = None

@@ -160,3 +160,17 @@ def test_hooks_do_not_leak_across_threads():
     with recording("*") as rec:
         pass
     assert rec.records == {}
+
+
+def test_variant_masks_equal_one_mask_at_a_time():
+    config = tiny(e_layers=(2, 1), d_layers=2)
+    model, batch = model_for(config), batch_for(config, B=3)
+    gates = model.full_gates(5)
+    for k, (site, head) in enumerate([(0, 0), (1, 2), (3, 1), (5, 3)], start=1):
+        gates[k, site, head] = 0.0  # variant 0 keeps every head
+    together = run(model, batch, head_mask=HeadMask(gates, variants=True))
+    assert together.shape == (5 * 3, config.pred_len, config.c_out)
+    for k in range(5):
+        alone = run(model, batch, head_mask=HeadMask(gates[k:k + 1]))
+        torch.testing.assert_close(together[k * 3:(k + 1) * 3], alone, atol=1e-5, rtol=0)
+    torch.testing.assert_close(together[:3], run(model, batch), atol=1e-5, rtol=0)
