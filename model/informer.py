@@ -99,7 +99,8 @@ class Informer(nn.Module):
         for l, layer in enumerate(self.decoder.layers):
             name_hooks(layer, f"decoder.layer{l}")
         for kind in ("decoder_self", "cross"):
-            sites.extend(Site(kind, 0, l, len(sites) + l) for l in range(len(self.decoder.layers)))
+            for l in range(len(self.decoder.layers)):
+                sites.append(Site(kind, 0, l, len(sites)))
         for site in sites:
             module = self.attention_layer(site)
             module.index = site.index

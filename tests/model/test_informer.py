@@ -53,6 +53,14 @@ def test_pyramid_lengths_follow_the_formula_through_every_layer_and_replica(seq_
     assert rec.records["encoder.out"].shape[1] == total
 
 
+def test_sites_are_numbered_in_gate_order():
+    model = model_for(tiny(e_layers=(3, 2, 1), d_layers=3))
+    assert [s.index for s in model.sites] == list(range(model.n_sites)) == list(range(12))
+    assert [model.attention_layer(s).index for s in model.sites] == list(range(12))
+    assert [s.name for s in model.sites][6:] == ["decoder_self.0", "decoder_self.1", "decoder_self.2",
+                                                 "cross.0", "cross.1", "cross.2"]
+
+
 def test_forward_shape_and_one_head_one_element_batches():
     for config, B in ((tiny(), 2), (tiny(n_heads=1), 1), (tiny(n_heads=1, e_layers=(2, 1)), 1)):
         out = run(model_for(config), batch_for(config, B=B))
