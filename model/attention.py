@@ -230,6 +230,11 @@ class AttentionLayer(nn.Module):
                 mean: torch.Tensor | None = None, generator: torch.Generator | None = None,
                 kind: str | None = None) -> torch.Tensor:
         """x_q: [B, L_Q, d_model], x_kv: [B, L_K, d_model] → [B, L_Q, d_model]. `kind` overrides prob/full."""
+        return self.project(self.attend(x_q, x_kv, generator=generator, kind=kind), gate, mean)
+
+    def attend(self, x_q: torch.Tensor, x_kv: torch.Tensor, *, generator: torch.Generator | None = None,
+               kind: str | None = None) -> torch.Tensor:
+        """The per-head context, after the lazy fill and before any gate: [B, L_Q, H, D]."""
         B, L_Q, _ = x_q.shape
         L_K, H = x_kv.shape[1], self.n_heads
         Q = self.hook_queries(self.query_projection(x_q).view(B, L_Q, H, -1))  # [B, L_Q, H, D]
@@ -252,7 +257,13 @@ class AttentionLayer(nn.Module):
         context = result.context.transpose(1, 2)  # [B, L_Q, H, D]
         if context.shape != Q.shape[:2] + (H, Vh.shape[-1]):
             raise ValueError(f"inner attention returned {tuple(context.shape)}, expected [B, L_Q, H, D]")
-        context = gate_heads(self.hook_context(context), gate, mean)
+        return self.hook_context(context)
+
+    def project(self, context: torch.Tensor, gate: torch.Tensor | None = None,
+                mean: torch.Tensor | None = None) -> torch.Tensor:
+        """Gate the heads, merge them and project: [B, L_Q, H, D] → [B, L_Q, d_model]."""
+        B, L_Q = context.shape[:2]
+        context = gate_heads(context, gate, mean)
         if self.mix:  # official decoder quirk: [B, H, L_Q, D] viewed as [B, L_Q, H·D] interleaves heads and time
             merged = context.transpose(1, 2).reshape(B, L_Q, -1)
         else:

@@ -24,8 +24,17 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, layer_args) -> torch.Tensor:
         """x: [B, L_dec, d_model], memory: [B, L_enc', d_model] → [B, L_dec, d_model]."""
-        x = self.norm1(x + self.dropout(self.self_attention(x, x, **layer_args(self.self_attention))))
-        x = self.norm2(x + self.dropout(self.cross_attention(x, memory, **layer_args(self.cross_attention))))
+        x = self.add_self_attention(x, self.self_attention(x, x, **layer_args(self.self_attention)))
+        x = self.add_cross_attention(x, self.cross_attention(x, memory, **layer_args(self.cross_attention)))
+        return self.feed_forward(x)
+
+    def add_self_attention(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+        return self.norm1(x + self.dropout(attended))
+
+    def add_cross_attention(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+        return self.norm2(x + self.dropout(attended))
+
+    def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.hook_out(self.norm3(x + self.ffn(x)))
 
 

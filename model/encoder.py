@@ -42,7 +42,12 @@ class EncoderLayer(nn.Module):
         self.hook_out = HookPoint("out")
 
     def forward(self, x: torch.Tensor, **attention_args) -> torch.Tensor:
-        x = self.norm1(x + self.dropout(self.attention(x, x, **attention_args)))
+        return self.feed_forward(self.add_attention(x, self.attention(x, x, **attention_args)))
+
+    def add_attention(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+        return self.norm1(x + self.dropout(attended))
+
+    def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.hook_out(self.norm2(x + self.ffn(x)))
 
 
@@ -81,13 +86,16 @@ class Encoder(nn.Module):
         self.norm = nn.LayerNorm(d_model)
         self.hook_out = HookPoint("out")
 
+    def finish(self, x: torch.Tensor) -> torch.Tensor:
+        return self.hook_out(self.norm(x))
+
     def forward(self, x: torch.Tensor, layer_args) -> torch.Tensor:
         """x: [B, L, d_model]; layer_args(layer) gives each attention call its gate, mean and generator."""
         for i, layer in enumerate(self.layers):
             x = layer(x, **layer_args(layer.attention))
             if i < len(self.distils):
                 x = self.distils[i](x)
-        return self.hook_out(self.norm(x))
+        return self.finish(x)
 
 
 class EncoderStack(nn.Module):
@@ -98,6 +106,10 @@ class EncoderStack(nn.Module):
         self.replicas = nn.ModuleList(replicas)
         self.hook_out = HookPoint("out")
 
+    @staticmethod
+    def replica_input(x: torch.Tensor, r: int) -> torch.Tensor:
+        return x[:, -(x.shape[1] // 2 ** r):]
+
     def forward(self, x: torch.Tensor, layer_args) -> torch.Tensor:
-        outputs = [replica(x[:, -(x.shape[1] // 2 ** r):], layer_args) for r, replica in enumerate(self.replicas)]
+        outputs = [replica(self.replica_input(x, r), layer_args) for r, replica in enumerate(self.replicas)]
         return self.hook_out(torch.cat(outputs, dim=1))

@@ -14,6 +14,7 @@ from .decoder import Decoder, DecoderLayer
 from .embedding import DataEmbedding
 from .encoder import DistillingLayer, Encoder, EncoderLayer, EncoderStack
 from .hooks import name_hooks
+from .variants import forward_variants
 
 
 class Site(NamedTuple):
@@ -148,11 +149,9 @@ class Informer(nn.Module):
             self.check_head_mask(head_mask, batch.x_enc.shape[0])
         if attention not in (None, "prob", "full"):
             raise ValueError(f"attention override must be None, 'prob' or 'full', got {attention!r}")
-        if head_mask is not None and head_mask.variants:
-            n, B = head_mask.n_variants, batch.x_enc.shape[0]
-            batch = Batch(*(t.repeat(n, *([1] * (t.dim() - 1))) for t in
-                            (batch.x_enc, batch.mark_enc, batch.x_dec, batch.mark_dec)))  # [n·B, ...]
-            head_mask = HeadMask(head_mask.gates.repeat_interleave(B, dim=0), head_mask.means)
+        if head_mask is not None and head_mask.variants:  # n masks over every window: [n·B, pred_len, c_out]
+            return forward_variants(self, batch, head_mask.gates, head_mask.means, generator=generator,
+                                    attention=attention)
 
         def layer_args(module: AttentionLayer) -> dict:
             gate = mean = None

@@ -182,3 +182,21 @@ def test_variant_masks_equal_one_mask_at_a_time():
         alone = run(model, batch, head_mask=HeadMask(gates[k:k + 1]))
         torch.testing.assert_close(together[k * 3:(k + 1) * 3], alone, atol=1e-5, rtol=0)
     torch.testing.assert_close(together[:3], run(model, batch), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("e_layers,d_layers", [((2,), 1), ((3, 2, 1), 2)])
+def test_variants_share_rows_and_still_equal_the_loop_for_many_masks(e_layers, d_layers):
+    """Single-head masks at every site (and a mean-ablation variant): the grouped pass equals one call per mask."""
+    config = tiny(e_layers=e_layers, d_layers=d_layers)
+    model, batch = model_for(config), batch_for(config, B=2)
+    singles = [(s, h) for s in range(model.n_sites) for h in range(config.n_heads)]
+    gates = model.full_gates(len(singles) + 1)
+    for k, (site, head) in enumerate(singles, start=1):
+        gates[k, site, head] = 0.0
+    gates[0, 0, :] = 0.5  # a fractional variant too
+    means = tuple(torch.randn(1, config.n_heads, config.head_dim) for _ in model.sites)  # broadcast over L_Q
+    for m in (None, means):
+        together = run(model, batch, head_mask=HeadMask(gates, m, variants=True))
+        for k in range(0, len(singles) + 1, 5):
+            alone = run(model, batch, head_mask=HeadMask(gates[k:k + 1], m))
+            torch.testing.assert_close(together[k * 2:(k + 1) * 2], alone, atol=1e-5, rtol=0)
