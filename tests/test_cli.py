@@ -51,3 +51,24 @@ def test_bad_csv_error_names_the_row(tmp_path):
     run = cli("train", "--csv", bad, "--target", "b", "--out", tmp_path / "o")
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert "'a'" in run.stderr and "'x'" in run.stderr
+
+
+def test_import_an_official_checkpoint_then_evaluate_and_forecast(tmp_path):
+    """An official-layout checkpoint.pth (4 columns, hourly timeF) becomes a checkpoint folder that works."""
+    import torch
+
+    from analysis.checkpoint import load_checkpoint
+    from tests.analysis.official_reference import make_official_state_dict
+
+    pth = tmp_path / "checkpoint.pth"
+    torch.save(make_official_state_dict(4, 4, 4, 16, 2, 32, 2, 1, 4, seed=0), pth)
+    out = tmp_path / "imported"
+    run = cli("import", "--official", pth, "--csv", SAMPLE_CSV, "--target", "load", "--seq-len", 48,
+              "--label-len", 24, "--pred-len", 12, "--n-heads", 2, "--out", out)
+    assert run.returncode == 0, run.stderr
+    config = load_checkpoint(out).config
+    assert (config.mean_divisor, config.decoder_lazy, config.mix, config.sample_block) == ("L_K", "cumsum", True, 1)
+    assert cli("evaluate", "--checkpoint", out, "--csv", SAMPLE_CSV).returncode == 0
+    mismatch = cli("import", "--official", pth, "--csv", SAMPLE_CSV, "--target", "load", "--features", "S",
+                   "--seq-len", 48, "--label-len", 24, "--pred-len", 12, "--out", tmp_path / "bad")
+    assert mismatch.returncode == 2 and "expects 4 inputs" in mismatch.stderr
