@@ -39,7 +39,8 @@ from .errors import CheckpointError
 log = logging.getLogger(__name__)
 
 # Options that make our forward the official one (see InformerConfig for what each means).
-OFFICIAL_QUIRKS = {"mean_divisor": "L_K", "decoder_lazy": "cumsum", "mix": True, "sample_block": 1}
+OFFICIAL_QUIRKS = {"mean_divisor": "L_K", "decoder_lazy": "cumsum", "mix": True, "sample_block": 1,
+                   "causal_sampling": False}
 
 _IGNORED = re.compile(r"^(enc|dec)_embedding\.position_embedding\.pe$")
 _NON_TIMEF = re.compile(r"^(enc|dec)_embedding\.temporal_embedding\.(?!embed\.(weight|bias)$)")

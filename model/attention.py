@@ -81,19 +81,43 @@ def sparsity_from_samples(QK_sample: torch.Tensor, L_K: int, mean_divisor: str) 
     return QK_sample.amax(dim=-1) - QK_sample.sum(dim=-1) / divisor
 
 
-def sampled_sparsity(Q: torch.Tensor, K: torch.Tensor, sample: KeySample, mean_divisor: str) -> torch.Tensor:
+def causal_sparsity_from_samples(QK_sample: torch.Tensor, index: torch.Tensor, positions: torch.Tensor,
+                                 QK_self: torch.Tensor, mean_divisor: str) -> torch.Tensor:
+    """M̄ over the keys a causal query may attend to: its sampled keys j ≤ i, plus its own key j = i.
+
+    QK_sample: [B, H, c, U]; index: [c, U] sampled keys; positions: [c] the queries i; QK_self: [B, H, c] q_i·k_i.
+    n = the allowed samples + 1 ("U") or the allowed keys i + 1 ("L_K"). Unscaled → [B, H, c].
+    """
+    allowed = index <= positions.unsqueeze(1)  # [c, U]
+    peak = torch.maximum(QK_sample.masked_fill(~allowed, float("-inf")).amax(dim=-1), QK_self)
+    total = (QK_sample * allowed).sum(dim=-1) + QK_self
+    n = allowed.sum(dim=-1) + 1 if mean_divisor == "U" else positions + 1
+    return peak - total / n.to(QK_sample.dtype)
+
+
+def sampled_sparsity(Q: torch.Tensor, K: torch.Tensor, sample: KeySample, mean_divisor: str,
+                     causal: bool = False) -> torch.Tensor:
     """M̄ for every query, unscaled: [B, H, L_Q]. Scored a few blocks at a time, so the
-    [B, H, L_Q, U] table of sampled dot products never exists whole (it would be the largest tensor)."""
+    [B, H, L_Q, U] table of sampled dot products never exists whole (it would be the largest tensor).
+
+    causal=True scores each query only on the sampled keys it may attend to (see causal_sparsity_from_samples);
+    causal=False uses every sampled key (the official code does so even in the causal decoder).
+    """
     B, H, L_Q, _ = Q.shape
     U, block = sample.index.shape[1], sample.block
     chunk = max(block, ((1 << 21) // max(1, B * H * U)) // block * block)  # ≤ 8 MB of fp32 scores at a time
-    if chunk >= L_Q:
-        return sparsity_from_samples(sampled_dot_products(Q, K, sample), K.shape[2], mean_divisor)
-    parts = [sparsity_from_samples(sampled_dot_products(Q[:, :, start:start + chunk], K,
-                                                        KeySample(sample.index[start:start + chunk], block)),
-                                   K.shape[2], mean_divisor)
-             for start in range(0, L_Q, chunk)]
-    return torch.cat(parts, dim=-1)
+    parts = []
+    for start in range(0, L_Q, chunk):
+        stop = min(L_Q, start + chunk)
+        Q_part, index = Q[:, :, start:stop], sample.index[start:stop]
+        QK_sample = sampled_dot_products(Q_part, K, KeySample(index, block))
+        if causal:
+            positions = torch.arange(start, stop, device=Q.device)
+            QK_self = (Q_part * K[:, :, start:stop]).sum(dim=-1)  # [B, H, c]
+            parts.append(causal_sparsity_from_samples(QK_sample, index, positions, QK_self, mean_divisor))
+        else:
+            parts.append(sparsity_from_samples(QK_sample, K.shape[2], mean_divisor))
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,12 +169,13 @@ def lazy_context(V: torch.Tensor, L_Q: int, *, causal: bool, decoder_lazy: str) 
 
 
 def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, factor: int, causal: bool,
-                         mean_divisor: str, decoder_lazy: str, sample_block: int,
+                         mean_divisor: str, decoder_lazy: str, sample_block: int, causal_sampling: bool = True,
                          generator: torch.Generator | None = None, sample: KeySample | None = None,
                          need_rows: bool = True) -> AttentionResult:
     """ProbSparse self-attention.
 
-    1. Score every query by M̄ on U = c·⌈ln L_K⌉ sampled keys.
+    1. Score every query by M̄ on U = c·⌈ln L_K⌉ sampled keys (causal: only those it may attend to, unless
+       causal_sampling=False, the official behaviour, which also counts keys in the query's future).
     2. The u = c·⌈ln L_Q⌉ highest-scoring queries (per batch element and head) attend to all keys.
     3. Every other query takes the lazy context; the selected rows overwrite it.
     Q: [B, H, L_Q, D], K, V: [B, H, L_K, D]. need_rows=False skips materialising the u × L_K rows (SDPA).
@@ -162,7 +187,7 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
     if sample is None:
         sample = draw_key_sample(L_Q, L_K, U, sample_block, generator, Q.device)
 
-    M_bar = sampled_sparsity(Q, K, sample, mean_divisor)  # [B, H, L_Q]
+    M_bar = sampled_sparsity(Q, K, sample, mean_divisor, causal=causal and causal_sampling)  # [B, H, L_Q]
     selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [B, H, u]
 
     Q_top = torch.gather(Q, 2, selected.unsqueeze(-1).expand(-1, -1, -1, D))  # [B, H, u, D]
@@ -213,11 +238,13 @@ class AttentionLayer(nn.Module):
     """
 
     def __init__(self, kind: str, d_model: int, n_heads: int, *, causal: bool, mix: bool, factor: int,
-                 dropout: float, mean_divisor: str, decoder_lazy: str, sample_block: int):
+                 dropout: float, mean_divisor: str, decoder_lazy: str, sample_block: int,
+                 causal_sampling: bool = True):
         super().__init__()
         self.kind, self.n_heads, self.causal, self.mix = kind, n_heads, causal, mix
         self.factor, self.attention_dropout = factor, dropout
         self.mean_divisor, self.decoder_lazy, self.sample_block = mean_divisor, decoder_lazy, sample_block
+        self.causal_sampling = causal_sampling
         self.index = -1  # position in the model's gate tensor, set by the model
         self.query_projection = nn.Linear(d_model, d_model)
         self.key_projection = nn.Linear(d_model, d_model)
@@ -246,7 +273,7 @@ class AttentionLayer(nn.Module):
             result = probsparse_attention(Qh, Kh, Vh, factor=self.factor, causal=self.causal,
                                           mean_divisor=self.mean_divisor, decoder_lazy=self.decoder_lazy,
                                           sample_block=self.sample_block, generator=generator,
-                                          need_rows=self.hook_rows.wanted())
+                                          causal_sampling=self.causal_sampling, need_rows=self.hook_rows.wanted())
         else:
             # The official ProbAttention never applies attention dropout; full attention does.
             result = full_attention(Qh, Kh, Vh, causal=self.causal,

@@ -42,6 +42,9 @@ class InformerConfig:
     # The official code divides the sampled sum by L_K instead of U (Informer2020 issue #582),
     # which shrinks the mean term by U/L_K and ranks queries almost by their max alone.
     mean_divisor: MeanDivisor = "U"
+    # Causal self-attention: score each query's M̄ only on the sampled keys it may attend to (j ≤ i, plus
+    # its own key). The official code also counts sampled keys in the query's future, which it then masks.
+    causal_sampling: bool = True
     # Lazy (unselected) decoder rows: the official code uses the running sum of V, which grows
     # with position; the running mean is the causal analogue of the encoder's mean(V) (issue #633).
     decoder_lazy: DecoderLazy = "cummean"

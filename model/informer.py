@@ -71,7 +71,7 @@ class Informer(nn.Module):
         def attention(kind: str, causal: bool, mix: bool) -> AttentionLayer:
             return AttentionLayer(kind, c.d_model, c.n_heads, causal=causal, mix=mix, factor=c.factor,
                                   dropout=c.dropout, mean_divisor=c.mean_divisor, decoder_lazy=c.decoder_lazy,
-                                  sample_block=c.sample_block)
+                                  sample_block=c.sample_block, causal_sampling=c.causal_sampling)
 
         self.encoder = EncoderStack([
             Encoder([EncoderLayer(attention(c.encoder_attention, False, False), c.d_model, c.d_ff, c.dropout,

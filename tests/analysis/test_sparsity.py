@@ -83,10 +83,17 @@ def test_exact_sparsity_bounds_hold():
 @pytest.mark.parametrize("site", ["encoder.0.0", "encoder.0.1", "decoder_self.0"])
 def test_recorded_sampled_mbar_equals_brute_force_over_key_index(report, records, model, site):
     index = records[f"{site}.key_index"]  # [L_Q, U]
-    L_K, U = records[f"{site}.keys"].shape[1], index.shape[1]
-    divisor = U if model.config.mean_divisor == "U" else L_K
+    L_K = records[f"{site}.keys"].shape[1]
+    causal = site.startswith("decoder_self") and model.config.causal_sampling
     for b, h, i in PICKS:
-        s = brute_scores(records, site, b, h, i, index[i].tolist())
+        keys = index[i].tolist()
+        if causal:  # only the sampled keys the query may attend to, plus its own key
+            keys = [j for j in keys if j <= i] + [i]
+        s = brute_scores(records, site, b, h, i, keys)
+        if model.config.mean_divisor == "U":
+            divisor = len(keys)
+        else:
+            divisor = i + 1 if causal else L_K
         expected = max(s) - sum(s) / divisor
         recorded = table_value(report, site, WINDOWS[b], h, i, "sampled_mbar")
         assert recorded == pytest.approx(expected, rel=1e-5, abs=1e-5)

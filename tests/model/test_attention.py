@@ -194,3 +194,23 @@ def test_mix_interleaves_heads_and_time_like_the_official_view():
     ctx = rec.records["ctx"]  # [1, 12, H, D]
     merged = ctx.permute(0, 2, 1, 3).contiguous().view(1, 12, 16)  # [B, H, L, D] viewed as [B, L, H·D]
     torch.testing.assert_close(out, attn.out_projection(merged))
+
+
+@pytest.mark.parametrize("divisor", ["U", "L_K"])
+@pytest.mark.parametrize("block", [1, 8])
+def test_causal_sampling_scores_only_keys_the_query_may_attend_to(divisor, block):
+    Q, K, V = qkv(L_Q=30, L_K=30)
+    result = prob(Q, K, V, causal=True, block=block, divisor=divisor, seed=2)
+    index = result.key_index
+    brute = torch.empty(2, 3, 30, dtype=torch.float64)
+    for b in range(2):
+        for h in range(3):
+            for i in range(30):
+                keys = [j for j in index[i].tolist() if j <= i] + [i]  # allowed samples and the query's own key
+                dots = [float(Q[b, h, i] @ K[b, h, j]) / math.sqrt(8) for j in keys]
+                brute[b, h, i] = max(dots) - sum(dots) / (len(dots) if divisor == "U" else i + 1)
+    torch.testing.assert_close(result.scores, brute, atol=1e-10, rtol=0)
+    official = probsparse_attention(Q, K, V, factor=5, causal=True, mean_divisor=divisor, decoder_lazy="cumsum",
+                                    sample_block=block, generator=torch.Generator().manual_seed(2),
+                                    causal_sampling=False)
+    assert not torch.allclose(official.scores, result.scores)  # the official score counts future keys
