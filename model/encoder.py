@@ -15,7 +15,11 @@ def distilled_length(L: int) -> int:
 
 
 class FeedForward(nn.Module):
-    """Position-wise FFN as two 1×1 convolutions d_model → d_ff → d_model."""
+    """Position-wise FFN as two 1×1 convolutions d_model → d_ff → d_model (the official parameters).
+
+    A 1×1 convolution over time is a Linear on each position; computing it as one (same weights, viewed
+    [out, in]) halves the FFN's forward+backward time on the CPU and skips two transposes.
+    """
 
     def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str):
         super().__init__()
@@ -25,8 +29,8 @@ class FeedForward(nn.Module):
         self.activation = F.gelu if activation == "gelu" else F.relu
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, d_model]
-        y = self.dropout(self.activation(self.conv1(x.transpose(1, 2))))
-        return self.dropout(self.conv2(y).transpose(1, 2))
+        y = self.dropout(self.activation(F.linear(x, self.conv1.weight.squeeze(-1), self.conv1.bias)))  # [B, L, d_ff]
+        return self.dropout(F.linear(y, self.conv2.weight.squeeze(-1), self.conv2.bias))  # [B, L, d_model]
 
 
 class EncoderLayer(nn.Module):
