@@ -196,6 +196,7 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
             result.stopped = "early_stopping"
             break
 
+    optimiser.zero_grad(set_to_none=True)  # a returned (and maybe shared) model carries no gradient buffers
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()

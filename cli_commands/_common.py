@@ -42,8 +42,12 @@ def write_table(table: pd.DataFrame, out: Path) -> None:
 class ConsoleProgress:
     """A one-line progress bar on stderr, redrawn per step, with a line per finished epoch."""
 
-    def __init__(self, stream=sys.stderr, width: int = 30):
-        self.stream, self.width = stream, width
+    def __init__(self, stream=None, width: int = 30):
+        self._stream, self.width = stream, width
+
+    @property
+    def stream(self):
+        return self._stream or sys.stderr  # looked up per call: pytest swaps sys.stderr between tests
 
     def __call__(self, p: TrainProgress) -> None:
         if p.val_loss is not None:
