@@ -65,6 +65,8 @@ class VariantRows:
         context = self.take(context, parent)
         gate = site_gates[first].repeat_interleave(self.B, dim=0)  # [G'·B, H]
         mean = self.means[module.index] if self.means is not None else None
+        if mean is not None and mean.shape[0] > context.shape[1]:  # the query rows were trimmed to the forecast
+            mean = mean[-context.shape[1]:]
         out = module.project(context, gate, mean)
 
         if parent is None:

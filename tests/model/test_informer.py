@@ -194,7 +194,9 @@ def test_variants_share_rows_and_still_equal_the_loop_for_many_masks(e_layers, d
     for k, (site, head) in enumerate(singles, start=1):
         gates[k, site, head] = 0.0
     gates[0, 0, :] = 0.5  # a fractional variant too
-    means = tuple(torch.randn(1, config.n_heads, config.head_dim) for _ in model.sites)  # broadcast over L_Q
+    with recording("*.context") as rec:
+        run(model, batch)
+    means = tuple(torch.randn_like(rec.records[f"{s.name}.context"][0]) for s in model.sites)  # [L_Q, H, D] each
     for m in (None, means):
         together = run(model, batch, head_mask=HeadMask(gates, m, variants=True))
         for k in range(0, len(singles) + 1, 5):
