@@ -56,13 +56,17 @@ def sampled_dot_products(Q: torch.Tensor, K: torch.Tensor, sample: KeySample) ->
     B, H, L_Q, D = Q.shape
     U = sample.index.shape[1]
     if sample.block > 1:
-        block = sample.block
-        n_blocks = -(-L_Q // block)
-        pad = n_blocks * block - L_Q
-        Q_blocks = (F.pad(Q, (0, 0, 0, pad)) if pad else Q).reshape(B, H, n_blocks, block, D)
-        K_blocks = K[:, :, sample.index[::block]]  # [B, H, n_blocks, U, D]
-        QK = Q_blocks @ K_blocks.transpose(-2, -1)  # [B, H, n_blocks, block, U]
-        return QK.reshape(B, H, n_blocks * block, U)[:, :, :L_Q]
+        block = min(sample.block, L_Q)  # a block longer than L_Q is one block of L_Q queries
+        n_full = L_Q // block
+        parts = []
+        if n_full:
+            Q_blocks = Q[:, :, : n_full * block].reshape(B, H, n_full, block, D)
+            K_blocks = K[:, :, sample.index[: n_full * block : block]]  # [B, H, n_full, U, D]
+            parts.append((Q_blocks @ K_blocks.transpose(-2, -1)).reshape(B, H, n_full * block, U))
+        if L_Q > n_full * block:  # the last, partial block
+            K_rest = K[:, :, sample.index[n_full * block]]  # [B, H, U, D]
+            parts.append(Q[:, :, n_full * block:] @ K_rest.transpose(-2, -1))  # [B, H, rest, U]
+        return parts[0] if len(parts) == 1 else torch.cat(parts, dim=2)
     out = Q.new_empty(B, H, L_Q, U)
     chunk = max(1, (1 << 24) // max(1, B * H * U * D))  # ≤ 64 MB of gathered fp32 keys at a time
     for start in range(0, L_Q, chunk):
@@ -171,7 +175,7 @@ def lazy_context(V: torch.Tensor, L_Q: int, *, causal: bool, decoder_lazy: str) 
 def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, factor: int, causal: bool,
                          mean_divisor: str, decoder_lazy: str, sample_block: int, causal_sampling: bool = True,
                          generator: torch.Generator | None = None, sample: KeySample | None = None,
-                         need_rows: bool = True) -> AttentionResult:
+                         need_rows: bool = False) -> AttentionResult:
     """ProbSparse self-attention.
 
     1. Score every query by M̄ on U = c·⌈ln L_K⌉ sampled keys (causal: only those it may attend to, unless
