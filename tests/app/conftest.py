@@ -1,0 +1,36 @@
+"""AppTest fixtures: a temporary runs directory holding the tiny trained model as `sample`."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "app.py"
+
+
+@pytest.fixture
+def runs_dir(tiny_trained, tmp_path, monkeypatch) -> Path:
+    """<tmp>/runs/sample = the tiny model (seq 48 / label 24 / pred 12, 4 columns, 4 heads)."""
+    runs = tmp_path / "runs"
+    shutil.copytree(tiny_trained[2], runs / "sample")
+    monkeypatch.setenv("INFORMER_LAB_RUNS", str(runs))
+    monkeypatch.delenv("INFORMER_LAB_QUICK_TRAIN", raising=False)
+    return runs
+
+
+@pytest.fixture
+def open_app(runs_dir):
+    """open_app(page=None) → an AppTest that has run the app (and switched to `page`)."""
+    from streamlit.testing.v1 import AppTest
+
+    def make(page: str | None = None):
+        at = AppTest.from_file(str(APP), default_timeout=60).run()
+        assert not at.exception, at.exception
+        if page is not None:
+            at.switch_page(page).run()
+            assert not at.exception, at.exception
+        return at
+
+    return make

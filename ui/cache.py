@@ -1,0 +1,105 @@
+"""The thin cached layer between pages and `analysis` (STYLE.md, Streamlit).
+
+- `st.cache_resource`: objects shared by every session and never mutated — loaded checkpoints
+  (keyed by folder + manifest mtime, or by the SHA-256 of uploaded files), prepared splits, mean
+  contexts, the first-start training job.
+- `st.cache_data` (bounded): CSV frames keyed by the SHA-256 of the file's bytes, and analysis
+  results keyed by the model key, the data key and the widget values passed in.
+
+Arguments whose names start with "_" are not hashed: each such object is fully identified by the
+key arguments next to it (`model_key`, `data_key`). Widgets are never read in here.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from analysis.checkpoint import Checkpoint, load_checkpoint, read_checkpoint_files
+from analysis.data import PreparedData, SeriesFrame, WindowDataset, load_csv
+from analysis.forecasting import forecast_future
+from analysis.masking import WindowForecast, head_mask, masked_window_forecast, mean_contexts
+from analysis.workflow import prepare_for_checkpoint
+from model import pick_device
+
+from . import settings
+from .jobs import TrainJob
+
+MEAN_WINDOWS = 256  # train windows averaged for mean ablation (evenly strided through the split)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _to_device(checkpoint: Checkpoint) -> Checkpoint:
+    device = pick_device()
+    checkpoint.model.to(device).eval()  # done once, before the checkpoint is shared
+    return checkpoint
+
+
+# ------------------------------------------------------------------------------------------ models
+@st.cache_resource(max_entries=8, show_spinner="Loading the checkpoint…")
+def checkpoint_from_folder(folder: str, mtime_ns: int) -> Checkpoint:
+    """The validated checkpoint of `folder`; `mtime_ns` (of its manifest) makes a rewritten folder reload."""
+    return _to_device(load_checkpoint(folder))
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the uploaded checkpoint…")
+def checkpoint_from_upload(files_digest: str, _files: dict[str, bytes]) -> Checkpoint:
+    return _to_device(read_checkpoint_files(_files))
+
+
+# ------------------------------------------------------------------------------------------ data
+@st.cache_data(max_entries=8, show_spinner="Reading the CSV…")
+def frame_from_bytes(data_digest: str, _data: bytes, name: str, datetime_column: str | None) -> SeriesFrame:
+    buffer = io.BytesIO(_data)
+    buffer.name = name  # load_csv names the frame (and its messages) after the file
+    return load_csv(buffer, datetime_column=datetime_column)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def prepared_for(model_key: str, data_key: str, _checkpoint: Checkpoint, _frame: SeriesFrame) -> PreparedData:
+    """The frame split and scaled as the model was trained (its own scaler). Read-only, shared."""
+    return prepare_for_checkpoint(_checkpoint, _frame)
+
+
+def n_windows(prepared: PreparedData, split: str) -> int:
+    return len(WindowDataset(prepared, split))
+
+
+# ------------------------------------------------------------------------------------------ analyses
+@st.cache_resource(max_entries=8, show_spinner="Averaging head contexts over train windows…")
+def mean_contexts_for(model_key: str, data_key: str, seed: int, _checkpoint: Checkpoint,
+                      _prepared: PreparedData):
+    """Each site's mean per-head context over up to MEAN_WINDOWS train windows (mean ablation)."""
+    return mean_contexts(_checkpoint.model, _prepared, "train", max_windows=MEAN_WINDOWS, seed=seed)
+
+
+@st.cache_data(max_entries=256, show_spinner="Running the masked forecast…")
+def window_forecast(model_key: str, data_key: str, split: str, window: int, off: tuple[tuple[int, int], ...],
+                    mode: str, seed: int, _checkpoint: Checkpoint, _prepared: PreparedData) -> WindowForecast:
+    """Baseline and masked forecast of one window; `off` lists the (site index, head) pairs switched off."""
+    model = _checkpoint.model
+    means = mean_contexts_for(model_key, data_key, seed, _checkpoint, _prepared) if mode == "mean" and off else None
+    mask = head_mask(model, off, mode, means)
+    return masked_window_forecast(model, _prepared, split, window, mask, seed=seed)
+
+
+@st.cache_data(max_entries=32, show_spinner="Forecasting…")
+def future_forecast(model_key: str, data_key: str, seed: int, _checkpoint: Checkpoint,
+                    _frame: SeriesFrame) -> pd.DataFrame:
+    return forecast_future(_checkpoint, _frame, seed=seed)
+
+
+# ------------------------------------------------------------------------------------------ first start
+@st.cache_resource(max_entries=4, show_spinner=False)
+def sample_training(runs: str, quick: bool) -> TrainJob:
+    """The one job (per process and runs folder) that trains the sample model on first start."""
+    spec, size, train_settings = settings.sample_recipe(quick)
+    frame = load_csv(settings.SAMPLE_CSV)
+    return TrainJob(settings.SAMPLE_RUN, Path(runs) / settings.SAMPLE_RUN, frame, spec, size,
+                    train_settings).start()

@@ -1,0 +1,112 @@
+"""Background training: a thread that calls `analysis.workflow.train_on_frame` and a plain object to poll.
+
+A `TrainJob` lives in `st.session_state` (a user's run) or in `st.cache_resource` (the first-start
+sample model, one per process). The thread never calls Streamlit; pages poll `job.view()` from an
+`st.fragment(run_every=...)`. Stop sets an event that `train` checks between steps; it then keeps
+the best weights so far and still saves the checkpoint.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.data import DataSpec, SeriesFrame, prepare
+from analysis.errors import InformerLabError
+from analysis.training import TrainProgress, TrainSettings, config_for
+from analysis.workflow import ModelSize, train_on_frame
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JobView:
+    """A consistent snapshot of a job for drawing."""
+
+    name: str
+    out: Path
+    status: str  # "running" | "done" | "stopped" | "failed"
+    reports: tuple[TrainProgress, ...]
+    error: str | None
+    summary: dict | None
+    seconds: float
+    stop_requested: bool
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "stopped", "failed")
+
+    @property
+    def latest(self) -> TrainProgress | None:
+        return self.reports[-1] if self.reports else None
+
+
+def check_training_inputs(frame: SeriesFrame, spec: DataSpec, size: ModelSize) -> None:
+    """Raise the typed error (or the config's ValueError) now, before a thread is started.
+
+    Cheap: prepares the splits (no windows are built) and builds the config, not the model.
+    """
+    prepared = prepare(frame, spec)
+    config_for(prepared, **size.as_dict())
+
+
+class TrainJob:
+    """One training run in a daemon thread; every attribute the UI reads is replaced, never mutated in place."""
+
+    def __init__(self, name: str, out: Path, frame: SeriesFrame, spec: DataSpec, size: ModelSize,
+                 settings: TrainSettings):
+        self.name, self.out = name, Path(out)
+        self.spec, self.size, self.settings = spec, size, settings
+        self._frame: SeriesFrame | None = frame
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._reports: list[TrainProgress] = []
+        self.status = "running"
+        self.error: str | None = None
+        self.summary: dict | None = None
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.adopted = False  # set by the UI once it made this run the active model
+        self.thread = threading.Thread(target=self._run, name=f"informer-train-{name}", daemon=True)
+
+    def start(self) -> "TrainJob":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _report(self, progress: TrainProgress) -> None:
+        with self._lock:
+            self._reports.append(progress)
+
+    def _run(self) -> None:
+        try:
+            _, result = train_on_frame(self._frame, self.spec, self.size, self.settings, out=self.out,
+                                       progress=self._report, should_stop=self._stop.is_set)
+            self.summary = {"test": result.test.as_dict() if result.test else None, "stopped": result.stopped,
+                            "device": result.device, "epochs": len(result.history)}
+            self.status = "stopped" if result.stopped == "user" else "done"
+        except InformerLabError as err:
+            self.error, self.status = str(err), "failed"
+        except ValueError as err:  # InformerConfig's own validation (e.g. d_model not divisible by heads)
+            self.error, self.status = f"invalid model settings: {err}", "failed"
+        except Exception as err:  # noqa: BLE001 — a bug, but the UI must show a line, not die silently
+            log.exception("training %s failed", self.name)
+            self.error, self.status = f"training failed unexpectedly: {type(err).__name__}: {err}", "failed"
+        finally:
+            self._frame = None
+            self.ended = time.monotonic()
+
+    def view(self) -> JobView:
+        with self._lock:
+            reports = tuple(self._reports)
+        end = self.ended if self.ended is not None else time.monotonic()
+        return JobView(self.name, self.out, self.status, reports, self.error, self.summary, end - self.started,
+                       self._stop.is_set())
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.thread.join(timeout)
+        return not self.thread.is_alive()

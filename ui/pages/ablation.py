@@ -1,0 +1,407 @@
+"""Ablation studies: how much each head, site or random set of heads matters to the forecast error.
+
+Every study is one call to `analysis.ablation` / `analysis.importance` over the windows of a split, run in a
+background thread (`ui.cache_ablation`) behind its own Run button and cached per (model, data, split, mode,
+windows, seed[, study settings]). Masks are per-call inputs: the shared model is never touched.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui import cache, cache_ablation, state, tables, widgets
+from ui.cache_ablation import STUDIES
+from ui.charts import BASELINE, BETTER, VAL, WORSE
+
+RUNS_KEY = "abl_runs"  # study → the keys this tab asked for, oldest first
+WINDOW_CHOICES = (32, 128, 512, None)  # None: the whole split
+K_CHOICES = (5, 10, 15, 20, 25, 30, 40, 50, 60, 75)
+KIND_COLOURS = {"encoder": "#1f77b4", "decoder_self": "#9467bd", "cross": "#ff7f0e"}
+KIND_NAMES = {"encoder": "encoder self", "decoder_self": "decoder self (causal)", "cross": "cross"}
+NUMBER = st.column_config.NumberColumn(format="%.5f")
+TEXT = {"site": st.column_config.TextColumn(width="medium")}
+FIRST = ("site", "head", "delta_mse", "delta_mse_pct", "mse", "delta_mae", "mae")  # what a reader looks for first
+PCT = st.column_config.NumberColumn(format="%+.2f %%")
+RUN = dict(type="primary", icon=":material/play_arrow:")  # every study's Run button
+
+
+# ------------------------------------------------------------------------------------------ figures
+def _layout(fig: go.Figure, title: str, height: int, *, legend: bool = False, hover: str = "closest") -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
+        height=height, margin=dict(l=10, r=10, t=70 if legend else 45, b=10), showlegend=legend,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0) if legend else None,
+        hovermode=hover,
+    )
+    return fig
+
+
+def _wrap_heads(text: str, width: int = 60) -> str:
+    return "<br>".join(textwrap.wrap(text.replace(";", "; "), width)) or "–"
+
+
+def sweep_heatmap(grid: pd.DataFrame, baseline_mse: float, title: str) -> go.Figure:
+    """ΔMSE per (site, head), diverging around 0 (red: removing the head hurts), the value in each cell."""
+    z = grid.to_numpy()
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(grid.columns), y=list(grid.index), colorscale="RdBu_r", zmid=0,
+        text=[[f"{v:+.3g}" for v in row] for row in z], texttemplate="%{text}", textfont=dict(size=13),
+        customdata=100 * z / baseline_mse, xgap=2, ygap=2, colorbar=dict(title=dict(text="ΔMSE"), thickness=14),
+        hovertemplate="%{y} %{x}<br>ΔMSE %{z:+.4g} (%{customdata:+.2f} % of baseline)<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", title_text="site")
+    fig.update_xaxes(title_text="head", side="bottom")
+    return _layout(fig, title, max(430, 60 * len(grid) + 110))
+
+
+def horizon_figure(rows: pd.DataFrame, label: str, title: str) -> go.Figure:
+    """ΔMSE per horizon step of one removed head. rows: the head's per_step rows (step, delta_mse, mse)."""
+    fig = go.Figure(go.Scatter(x=rows["step"], y=rows["delta_mse"], mode="lines+markers", name=label,
+                               line=dict(color=WORSE, width=2), marker=dict(size=6), customdata=rows["mse"],
+                               hovertemplate="step %{x}: ΔMSE %{y:+.4g} (MSE %{customdata:.4g})<extra></extra>"))
+    fig.add_hline(y=0, line=dict(color="#888888", width=1))
+    fig.update_xaxes(title_text="horizon step", dtick=1 if len(rows) <= 24 else None)
+    fig.update_yaxes(title_text="ΔMSE")
+    return _layout(fig, title, 360)
+
+
+def site_bars(table: pd.DataFrame, title: str) -> go.Figure:
+    """One bar per site (layer masking): ΔMSE with all its heads removed."""
+    rows = table[table["site"] != cache_ablation.BASELINE]
+    fig = go.Figure(go.Bar(x=rows["site"], y=rows["delta_mse"], marker_color=[WORSE if v > 0 else BETTER
+                                                                             for v in rows["delta_mse"]],
+                           text=[f"{v:+.3g}" for v in rows["delta_mse"]], textposition="outside",
+                           hovertemplate="%{x}: ΔMSE %{y:+.4g}<extra></extra>"))
+    fig.add_hline(y=0, line=dict(color="#888888", width=1))
+    fig.update_xaxes(title_text="site (all heads removed)")
+    fig.update_yaxes(title_text="ΔMSE")
+    return _layout(fig, title, 380)
+
+
+def leave_one_in_bars(table: pd.DataFrame, title: str) -> go.Figure:
+    """Grouped bars: per site, one bar per head kept (the site's other heads removed)."""
+    rows = table[table["site"] != cache_ablation.BASELINE]
+    fig = go.Figure()
+    for h, part in rows.groupby("head", sort=True):
+        fig.add_trace(go.Bar(x=part["site"], y=part["delta_mse"], name=f"only h{h} kept",
+                             hovertemplate=f"%{{x}}, only h{h} kept: ΔMSE %{{y:+.4g}}<extra></extra>"))
+    fig.add_hline(y=0, line=dict(color="#888888", width=1))
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(title_text="site")
+    fig.update_yaxes(title_text="ΔMSE")
+    return _layout(fig, title, 400, legend=True)
+
+
+def random_boxes(draws: pd.DataFrame, title: str) -> go.Figure:
+    """A box of ΔMSE over the draws for each k, every draw shown; 0 and 5 % of the baseline MSE marked."""
+    fig = go.Figure()
+    for k, part in draws.groupby("k_percent", sort=True):
+        n = int(part["n_masked"].iloc[0])
+        fig.add_trace(go.Box(y=part["delta_mse"], name=f"{k} % ({n} heads)", boxpoints="all", jitter=0.35,
+                             pointpos=0, marker=dict(size=5, opacity=0.7), line=dict(color=BASELINE),
+                             customdata=[[r, _wrap_heads(m)] for r, m in zip(part["repeat"], part["masked_heads"])],
+                             hovertemplate="draw %{customdata[0]}: ΔMSE %{y:+.4g}<br>%{customdata[1]}<extra></extra>"))
+    fig.add_hline(y=0, line=dict(color="#888888", width=1))
+    limit = cache_ablation.NEGLIGIBLE * float(draws["baseline_mse"].iloc[0])
+    fig.add_hline(y=limit, line=dict(color=BETTER, dash="dash", width=1),
+                  annotation_text="5 % of baseline MSE", annotation_position="top left")
+    fig.update_xaxes(title_text="k: share of all heads removed at random")
+    fig.update_yaxes(title_text="ΔMSE")
+    return _layout(fig, title, 420)
+
+
+def pruning_figure(curve: pd.DataFrame, limit: float, report_split: str, title: str) -> go.Figure:
+    """MSE vs the share of heads removed: the reported split, the selecting split (val) and its tolerance."""
+    x = 100 * curve["fraction_removed"]
+    hover = [[int(s), int(n), _wrap_heads(new), _wrap_heads(all_)] for s, n, new, all_ in
+             zip(curve["step"], curve["n_removed"], curve["newly_removed"], curve["removed_heads"])]
+    template = ("step %{customdata[0]}: %{customdata[1]} removed, MSE %{y:.4g}<br><b>removed now:</b> "
+                "%{customdata[2]}<br><b>removed so far:</b> %{customdata[3]}<extra>%{fullData.name}</extra>")
+    fig = go.Figure()
+    symbols = ["circle" if ok else "x" for ok in curve["within_tolerance"]]  # x: the step past the tolerance
+    fig.add_trace(go.Scatter(x=x, y=curve["mse"], mode="lines+markers", name=f"{report_split} MSE (reported)",
+                             line=dict(color=BASELINE, width=2), marker=dict(size=9, symbol=symbols),
+                             customdata=hover, hovertemplate=template))
+    fig.add_trace(go.Scatter(x=x, y=curve["val_mse"], mode="lines+markers", name="val MSE (chooses heads, stops)",
+                             line=dict(color=VAL, width=1.5, dash="dot"), marker=dict(size=8, symbol=symbols),
+                             customdata=hover, hovertemplate=template))
+    fig.add_hline(y=limit, line=dict(color=VAL, dash="dash", width=1), annotation_text="tolerance (val)",
+                  annotation_position="top left")
+    fig.update_xaxes(title_text="heads removed (%)", ticksuffix=" %", rangemode="tozero")
+    fig.update_yaxes(title_text="MSE (standardised)")
+    return _layout(fig, title, 420, legend=True)
+
+
+def importance_scatter(table: pd.DataFrame, title: str) -> go.Figure:
+    """Gradient importance (normalised per site) against the measured single-head ΔMSE, one colour per kind."""
+    fig = go.Figure()
+    for kind, part in table.groupby("kind", sort=False):
+        fig.add_trace(go.Scatter(
+            x=part["importance_normalised"], y=part["delta_mse"], mode="markers", name=KIND_NAMES.get(kind, kind),
+            marker=dict(size=10, color=KIND_COLOURS.get(kind), line=dict(width=1, color="white")),
+            customdata=list(zip(part["site"], part["head"], part["importance"])),
+            hovertemplate="%{customdata[0]} h%{customdata[1]}<br>importance %{customdata[2]:.4g} "
+                          "(normalised %{x:.3f})<br>ΔMSE %{y:+.4g}<extra></extra>"))
+    fig.add_hline(y=0, line=dict(color="#888888", width=1))
+    fig.update_xaxes(title_text="gradient importance, normalised per site (E|∂L/∂ξ| ÷ site L2 norm)")
+    fig.update_yaxes(title_text="ΔMSE when removed alone")
+    return _layout(fig, title, 440, legend=True)
+
+
+# ------------------------------------------------------------------------------------------ page
+st.title("Ablation studies")
+st.caption("Remove heads (zero: context set to 0; mean: replaced by its mean context per position over up to "
+           f"{cache.MEAN_WINDOWS} train windows) and score the forecast over many windows. Every number is "
+           "MSE on the standardised scale (train-split scaler), and every mask of a study is **paired**: it "
+           "sees the same ProbSparse key samples as the baseline, so differences are not sampling noise.")
+
+model = state.require_model()
+data = state.require_data()
+prepared = state.require_prepared(model, data)
+checkpoint, seed = model.checkpoint, state.seed()
+net = checkpoint.model
+n_heads = net.n_sites * net.config.n_heads
+
+c = st.columns([1.1, 1.3, 2.4, 2.4], gap="medium", vertical_alignment="bottom")
+split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="abl_split", persist_state="session")
+mode = c[1].radio("Ablation", ["zero", "mean"], horizontal=True, key="abl_mode", persist_state="session")
+n = cache.n_windows(prepared, split)
+if n < 1:
+    st.error(f"The {split} split of {data.ref.name} has no complete window for this model.")
+    st.stop()
+windows = c[2].radio("Windows scored", WINDOW_CHOICES, index=1, horizontal=True, key="abl_windows",
+                     persist_state="session", format_func=lambda w: f"all ({n:,})" if w is None else f"{w}",
+                     help="The first N windows of the split (quick looks); all: the whole split.")
+scored = n if windows is None else min(windows, n)
+c[3].caption(f"**{scored:,} of {n:,}** {split} windows · {mode} ablation · seed {seed} · "
+             f"{net.n_sites} sites × {net.config.n_heads} heads = {n_heads} heads")
+where = f"the {split} split ({scored:,} of {n:,} windows, standardised scale, seed {seed}, {mode} ablation)"
+stem = f"ablation-{tables.safe_file_part(model.ref.name)}-{split}-{mode}-{scored}w-seed{seed}"
+
+
+SETTINGS = {  # a study's own settings (its `params`) in words
+    "random": lambda ks, repeats: f"k {', '.join(map(str, ks))} %, {repeats} draws",
+    "pruning": lambda step, tolerance, importance: f"{step} % a step, tolerance {tolerance} %, {importance}",
+    "importance": lambda method: method.replace("_", " "),
+}
+
+
+def _describe(name: str, key: tuple) -> str:
+    _, _, k_split, k_mode, k_windows, k_seed, params = key
+    own = f", {SETTINGS[name](*params)}" if params else ""
+    return (f"{k_split} split, {k_mode} ablation, {'all' if k_windows is None else k_windows} windows, "
+            f"seed {k_seed}{own}")
+
+
+@st.fragment(run_every=0.5)
+def _progress(job: cache_ablation.StudyJob) -> None:
+    """Polls a running study; a full rerun draws its result once it has finished."""
+    view = job.view()
+    if view.finished:
+        st.rerun()
+    # Not a `with` block (leaving one marks the status complete), and the bar beside it rather than inside:
+    # there it keeps its place between polls and moves on instead of refilling from 0.
+    st.status(f"{view.title}: {view.phase}… {view.seconds:.0f} s", state="running")
+    if view.total > 1:
+        st.progress(view.done / view.total, text=f"part {view.done + 1} of {view.total}")
+
+
+def study(name: str, params: tuple, run: bool, sweep: pd.DataFrame | None = None):
+    """The finished result of study `name` for the current settings, or None (after saying why).
+
+    run: its Run button was pressed in this script run. A tab sees the results of the keys it asked for;
+    the job (and its result) is shared by every tab asking the same key.
+    """
+    key = (model.key, data.key, split, mode, windows, seed, params)
+    asked = st.session_state.setdefault(RUNS_KEY, {}).setdefault(name, [])
+    if run and key not in asked:
+        asked.append(key)
+    if key not in asked:
+        last = [k for k in asked if k[:2] == key[:2]]
+        st.info(f"Not run for these settings yet (last run: {_describe(name, last[-1])}). Press **Run**." if last else
+                "Press **Run** to start this study.", icon=":material/play_circle:")
+        return None
+    means = cache.mean_contexts_for(model.key, data.key, seed, checkpoint, prepared) if mode == "mean" else None
+    args = (name, model.key, data.key, split, mode, windows, seed, params, checkpoint, prepared, means)
+    job = cache_ablation.study_job(*args, sweep)
+    view = job.view()
+    if not view.finished:
+        _progress(job)
+        return None
+    if view.status == "failed":
+        st.error(view.error or f"{view.title} failed")
+        if st.button("Retry", key=f"abl_retry_{name}"):
+            cache_ablation.study_job.clear(*args, sweep)
+            st.rerun()
+        return None
+    st.caption(f"{view.title}: {view.seconds:.1f} s (cached for these settings: shared by every tab).")
+    return view.result
+
+
+tabs = st.tabs(list(STUDIES.values()))
+
+# ------------------------------------------------------------------------------------------ single-head sweep
+with tabs[0]:
+    st.caption(f"**Measured:** ΔMSE = MSE with one head removed − MSE with every head on, on {where}. "
+               "Red cells: the forecast gets worse without the head; blue: it improves. "
+               f"{n_heads + 1} masks (the baseline and one per head), all paired.")
+    run = st.button("Run single-head sweep", key="abl_run_sweep", **RUN)
+    sweep = study("sweep", (), run)
+    if sweep is not None:
+        table = cache_ablation.with_relative(sweep.table)
+        baseline_mse = float(table["mse"].iloc[0])
+        heads = table[table["site"] != cache_ablation.BASELINE]
+        worst = heads.loc[heads["delta_mse"].idxmax()]
+        m = st.columns(3)
+        m[0].metric("Baseline MSE (all heads on)", f"{baseline_mse:.4g}")
+        m[1].metric(f"Most harmful removal: {worst['site']} h{worst['head']}", f"{worst['delta_mse']:+.4g}",
+                    delta=f"{worst['delta_mse_pct']:+.1f} % of baseline", delta_color="inverse")
+        m[2].metric("Removals that lower the MSE", f"{int((heads['delta_mse'] < 0).sum())} of {len(heads)}")
+        left, right = st.columns([3, 2], gap="medium")
+        with left:
+            widgets.chart(sweep_heatmap(cache_ablation.sweep_matrix(sweep.table), baseline_mse,
+                                        f"ΔMSE when one head is removed ({split}, {mode})"),
+                          f"{stem}-sweep-heatmap", "abl_sweep_heatmap")
+        with right:
+            options = cache_ablation.head_options(sweep.table)
+            choice = st.selectbox("Head (most harmful first)", options, key="abl_sweep_head")
+            site_name, head = choice.rsplit(":", 1)
+            rows = sweep.per_step[(sweep.per_step["site"] == site_name) & (sweep.per_step["head"] == int(head))]
+            widgets.chart(horizon_figure(rows, choice, f"ΔMSE per horizon step: {site_name} h{head} removed"),
+                          f"{stem}-sweep-horizon-{choice}", "abl_sweep_horizon")
+        st.subheader("Numbers (one row per removed head, baseline first)")
+        widgets.table(cache_ablation.lead(table, *FIRST), f"{stem}-sweep", "abl_sweep_table",
+                      column_config=TEXT | {k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae")} |
+                                    {"delta_mse_pct": PCT})
+        st.download_button("Download ΔMSE per horizon step, every head (CSV)", widgets.csv_bytes(sweep.per_step),
+                           file_name=f"{stem}-sweep-per-step.csv", mime="text/csv", key="dl_csv_abl_sweep_steps",
+                           on_click="ignore", icon=":material/download:")
+
+# ------------------------------------------------------------------------------------------ layer masking
+with tabs[1]:
+    st.caption(f"**Measured:** ΔMSE when every head of one attention site is removed at once, on {where}. "
+               f"{net.n_sites + 1} paired masks.")
+    run = st.button("Run layer masking", key="abl_run_layers", **RUN)
+    layers = study("layers", (), run)
+    if layers is not None:
+        layers = cache_ablation.with_relative(layers)
+        widgets.chart(site_bars(layers, f"ΔMSE with a whole site removed ({split}, {mode})"),
+                      f"{stem}-layers", "abl_layers_chart")
+        widgets.table(cache_ablation.lead(layers, *FIRST), f"{stem}-layers", "abl_layers_table",
+                      column_config=TEXT | {k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae")} |
+                                    {"delta_mse_pct": PCT})
+
+# ------------------------------------------------------------------------------------------ leave-one-in
+with tabs[2]:
+    st.caption(f"**Measured:** at one site keep only head h (the site's other heads removed, every other site "
+               f"whole); ΔMSE from the all-heads baseline on {where}. A bar near 0: that head alone carries "
+               "its site.")
+    run = st.button("Run leave-one-in", key="abl_run_loi", **RUN)
+    kept = study("leave_one_in", (), run)
+    if kept is not None:
+        kept = cache_ablation.with_relative(kept)
+        widgets.chart(leave_one_in_bars(kept, f"ΔMSE with one head kept per site ({split}, {mode})"),
+                      f"{stem}-leave-one-in", "abl_loi_chart")
+        widgets.table(cache_ablation.lead(kept, *FIRST), f"{stem}-leave-one-in", "abl_loi_table",
+                      column_config=TEXT | {k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae")} |
+                                    {"delta_mse_pct": PCT})
+
+# ------------------------------------------------------------------------------------------ random masking
+with tabs[3]:
+    st.caption(f"**Measured:** round(k · {n_heads}) heads drawn at random (head sets drawn with seed {seed}) and "
+               f"removed together, R draws per k; ΔMSE of each draw on {where}. Counted: draws whose ΔMSE stays "
+               f"below {100 * cache_ablation.NEGLIGIBLE:.0f} % of the baseline MSE.")
+    with st.form("abl_random_form", border=True):
+        f = st.columns([3, 2, 1.4], vertical_alignment="bottom")
+        ks = f[0].multiselect("k: % of all heads removed (one box each)", K_CHOICES, default=[10, 20, 30, 50],
+                              key="abl_random_ks", format_func=lambda k: f"{k} %")
+        repeats = f[1].slider("Draws per k (repeats)", 2, 200, 20, key="abl_random_repeats")
+        run = f[2].form_submit_button("Run random masking", key="abl_run_random", **RUN)
+    ks = tuple(sorted(ks))
+    if not ks:
+        st.warning("Choose at least one k.")
+    else:
+        random_result = study("random", (ks, repeats), run)
+        if random_result is not None:
+            summary, draws = random_result.summary, random_result.draws
+            st.markdown(f"**Draws with ΔMSE < {100 * cache_ablation.NEGLIGIBLE:.0f} % of the baseline MSE** "
+                        f"(baseline {summary['baseline_mse'].iloc[0]:.4g}):")
+            cells = st.columns(max(4, len(summary)))
+            for cell, row in zip(cells, summary.itertuples()):
+                cell.metric(f"k = {row.k_percent} % ({row.n_masked} heads)", f"{row.draws_below_5pct} of {row.repeats}",
+                            help=f"draws whose ΔMSE < {cache_ablation.NEGLIGIBLE:.0%} of the baseline MSE")
+            widgets.chart(random_boxes(draws, f"ΔMSE of {repeats} random draws per k ({split}, {mode})"),
+                          f"{stem}-random", "abl_random_chart")
+            st.subheader("Summary per k")
+            widgets.table(summary, f"{stem}-random-summary", "abl_random_summary",
+                          column_config={k: NUMBER for k in summary.columns if k.startswith(("delta", "baseline"))} |
+                                        {"share_below_5pct": st.column_config.NumberColumn(format="percent")})
+            st.subheader("Every draw")
+            widgets.table(draws, f"{stem}-random-draws", "abl_random_draws", height=400 if len(draws) > 50 else "auto",
+                          column_config={k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae", "baseline_mse")} |
+                                        {"masked_heads": st.column_config.TextColumn(width="large")})
+
+# ------------------------------------------------------------------------------------------ pruning curve
+with tabs[4]:
+    st.caption("**Measured:** iterative pruning (Michel et al. 2019): each step removes the least important of "
+               "the heads still on, scored afresh on top of the current mask (*ablation*: ΔMSE of removing it too; "
+               "*gradient*: E|∂L/∂ξ|). Heads are chosen, and the stop is decided, on the **val** split (as many "
+               "windows): the curve "
+               "ends after the first step whose val MSE exceeds (1 + tolerance) × its baseline (× marker). MSE "
+               f"is reported on {where}"
+               + (" — the same split that chose the heads, so it is optimistic." if split == "val" else "."))
+    with st.form("abl_pruning_form", border=True):
+        f = st.columns([2, 2, 2, 1.2], vertical_alignment="bottom")
+        step = f[0].slider("Heads removed per step (%)", 5, 50, 10, step=5, key="abl_prune_step")
+        tolerance = f[1].slider("Tolerance (% over the val baseline)", 1, 50, 10, key="abl_prune_tolerance")
+        importance = f[2].radio("Importance", ["ablation", "gradient"], horizontal=True, key="abl_prune_importance")
+        run = f[3].form_submit_button("Run pruning", key="abl_run_pruning", **RUN)
+    curve = study("pruning", (step, tolerance, importance), run)
+    if curve is not None:
+        limit = cache_ablation.pruning_limit(curve, tolerance)
+        kept_steps = curve[curve["within_tolerance"]]
+        last = kept_steps.iloc[-1]
+        m = st.columns(3)
+        m[0].metric("Removable within tolerance", f"{int(last['n_removed'])} of {n_heads} heads",
+                    delta=f"{100 * last['fraction_removed']:.0f} %", delta_color="off")
+        m[1].metric(f"{split} MSE there", f"{last['mse']:.4g}", delta=f"{last['mse'] - curve['mse'].iloc[0]:+.4g}",
+                    delta_color="inverse")
+        m[2].metric("Tolerance (val MSE)", f"{limit:.4g}")
+        widgets.chart(pruning_figure(curve, limit, split, f"MSE as heads are pruned ({importance} importance, {mode})"),
+                      f"{stem}-pruning", "abl_pruning_chart")
+        widgets.table(curve, f"{stem}-pruning", "abl_pruning_table",
+                      column_config={k: NUMBER for k in ("mse", "mae", "val_mse", "val_mae")} |
+                                    {k: st.column_config.TextColumn(width="large") for k in ("newly_removed",
+                                                                                             "removed_heads")} |
+                                    {"fraction_removed": st.column_config.NumberColumn(format="percent")})
+
+# ------------------------------------------------------------------------------------------ importance vs ablation
+with tabs[5]:
+    st.caption(f"**Measured:** gradient importance E|∂L/∂ξ_h| of each head's gate at all heads on (captum; "
+               f"normalised per site by its L2 norm over heads), against the measured single-head ΔMSE, both on "
+               f"{where}. Spearman ρ: do the gradients rank heads as removing them does?")
+    with st.form("abl_importance_form", border=True):
+        f = st.columns([3, 1], vertical_alignment="bottom")
+        method = f[0].radio("Gradient", ["saliency", "integrated_gradients"], horizontal=True, key="abl_imp_method",
+                            format_func=lambda m: {"saliency": "saliency at ξ = 1",
+                                                   "integrated_gradients": "integrated gradients (20 steps, slow)"}[m])
+        run = f[1].form_submit_button("Run comparison", key="abl_run_importance", **RUN)
+    # this tab's finished sweep of the same settings (drawn above) is reused instead of sweeping again
+    compared = study("importance", (method,), run, None if sweep is None else sweep.table)
+    if compared is not None:
+        m = st.columns(3)
+        m[0].metric("Spearman ρ (normalised importance vs ΔMSE)",
+                    f"{compared.rho:+.3f}" if cache_ablation.finite(compared.rho) else "n/a")
+        m[1].metric("Spearman ρ (raw importance vs ΔMSE)",
+                    f"{compared.rho_raw:+.3f}" if cache_ablation.finite(compared.rho_raw) else "n/a")
+        if compared.convergence_delta is not None:
+            m[2].metric("IG completeness error (mean |δ|)", f"{compared.convergence_delta:.3g}")
+        rho = f"ρ = {compared.rho:+.2f}" if cache_ablation.finite(compared.rho) else "ρ undefined"
+        widgets.chart(importance_scatter(compared.table, f"Gradient importance vs measured ΔMSE ({rho})"),
+                      f"{stem}-importance-{method}", "abl_importance_chart")
+        widgets.table(cache_ablation.lead(compared.table, "site", "head", "importance_normalised", "delta_mse"),
+                      f"{stem}-importance-{method}", "abl_importance_table",
+                      column_config=TEXT | {k: NUMBER for k in ("importance", "importance_normalised", "mse",
+                                                                 "delta_mse")})

@@ -1,0 +1,184 @@
+"""Per-tab state: which model and which data are active, and the analysis seed.
+
+Everything here lives in `st.session_state` (one browser tab). The objects it resolves to come from
+`ui.cache` and are shared read-only between tabs. Pages call `require_model()` / `require_data()`
+and get a small bundle with the cache key to pass on to cached analyses.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from analysis.checkpoint import Checkpoint
+from analysis.data import SeriesFrame
+from analysis.errors import CheckpointError, InformerLabError
+
+from . import cache, settings
+
+SEED_KEY = "analysis_seed"
+MODEL_KEY = "active_model_ref"
+DATA_KEY = "active_data_ref"
+UPLOADED_CHECKPOINTS = "uploaded_checkpoints"  # digest → {file name: bytes}
+DATA_BYTES = "data_bytes"  # digest → bytes of an uploaded CSV
+JOB_KEY = "train_job"
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model the user chose: a run folder, or checkpoint files uploaded in this tab."""
+
+    source: str  # "folder" | "upload"
+    name: str
+    path: str | None = None
+    digest: str | None = None
+
+
+@dataclass(frozen=True)
+class DataRef:
+    source: str  # "sample" | "upload"
+    name: str
+    digest: str
+    datetime_column: str | None = None
+
+
+@dataclass(frozen=True)
+class ActiveModel:
+    ref: ModelRef
+    key: str  # identifies the checkpoint in every cache: folder@mtime or upload digest
+    checkpoint: Checkpoint
+
+
+@dataclass(frozen=True)
+class ActiveData:
+    ref: DataRef
+    key: str
+    frame: SeriesFrame
+
+
+def seed() -> int:
+    return int(st.session_state.get(SEED_KEY, 0))
+
+
+# ------------------------------------------------------------------------------------------ models
+def run_folders() -> list[str]:
+    """Names of the checkpoint folders in the runs directory (those with a manifest), sample first."""
+    root = settings.runs_dir()
+    if not root.is_dir():
+        return []
+    names = sorted(p.name for p in root.iterdir()
+                   if p.is_dir() and not p.name.startswith(".") and (p / "manifest.json").is_file())
+    return sorted(names, key=lambda n: n != settings.SAMPLE_RUN)
+
+
+def folder_ref(path: Path) -> ModelRef:
+    return ModelRef("folder", Path(path).name, path=str(Path(path).resolve()))
+
+
+def sample_ref() -> ModelRef | None:
+    folder = settings.runs_dir() / settings.SAMPLE_RUN
+    return folder_ref(folder) if (folder / "manifest.json").is_file() else None
+
+
+def model_ref() -> ModelRef | None:
+    ref = st.session_state.get(MODEL_KEY)
+    return ref if ref is not None else sample_ref()
+
+
+def set_model(ref: ModelRef, files: dict[str, bytes] | None = None) -> None:
+    if files is not None:
+        st.session_state.setdefault(UPLOADED_CHECKPOINTS, {})[ref.digest] = files
+    st.session_state[MODEL_KEY] = ref
+
+
+def load_model(ref: ModelRef) -> ActiveModel:
+    """Resolve a reference through the cache. Raises CheckpointError naming the problem."""
+    if ref.source == "folder":
+        manifest = Path(ref.path) / "manifest.json"
+        if not manifest.is_file():
+            raise CheckpointError(f"checkpoint folder {ref.path} does not exist or has no manifest.json")
+        mtime = manifest.stat().st_mtime_ns
+        return ActiveModel(ref, f"{ref.path}@{mtime}", cache.checkpoint_from_folder(ref.path, mtime))
+    files = st.session_state.get(UPLOADED_CHECKPOINTS, {}).get(ref.digest)
+    if files is None:
+        raise CheckpointError(f"the uploaded checkpoint {ref.name} is no longer in this session; upload it again")
+    return ActiveModel(ref, f"upload:{ref.digest}", cache.checkpoint_from_upload(ref.digest, files))
+
+
+def active_model() -> ActiveModel | None:
+    """The tab's model, or None when there is none yet. Raises InformerLabError if it cannot be loaded."""
+    ref = model_ref()
+    return None if ref is None else load_model(ref)
+
+
+# ------------------------------------------------------------------------------------------ data
+def _sample_bytes() -> bytes:
+    return settings.SAMPLE_CSV.read_bytes()
+
+
+@functools.lru_cache(maxsize=4)
+def _sample_digest(mtime_ns: int, size: int) -> str:
+    return cache.digest(_sample_bytes())
+
+
+def sample_data_ref() -> DataRef:
+    stat = settings.SAMPLE_CSV.stat()
+    return DataRef("sample", settings.SAMPLE_CSV.name, _sample_digest(stat.st_mtime_ns, stat.st_size))
+
+
+def data_ref() -> DataRef:
+    ref = st.session_state.get(DATA_KEY)
+    return ref if ref is not None else sample_data_ref()
+
+
+def set_data(ref: DataRef, data: bytes | None = None) -> None:
+    if data is not None:
+        st.session_state.setdefault(DATA_BYTES, {})[ref.digest] = data
+    st.session_state[DATA_KEY] = ref
+
+
+def load_data(ref: DataRef) -> ActiveData:
+    """Parse (cached by content hash) the referenced CSV. Raises DataError naming column/row/value."""
+    data = _sample_bytes() if ref.source == "sample" else st.session_state.get(DATA_BYTES, {}).get(ref.digest)
+    if data is None:
+        raise InformerLabError(f"the uploaded file {ref.name} is no longer in this session; upload it again")
+    frame = cache.frame_from_bytes(ref.digest, data, ref.name, ref.datetime_column)
+    return ActiveData(ref, f"{ref.digest}:{ref.datetime_column or ''}", frame)
+
+
+def active_data() -> ActiveData:
+    return load_data(data_ref())
+
+
+# ------------------------------------------------------------------------------------------ pages
+def require_model() -> ActiveModel:
+    """The active model, or a message and st.stop() (no traceback) when there is none."""
+    try:
+        model = active_model()
+    except InformerLabError as err:
+        st.error(str(err))
+        st.stop()
+    if model is None:
+        st.info("No model yet. The sample model is being trained (see the sidebar), or load / train one on "
+                "the **Data & model** page.")
+        st.stop()
+    return model
+
+
+def require_data() -> ActiveData:
+    try:
+        return active_data()
+    except InformerLabError as err:
+        st.error(f"The active data cannot be used: {err}")
+        st.stop()
+
+
+def require_prepared(model: ActiveModel, data: ActiveData):
+    """The active data split and scaled for the active model, or st.error naming the mismatch."""
+    try:
+        return cache.prepared_for(model.key, data.key, model.checkpoint, data.frame)
+    except InformerLabError as err:
+        st.error(f"The active data ({data.ref.name}) does not fit the active model ({model.ref.name}): {err}")
+        st.stop()

@@ -1,0 +1,58 @@
+"""Small drawing helpers shared by pages: charts with an HTML download, tables with a CSV download."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from .jobs import JobView
+from .tables import progress_fraction, safe_file_part
+
+PLOTLY_CONFIG = {"displaylogo": False}
+
+
+def csv_bytes(table: pd.DataFrame) -> bytes:
+    return table.to_csv(index=False).encode("utf-8")
+
+
+def table(df: pd.DataFrame, file_name: str, key: str, *, label: str = "Download table (CSV)",
+          height: int | str = "auto", column_config: dict | None = None) -> None:
+    """A dataframe and, under it, a button that downloads exactly that table as CSV."""
+    if height == "auto" and len(df) <= 50:
+        height = 35 * (len(df) + 1) + 3  # every row visible: no scrolling inside short tables
+    st.dataframe(df, hide_index=True, height=height, column_config=column_config)
+    st.download_button(label, csv_bytes(df), file_name=f"{safe_file_part(file_name)}.csv", mime="text/csv",
+                       key=f"dl_csv_{key}", on_click="ignore", icon=":material/download:")
+
+
+def chart(fig: go.Figure, file_name: str, key: str, *, label: str = "Download chart (HTML)") -> None:
+    """A plotly chart and a button that downloads it as a self-contained HTML file (built on click)."""
+    st.plotly_chart(fig, key=f"chart_{key}", config=PLOTLY_CONFIG)
+    st.download_button(label, lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+                       file_name=f"{safe_file_part(file_name)}.html", mime="text/html", key=f"dl_html_{key}",
+                       on_click="ignore", icon=":material/download:")
+
+
+def job_status_line(view: JobView) -> str:
+    p = view.latest
+    if view.status == "failed":
+        return f"Training **{view.name}** failed."
+    if view.finished:
+        how = {"done": "finished", "stopped": "stopped by you (best weights kept)"}[view.status]
+        return f"Training **{view.name}** {how} after {view.seconds:.0f} s."
+    if p is None:
+        return f"Training **{view.name}**: preparing the data and the model…"
+    if view.stop_requested:
+        return f"Training **{view.name}**: stopping after this step…"
+    phase = "validating" if p.val_loss is not None else f"step {p.step}/{p.steps}"
+    return (f"Training **{view.name}**: epoch {p.epoch}/{p.epochs}, {phase}, "
+            f"loss {p.train_loss:.4f} · {view.seconds:.0f} s")
+
+
+def job_progress(view: JobView) -> None:
+    """A progress bar with a one-line status; the error (a typed error's message) when it failed."""
+    if view.status == "failed":
+        st.error(view.error or "training failed")
+        return
+    fraction = 1.0 if view.finished else progress_fraction(view.latest)
+    st.progress(fraction, text=job_status_line(view))
