@@ -38,10 +38,13 @@ def pages() -> dict[str, list[st.Page]]:
         "Model": [
             _page("data_model.py", "Data & model", ":material/dataset:", "data-model", default=True),
             _page("forecast.py", "Forecast", ":material/trending_up:", "forecast"),
+            _page("compare.py", "Compare", ":material/compare_arrows:", "compare"),
         ],
         "Attention": [
             _page("head_masking.py", "Head masking", ":material/grid_on:", "head-masking"),
+            _page("sparsity.py", "Sparsity explorer", ":material/scatter_plot:", "sparsity"),
+            _page("pyramid.py", "Distilling pyramid", ":material/filter_list:", "pyramid"),
             _page("ablation.py", "Ablation studies", ":material/science:", "ablation"),
-            # Next: sparsity.py, pyramid.py, ablation.py, importance.py, attribution.py — one line each.
+            _page("attribution.py", "Attribution", ":material/insights:", "attribution"),
         ],
     }
