@@ -73,7 +73,8 @@ class EpochReport:
     train_loss: float
     val_loss: float
     learning_rate: float
-    seconds: float
+    seconds: float  # the whole epoch: the training steps and the validation pass
+    train_seconds: float = 0.0  # the training steps only (what the official code prints as "cost time")
 
 
 @dataclass
@@ -83,7 +84,8 @@ class TrainResult:
     test: Metrics | None = None
     device: str = "cpu"
     stopped: str = "completed"  # "completed" | "early_stopping" | "user"
-    seconds_per_epoch: float = 0.0
+    seconds_per_epoch: float = 0.0  # mean over epochs, validation included
+    train_seconds_per_epoch: float = 0.0  # mean over epochs, training steps only
 
 
 def seed_everything(seed: int) -> None:
@@ -131,6 +133,13 @@ def evaluate(model: Informer, prepared: PreparedData, split: str = "test", *, ba
                                attention=attention), prepared)
 
 
+def make_adam(model: torch.nn.Module, learning_rate: float, device: torch.device) -> torch.optim.Optimizer:
+    """Adam; the fused kernel where torch has one for the device (one pass over all parameters instead of a
+    dozen small ops per tensor: ~4% of a CPU training step here). Same update rule either way."""
+    fused = device.type in ("cpu", "cuda")
+    return torch.optim.Adam(model.parameters(), lr=learning_rate, fused=fused or None)
+
+
 def _validation_loss(model, prepared, settings, device) -> float:
     preds, trues = predict(model, prepared, "val", batch_size=max(settings.batch_size, 64), seed=settings.eval_seed,
                            device=device)
@@ -144,7 +153,7 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
     device = pick_device(settings.device)
     seed_everything(settings.seed)
     model = Informer(config).to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
+    optimiser = make_adam(model, settings.learning_rate, device)
     shuffle_gen = torch.Generator().manual_seed(settings.seed)
     key_gen = torch.Generator(device=device).manual_seed(settings.seed + 1)
     loader = split_batches(prepared, "train", settings.batch_size, shuffle=True, generator=shuffle_gen)
@@ -179,9 +188,10 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
                                        seconds=time.perf_counter() - started))
         if not losses:  # stopped before the first step of this epoch
             break
+        train_seconds = time.perf_counter() - epoch_start
         val = _validation_loss(model, prepared, settings, device)
         result.history.append(EpochReport(epoch, float(np.mean(losses)), val, lr,
-                                          time.perf_counter() - epoch_start))
+                                          time.perf_counter() - epoch_start, train_seconds))
         if val < best_val:
             best_val, best_state, waited = val, copy.deepcopy(model.state_dict()), 0
         else:
@@ -202,5 +212,6 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
     model.eval()
     if result.history:
         result.seconds_per_epoch = float(np.mean([h.seconds for h in result.history]))
+        result.train_seconds_per_epoch = float(np.mean([h.train_seconds for h in result.history]))
     result.test = evaluate(model, prepared, "test", batch_size=max(settings.batch_size, 64), seed=settings.eval_seed)
     return result

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .dropout import dropout
 from .hooks import HookPoint
 
 
@@ -142,16 +143,17 @@ def causal_mask(L_Q: int, L_K: int, device: torch.device) -> torch.Tensor:
 
 def full_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, causal: bool, dropout_p: float = 0.0,
                    need_rows: bool = False) -> AttentionResult:
-    """softmax(QKᵀ/√D)V. SDPA when nobody records the rows; the explicit path (same maths) when they do."""
+    """softmax(QKᵀ/√D)V. SDPA when nobody records the rows; the explicit path (same maths) when they do, and
+    for attention dropout on the CPU, where SDPA falls back to the same maths with a slow `bernoulli_`."""
     scale = 1.0 / math.sqrt(Q.shape[-1])
-    if not need_rows:
+    if not need_rows and (dropout_p == 0.0 or Q.device.type != "cpu"):
         context = F.scaled_dot_product_attention(Q, K, V, dropout_p=dropout_p, is_causal=causal, scale=scale)
         return AttentionResult(context, None, None, None, None)
     scores = (Q @ K.transpose(-2, -1)) * scale  # [B, H, L_Q, L_K]
     if causal:
         scores = scores.masked_fill(causal_mask(Q.shape[2], K.shape[2], Q.device), float("-inf"))
     rows = torch.softmax(scores, dim=-1)
-    context = F.dropout(rows, p=dropout_p) @ V if dropout_p > 0 else rows @ V
+    context = dropout(rows, dropout_p, True) @ V if dropout_p > 0 else rows @ V
     return AttentionResult(context, rows, None, None, None)
 
 

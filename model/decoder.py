@@ -5,6 +5,7 @@ import torch
 from torch import nn
 
 from .attention import AttentionLayer
+from .dropout import Dropout
 from .encoder import FeedForward
 from .hooks import HookPoint
 
@@ -19,7 +20,7 @@ class DecoderLayer(nn.Module):
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.norm3 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.hook_out = HookPoint("out")
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, layer_args) -> torch.Tensor:

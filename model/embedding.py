@@ -6,6 +6,8 @@ import math
 import torch
 from torch import nn
 
+from .dropout import Dropout
+
 
 def sinusoid_table(length: int, d_model: int) -> torch.Tensor:
     """PE[t, 2i] = sin(t / 10000^(2i/d)), PE[t, 2i+1] = cos(...). [length, d_model]."""
@@ -27,7 +29,7 @@ class DataEmbedding(nn.Module):
         nn.init.kaiming_normal_(self.value_embedding.weight, mode="fan_in", nonlinearity="leaky_relu")
         self.mark_embedding = nn.Linear(n_marks, d_model, bias=mark_bias)
         self.register_buffer("position", sinusoid_table(max_len, d_model), persistent=False)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor, marks: torch.Tensor) -> torch.Tensor:
         values = self.value_embedding(x.transpose(1, 2)).transpose(1, 2)  # [B, L, d_model]

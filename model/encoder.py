@@ -6,6 +6,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import AttentionLayer
+from .dropout import Dropout
 from .hooks import HookPoint
 
 
@@ -25,7 +26,7 @@ class FeedForward(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
         self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.activation = F.gelu if activation == "gelu" else F.relu
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, d_model]
@@ -42,7 +43,7 @@ class EncoderLayer(nn.Module):
         self.ffn = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.hook_out = HookPoint("out")
 
     def forward(self, x: torch.Tensor, **attention_args) -> torch.Tensor:
