@@ -61,7 +61,7 @@ def run(args) -> int:
                                       datetime_column=args.datetime_column, progress=ConsoleProgress())
     t = result.test
     print(f"device {result.device}, {len(result.history)} epochs ({result.stopped}), "
-          f"{result.seconds_per_epoch:.1f} s/epoch")
+          f"{result.train_seconds_per_epoch:.1f} s/epoch training ({result.seconds_per_epoch:.1f} with validation)")
     print(f"test mse {t.mse:.4f} mae {t.mae:.4f} (standardised); "
           f"mse {t.mse_original:.4f} mae {t.mae_original:.4f} (original units)")
     print(f"checkpoint written to {args.out}")

@@ -52,7 +52,7 @@ def sampled_dot_products(Q: torch.Tensor, K: torch.Tensor, sample: KeySample) ->
 
     Q: [B, H, L_Q, D], K: [B, H, L_K, D] → [B, H, L_Q, U].
     Shared blocks are scored as one batched GEMM (no [B, H, L_Q, U, D] tensor is ever built);
-    block=1 falls back to a gather in chunks that bound memory.
+    block=1 gathers from the whole QKᵀ when that is small, else gathers keys in chunks that bound memory.
     """
     B, H, L_Q, D = Q.shape
     U = sample.index.shape[1]
@@ -68,6 +68,11 @@ def sampled_dot_products(Q: torch.Tensor, K: torch.Tensor, sample: KeySample) ->
             K_rest = K[:, :, sample.index[n_full * block]]  # [B, H, U, D]
             parts.append(Q[:, :, n_full * block:] @ K_rest.transpose(-2, -1))  # [B, H, rest, U]
         return parts[0] if len(parts) == 1 else torch.cat(parts, dim=2)
+    L_K = K.shape[2]
+    if B * H * L_Q * L_K <= (1 << 22):
+        # Short sequences: the whole QKᵀ (≤ 16 MB) and a gather from it are far cheaper, forward and backward,
+        # than B·H·L_Q tiny [U, D] products (7× a whole training step at L = 96).
+        return torch.gather(Q @ K.transpose(-2, -1), 3, sample.index.expand(B, H, L_Q, U))
     out = Q.new_empty(B, H, L_Q, U)
     chunk = max(1, (1 << 24) // max(1, B * H * U * D))  # ≤ 64 MB of gathered fp32 keys at a time
     for start in range(0, L_Q, chunk):

@@ -98,6 +98,16 @@ def test_sampled_dot_products_block_and_gather_paths_agree():
     assert sparsity_from_samples(as_gemm, 45, "U").shape == (2, 3, 33)
 
 
+def test_per_query_sample_scored_by_chunked_gather_when_qkt_is_large():
+    # B·H·L_Q·L_K > 2^22: block=1 gathers the sampled keys in chunks instead of indexing the whole QKᵀ
+    g = torch.Generator().manual_seed(2)
+    Q, K = torch.randn(1, 1, 2100, 4, generator=g), torch.randn(1, 1, 2100, 4, generator=g)
+    sample = draw_key_sample(2100, 2100, 40, 1, torch.Generator().manual_seed(3), torch.device("cpu"))
+    got = sampled_dot_products(Q, K, sample)
+    expected = (K[0, 0][sample.index] @ Q[0, 0].unsqueeze(-1)).squeeze(-1)  # [L_Q, U, D] @ [L_Q, D, 1]
+    torch.testing.assert_close(got[0, 0], expected, atol=1e-5, rtol=1e-5)
+
+
 def test_lazy_rows_are_mean_of_values_in_the_encoder():
     Q, K, V = qkv(L_Q=60, L_K=60)
     result = prob(Q, K, V, factor=2)  # u = 2·⌈ln 60⌉ = 10 of 60
