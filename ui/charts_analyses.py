@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .tables_analyses import HeadRows, SiteInfo
+from .tables_analyses import HeadRows, SiteInfo, steps_text
 
 HISTORY = "#8c8c8c"
 TRUTH = "#222222"
@@ -86,9 +86,11 @@ def head_grid_figure(grid: pd.DataFrame, sites: Sequence[SiteInfo], n_heads: int
     return fig
 
 
-def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, score: str, title: str,
-                  chosen_head: int) -> go.Figure:
+def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, score: str, title: str) -> go.Figure:
     """Scores per query (x: the query's timestamp) and head (y); rings on the queries ProbSparse selected.
+
+    The chosen head is not marked here on purpose: the figure stays the same while the user steps through
+    the heads of one site, so the browser does not redraw it.
 
     z, selected: [H, L_Q]; positions: position, step, timestamp, span_start, span_end, segment.
     """
@@ -102,7 +104,8 @@ def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, 
                        np.broadcast_to(positions["segment"].to_numpy(), (H, L_Q)),
                        np.where(selected, "selected (softmax row)", "lazy")], axis=-1)
     fig = go.Figure(go.Heatmap(
-        z=z, x=x, y=heads, customdata=custom, colorscale=SEQUENTIAL, colorbar=dict(title=dict(text=score), thickness=12),
+        z=z, x=x, y=heads, customdata=custom, colorscale=SEQUENTIAL,
+        colorbar=dict(title=dict(text=score), thickness=12),
         hovertemplate="%{y} · query %{customdata[0]} (%{customdata[2]})<br>%{customdata[1]}<br>"
                       f"{score} = %{{z:.4g}}<br>%{{customdata[3]}}<extra></extra>"))
     hh, pp = np.nonzero(selected)
@@ -115,8 +118,6 @@ def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, 
         fig.add_vline(x=x[future[0]], line=dict(color="#555555", dash="dot"))
         fig.add_annotation(x=x[future[0]], y=1.0, yref="paper", text="forecast starts", showarrow=False,
                            xanchor="left", yanchor="bottom", font=dict(size=11, color="#555555"))
-    fig.add_shape(type="rect", xref="paper", x0=0, x1=1, y0=chosen_head - 0.5, y1=chosen_head + 0.5,
-                  line=dict(color=HIGHLIGHT, width=2))
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(title_text="query timestamp (start of the span it summarises)")
     return _layout(fig, title, 150 + 34 * H)
@@ -229,6 +230,9 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
             customdata=np.stack([output["replica"], output["position"], output["index"]], axis=1),
             hovertemplate="encoder output position %{customdata[2]}<br>= replica %{customdata[0]}, "
                           "last layer, position %{customdata[1]}<extra></extra>", showlegend=False))
+        for r in sorted(output["replica"].unique()):
+            fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name=f"output of replica {r}",
+                                 marker_color=REPLICA_COLOURS[r % len(REPLICA_COLOURS)], hoverinfo="skip"))
     if chosen is not None:
         r, level, p = chosen
         hit = cells[(cells["replica"] == r) & (cells["level"] == level) & (cells["position"] == p)]
@@ -239,12 +243,12 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
                 x=[c["x0"], c["x0"] + 1, c["span_end"] + 1, c["span_start"], c["x0"]],
                 y=[y_top, y_top, y_bottom, y_bottom, y_top], fill="toself", mode="lines",
                 fillcolor="rgba(255,127,14,0.25)", line=dict(color=HIGHLIGHT, width=1.5), hoverinfo="skip",
-                name=f"position {p} tiles input steps {c['span_start']}–{c['span_end']}"))
+                name=f"position {p} tiles input {steps_text(c['span_start'], c['span_end'])}"))
             fig.add_shape(type="rect", x0=c["receptive_start"], x1=c["receptive_end"] + 1, y0=-0.45, y1=0.45,
                           line=dict(color=HIGHLIGHT, width=2, dash="dash"))
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", hoverinfo="skip",
                                      line=dict(color=HIGHLIGHT, width=2, dash="dash"),
-                                     name=f"conv/pool reach: steps {c['receptive_start']}–{c['receptive_end']}"))
+                                     name=f"conv/pool reach: {steps_text(c['receptive_start'], c['receptive_end'])}"))
             fig.add_shape(type="rect", x0=c["x0"], x1=c["x0"] + 1, y0=c["row"] - 0.45, y1=c["row"] + 0.45,
                           line=dict(color=HIGHLIGHT, width=3))
     titles = ["input window"] + list(cells.drop_duplicates("row").sort_values("row")["row_title"])
@@ -297,7 +301,7 @@ def attribution_time_figure(z: np.ndarray, times: pd.Index, series: pd.Series | 
     if series is not None:
         fig.add_trace(go.Scatter(x=series.index, y=series.to_numpy(), mode="lines", name=f"{column} (input)",
                                  line=dict(color=TRUTH, width=1.5)), secondary_y=True)
-    fig.update_yaxes(title_text="Σ attribution", secondary_y=False)
+    fig.update_yaxes(title_text="Σ attribution (red +, blue −)", secondary_y=False)
     fig.update_yaxes(title_text=column, secondary_y=True, showgrid=False)
     return _layout(fig, title, 320)
 

@@ -39,6 +39,12 @@ class SiteInfo:
         return self.lazy_rule != "full attention"
 
     @property
+    def short_label(self) -> str:
+        """e.g. 'encoder.0.1 · encoder self, L = 24' (for narrow pickers)."""
+        kind = {"encoder": "encoder self", "decoder_self": "decoder self, causal", "cross": "cross"}[self.kind]
+        return f"{self.name} · {kind}" + (f", L = {self.L_Q}" if self.level else "")
+
+    @property
     def label(self) -> str:
         """e.g. 'encoder.0.1 · encoder self-attention, layer 1 (1 distilling step, L = 24)'."""
         where = f"layer {self.layer}"
@@ -58,6 +64,11 @@ def site_infos(rows: Sequence[SiteRows]) -> list[SiteInfo]:
         out.append(SiteInfo(i, r.site, r.kind, r.layer, r.replica, r.level, len(r.query_steps), L_K, u,
                             r.lazy_rule, r.lazy_rows))
     return out
+
+
+def steps_text(first: int, last: int) -> str:
+    """'step 36' or 'steps 10–11'."""
+    return f"step {first}" if first == last else f"steps {first}–{last}"
 
 
 def ranges_text(positions: Iterable[int], limit: int = 24) -> str:
@@ -213,12 +224,20 @@ def agreement_view(agreement: pd.DataFrame, site: str, against: str) -> pd.DataF
     return out
 
 
-HEAD_COLUMNS = {"site": "site", "head": "head", "rows": "rows", "mean_entropy": "entropy (nats)",
-                "uniform_entropy": "flat-row entropy (nats)", "mean_max_weight": "max weight",
-                "attended_distance_steps": "attended distance (input steps)",
-                "dominant_lag_steps": "dominant lag (input steps)", "dominant_lag_mass": "mass at that lag",
-                "previous_step": "previous step", "seasonal_lag": "seasonal",
-                "seasonal_period": "season (steps)"}
+HEAD_COLUMNS = {"site": "site", "head": "head", "rows": "rows", "mean_entropy": "entropy",
+                "uniform_entropy": "flat entropy", "mean_max_weight": "max weight",
+                "attended_distance_steps": "distance", "dominant_lag_steps": "dominant lag",
+                "dominant_lag_mass": "lag mass", "previous_step": "prev. step", "seasonal_lag": "seasonal",
+                "seasonal_period": "season"}
+HEAD_HELP = {"entropy": "mean entropy of the computed rows (nats)",
+             "flat entropy": "entropy of a uniform row over the allowed keys (nats): the ceiling",
+             "max weight": "mean largest weight of a computed row",
+             "distance": "attended distance Σ_j p_ij |i − j| in input steps, mean over rows",
+             "dominant lag": "the lag i − j (input steps) with the largest mean mass",
+             "lag mass": "mean mass at the dominant lag",
+             "prev. step": "the dominant lag is one step of the layer",
+             "seasonal": "the dominant lag is within ±1 step of a seasonal period",
+             "season": "the seasonal period it matched (steps)"}
 
 
 def heads_view(heads: pd.DataFrame) -> pd.DataFrame:
@@ -325,7 +344,8 @@ def kept_view(kept: pd.DataFrame) -> pd.DataFrame:
 
 
 def lengths_view(lengths: pd.DataFrame) -> pd.DataFrame:
-    out = lengths.rename(columns={"input_length": "replica input length", "analytic_length": "analytic ⌊(L−1)/2⌋+1",
+    out = lengths.rename(columns={"input_length": "replica input length",
+                                  "analytic_length": "analytic ⌊(L−1)/2⌋+1",
                                   "recorded_length": "recorded"}).copy()
     out["match"] = np.where(lengths["match"], "✓", "✗")
     return out

@@ -26,8 +26,13 @@ def table(df: pd.DataFrame, file_name: str, key: str, *, label: str = "Download 
 
 
 def chart(fig: go.Figure, file_name: str, key: str, *, label: str = "Download chart (HTML)") -> None:
-    """A plotly chart and a button that downloads it as a self-contained HTML file (built on click)."""
-    st.plotly_chart(fig, key=f"chart_{key}", config=PLOTLY_CONFIG)
+    """A plotly chart and a button that downloads it as a self-contained HTML file (built on click).
+
+    PNG: the chart's own toolbar (camera icon, "Download plot as a png") renders it in the user's browser at 2×,
+    named like the HTML file; a server-side PNG would need kaleido, which is not a dependency.
+    """
+    png = {"format": "png", "filename": safe_file_part(file_name), "scale": 2}
+    st.plotly_chart(fig, key=f"chart_{key}", config={**PLOTLY_CONFIG, "toImageButtonOptions": png})
     st.download_button(label, lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name=f"{safe_file_part(file_name)}.html", mime="text/html", key=f"dl_html_{key}",
                        on_click="ignore", icon=":material/download:")

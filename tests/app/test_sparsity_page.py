@@ -125,7 +125,7 @@ def test_renders_every_view_of_the_report(open_app, reports, monkeypatch):
     assert sum(len(array(t["x"])) for t in scatter["data"]) == 48
     # the per-head summary
     _tab(at, "Every head")
-    summary = next(d.value for d in at.dataframe if "dominant lag (input steps)" in d.value.columns)
+    summary = next(d.value for d in at.dataframe if "dominant lag" in d.value.columns)
     assert len(summary) == 16
     assert len(calls) == 1  # tabs re-slice the one report
 

@@ -186,6 +186,14 @@ def test_upload_train_mask_forecast(browser, server, screenshots):
     page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=SLOW)
     settle(page)
 
+    # the chart's toolbar renders a PNG in the browser, named after the chart
+    chart = page.locator(".js-plotly-plot").first
+    chart.hover()
+    with page.expect_download(timeout=SLOW) as info:
+        chart.locator('[data-title="download plot as a png" i]').click()
+    assert info.value.suggested_filename == "sample.csv-series.png"
+    assert Path(info.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
     # upload the sample CSV through the file input
     page.get_by_text("Upload a CSV", exact=True).click()
     uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="CSV file")

@@ -22,8 +22,9 @@ ATTENTION_LABELS = {"as trained": "as trained", "full": "full attention (counter
 st.title("Attribution")
 st.caption("Integrated Gradients of one forecast value f(x) (one window, horizon step and target column, "
            "standardised) over its [seq_len × enc_in] encoder window: attribution[t, c] = (x − b)[t, c] · "
-           "∫₀¹ ∂f/∂x[t, c](b + α(x − b)) dα. Completeness says they add up to f(x) − f(b). The decoder's label part "
-           "follows x, the time marks stay fixed, and every path point uses the same key sample (the seed).")
+           "∫₀¹ ∂f/∂x[t, c](b + α(x − b)) dα. Completeness says they add up to f(x) − f(b). "
+           "The decoder's label part follows x, the time marks stay fixed, and every path point uses the same key "
+           "sample (the seed).")
 
 model = state.require_model()
 data = state.require_data()
@@ -129,8 +130,7 @@ series = data.frame.values[result.target_column].reindex(times) if result.target
 left, right = st.columns([1, 1], gap="large")
 with left:
     widgets.chart(charts.attribution_time_figure(z, times, series, result.target_column,
-                                                 "Attribution per input step, summed over features (bars: red +, "
-                                                 f"blue −) and the {result.target_column} input"),
+                                                 "Σ attribution per input step (bars) and the input"),
                   f"{stem}-per-step", "at_time")
 with right:
     st.markdown("**Per input feature**")

@@ -121,11 +121,10 @@ with st.container(border=True):
     e, text = st.columns([1, 3], vertical_alignment="center", gap="large")
     e.metric("ε (counterfactual gap)", f"{comparison.epsilon:.4f}",
              help="‖Y_prob − Y_full‖_F / ‖Y_full‖_F over all the split's standardised forecasts.")
-    text.markdown(f"**ε = ‖Y_prob − Y_full‖_F / ‖Y_full‖_F = {comparison.epsilon:.4g}**: how far the forecasts of the "
-                  "model as trained (ProbSparse, key-sample seed "
-                  f"{comparison.seed}) lie from the same weights run with full attention at every site, relative to "
-                  "the latter, over every standardised forecast of the split. 0 exactly when ProbSparse selects every "
-                  "query (u = L).")
+    text.markdown(f"**ε = ‖Y_prob − Y_full‖_F / ‖Y_full‖_F = {comparison.epsilon:.4g}**: how far the "
+                  f"forecasts of the model as trained (ProbSparse, key-sample seed {comparison.seed}) lie from the "
+                  "same weights run with full attention at every site, relative to the latter, over every "
+                  "standardised forecast of the split. 0 exactly when ProbSparse selects every query (u = L).")
     if config.encoder_attention == "full" and config.decoder_attention == "full":
         st.caption("This checkpoint already uses full self-attention, so the counterfactual is the model itself.")
 
@@ -147,7 +146,8 @@ label = f"{METRICS[metric]} ({SCALES[scale]})"
 widgets.chart(charts.per_step_figure(comparison.per_step, column, label, labels), f"{stem}-per-step-{column}",
               "cp_per_step")
 st.markdown(f"**{label} per horizon step**")
-widgets.table(views.per_step_wide(comparison.per_step, column, models), f"{stem}-per-step-{column}", "cp_per_step_table",
+widgets.table(views.per_step_wide(comparison.per_step, column, models), f"{stem}-per-step-{column}",
+              "cp_per_step_table",
               column_config={m: st.column_config.NumberColumn(labels[m], format="%.4f") for m in models})
 csv_download(comparison.per_step, f"{stem}-per-step-all", "cp_per_step_all",
              "Download MSE and MAE per step, both scales, every model (CSV)")
@@ -164,4 +164,5 @@ overlay = cache_analyses.overlay(model.key, data.key, comparison.split, seed, pa
 widgets.chart(charts.overlay_figure(overlay, target, models, labels,
                                     f"{target}: window {window}, history, truth and every forecast (original units)"),
               f"{stem}-w{window}-{target}", "cp_overlay")
-widgets.table(views.overlay_wide(overlay, models), f"{stem}-w{window}-forecasts", "cp_overlay_table", height=300, label="Download this window (CSV)")
+widgets.table(views.overlay_wide(overlay, models), f"{stem}-w{window}-forecasts", "cp_overlay_table", height=300,
+              label="Download this window (CSV)")

@@ -48,8 +48,9 @@ split_stamps = prepared.split(split).timestamps[window:window + config.seq_len]
 step_stamps = charts.stamps(split_stamps)
 stem = f"pyramid-{tables.safe_file_part(model.ref.name)}-{split}-w{window}"
 stacked = len(config.e_layers) > 1
+encoder = f"stack {','.join(map(str, config.e_layers))}" if stacked else f"{config.e_layers[0]} layers"
 st.caption(f"Window {window} of the {split} split: encoder input {split_stamps[0]} → {split_stamps[-1]} "
-           f"({config.seq_len} steps) · encoder {'stack ' + ','.join(map(str, config.e_layers)) if stacked else f'{config.e_layers[0]} layers'}"
+           f"({config.seq_len} steps) · encoder {encoder}"
            f"{', distilling on' if config.distil else ', distilling off'} · key-sample seed {seed}.")
 
 # ------------------------------------------------------------------------------------------ the picture
@@ -90,9 +91,9 @@ output = views.output_cells(cells, config.seq_len) if stacked else None
 clickable_chart(charts.pyramid_figure(cells, step_stamps, config.seq_len, (replica, level, position), output),
                 f"{stem}-picture", PICTURE_KEY, _pick_cell)
 chosen = cells[(cells["replica"] == replica) & (cells["level"] == level) & (cells["position"] == position)].iloc[0]
-st.markdown(f"**{row_titles[row_id]}, position {position}** tiles input steps {chosen['span_start']}–"
-            f"{chosen['span_end']} ({chosen['span_text']}); its conv/pool path reaches steps "
-            f"{chosen['receptive_start']}–{chosen['receptive_end']}"
+st.markdown(f"**{row_titles[row_id]}, position {position}** tiles input "
+            f"{views.steps_text(chosen['span_start'], chosen['span_end'])} ({chosen['span_text']}); its conv/pool path "
+            f"reaches {views.steps_text(chosen['receptive_start'], chosen['receptive_end'])}"
             f"{' and wraps round (circular padding)' if chosen['wraps'] else ''}. Output norm {chosen['norm']:.4g}.")
 st.caption("Click a cell (or pick the layer and position above) to link it to the input steps it covers. Bars are "
            "one unit per position, so a bar is as long as its layer's sequence; each sits centred over the input "
@@ -100,7 +101,7 @@ st.caption("Click a cell (or pick the layer and position above) to link it to th
            "mixes every position, and the value embedding has its own k=3 convolution.")
 
 # ------------------------------------------------------------------------------------------ lengths
-left, right = st.columns([3, 2], gap="large")
+left, right = st.columns([1, 1], gap="large")
 with left:
     st.subheader("Lengths")
     widgets.table(views.lengths_view(report.lengths), f"{stem}-lengths", "py_lengths")
@@ -114,8 +115,11 @@ with right:
     st.caption("Per output position of each distilling step: the fraction of channels whose max came from "
                "input 2i − 1, 2i or 2i + 1 (they sum to 1).")
     kept = views.kept_view(report.kept)
+    if not stacked:
+        kept = kept.drop(columns="replica")
     widgets.table(kept, f"{stem}-pool-winners", "py_kept", height=260,
-                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in kept.columns[3:]})
+                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in kept.columns
+                                 if c.startswith("from")})
 
 # ------------------------------------------------------------------------------------------ survival and norms
 spans = report.spans.assign(span_text=views.span_texts(report.spans))

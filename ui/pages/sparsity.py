@@ -75,39 +75,10 @@ def _pick_from_grid() -> None:
 
 stem = f"sparsity-{tables.safe_file_part(model.ref.name)}-{split}-w{window}-seed{seed}"
 
-# ------------------------------------------------------------------------------------------ grid
-st.subheader("Layer × head grid")
-grid_col, pick_col = st.columns([3, 2], gap="large")
-with pick_col:
-    statistic = st.selectbox("Colour the grid by", list(views.GRID_STATISTICS), key="sp_stat",
-                             format_func=views.GRID_STATISTICS.get, persist_state="session")
-    site_name = st.selectbox("Attention site", names, key=SITE_KEY, format_func=lambda s: by_name[s].label,
-                             persist_state="session")
-    head = st.selectbox("Head", list(range(H)), key=HEAD_KEY, format_func=lambda h: f"head {h}",
-                        persist_state="session")
-    site = by_name[site_name]
-    st.caption("Click a cell of the grid to show that head below (or pick it here).")
-    if site.sparse:
-        st.markdown(f"**{site.name}**: L_Q = {site.L_Q} queries, L_K = {site.L_K} keys; ProbSparse computes "
-                    f"**u = {site.u}** softmax rows per head; the other {site.L_Q - site.u} queries get "
-                    f"**{site.lazy_rule}**.")
-    else:
-        st.markdown(f"**{site.name}**: full attention, L_Q = {site.L_Q} queries × L_K = {site.L_K} keys, a softmax "
-                    "row for every query (no sampling, no lazy rows).")
-with grid_col:
-    grid = views.grid_table(report.heads, report.agreement, sites, statistic)
-    clickable_chart(charts.head_grid_figure(grid, sites, H, views.GRID_TITLES[statistic],
-                                            (site.index, head)), f"{stem}-grid-{statistic}", GRID_KEY,
-                    _pick_from_grid)
-
-st.header(f"{site.name} · head {head}", divider="gray")
-part = views.site_queries(report.queries, site.name)
-hq = views.head_queries(part, head)
-causal = site.kind == "decoder_self"
-
-
-def scores_and_queries() -> None:
+# ------------------------------------------------------------------------------------------ detail tabs
+def scores_and_queries(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
     """Scores of every query and head at the site; the chosen head's selected queries on the series."""
+    causal = site.kind == "decoder_self"
     score_options = list(views.SCORES) if site.sparse else ["exact_m", "exact_mbar"]
     if st.session_state.get("sp_score") not in score_options:
         st.session_state["sp_score"] = score_options[0]
@@ -120,7 +91,7 @@ def scores_and_queries() -> None:
     score_name = {"sampled_mbar": "sampled M̄", "exact_m": "exact M", "exact_mbar": "exact M̄"}[score]
     widgets.chart(charts.score_heatmap(z, positions, selected, score_name,
                                        f"{score_name} per query and head at {site.name}" +
-                                       (" (rings: the top-u ProbSparse selected)" if site.sparse else ""), head),
+                                       (" (rings: the top-u ProbSparse selected)" if site.sparse else "")),
                   f"{stem}-{site.name}-{score}", "sp_scores")
     if not site.sparse:
         st.caption("Full-attention site: no sampled M̄ was computed; the exact measures are shown.")
@@ -160,14 +131,15 @@ def scores_and_queries() -> None:
                 columns={"sampled_mbar": "sampled M̄", "rank_exact": "exact-M rank"})
             widgets.table(shown, f"{stem}-{site.name}-h{head}-selected", "sp_selected", height=320,
                           column_config={"sampled M̄": st.column_config.NumberColumn(format="%.3f"),
-                                         "timestamp": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+                                         "timestamp": st.column_config.DatetimeColumn(format="MM-DD HH:mm"),
                                          "exact-M rank": st.column_config.NumberColumn(format="%d")})
         else:
             st.caption("Full attention: every query is computed.")
 
 
-def attention_rows() -> None:
+def attention_rows(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
     """The chosen head's computed softmax rows, and what the lazy queries get instead."""
+    causal = site.kind == "decoder_self"
     rows = views.head_rows(report.site_rows(site.name), head)
     with st.container(border=True):
         if site.sparse:
@@ -183,8 +155,9 @@ def attention_rows() -> None:
                   f"{stem}-{site.name}-h{head}-rows", "sp_rows")
 
 
-def exact_vs_sampled() -> None:
+def exact_vs_sampled(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
     """Sampled M̄ against an exact measure per query; top-u agreement over seeds with its chance level."""
+    causal = site.kind == "decoder_self"
     if not site.sparse:
         st.info("Full attention at this site: nothing is sampled, so there is nothing to compare.")
         return
@@ -222,25 +195,61 @@ def exact_vs_sampled() -> None:
                  "Download the agreement of every site and measure (CSV)")
 
 
-def every_head() -> None:
+def every_head(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
     """The per-head summary of every site, and every query's numbers."""
     heads_view = views.heads_view(report.heads)
-    widgets.table(heads_view, f"{stem}-heads", "sp_heads",
-                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in
-                                 ("entropy (nats)", "flat-row entropy (nats)", "max weight",
-                                  "attended distance (input steps)", "mass at that lag")})
-    st.caption(f"Over the computed rows of seed {seed}. Lags are query − key (positive: the key lies in the past), "
-               "in input steps: a distilled layer's lag in its own steps × 2 per distilling step. *previous step*: "
-               "the dominant lag is one step of the layer; *seasonal*: it is within ±1 step of a seasonal period of "
-               "the data's frequency.")
+    columns_config = {c: st.column_config.Column(help=text) for c, text in views.HEAD_HELP.items()}
+    columns_config.update({c: st.column_config.NumberColumn(format="%.3f", help=views.HEAD_HELP[c]) for c in
+                    ("entropy", "flat entropy", "max weight", "distance", "lag mass")})
+    widgets.table(heads_view, f"{stem}-heads", "sp_heads", column_config=columns_config)
+    st.caption(f"Over the computed rows of seed {seed}. Entropy in nats (*flat entropy*: a uniform row over the "
+               "allowed keys). Distance and lag in input steps; a lag is query − key (positive: the key lies in the "
+               "past), a distilled layer's lag counted × 2 per distilling step. *prev. step*: the dominant lag is one "
+               "step of the layer; *seasonal*: it is within ±1 step of a seasonal period of the data's frequency "
+               "(*season*).")
     csv_download(report.queries, f"{stem}-queries", "sp_queries",
                  "Download every query of every site: scores, ranks, selection (CSV)")
 
 
+# ------------------------------------------------------------------------------------------ grid and detail
 TABS = {"Scores and selected queries": scores_and_queries, "Attention rows": attention_rows,
         "Exact vs sampled": exact_vs_sampled, "Every head": every_head}
-# Lazy tabs: only the open one runs, so switching head redraws the grid and one tab, not every chart.
-for tab, draw in zip(st.tabs(list(TABS), key="sp_tab", on_change="rerun"), TABS.values()):
-    if tab.open:
-        with tab:
-            draw()
+
+
+@st.fragment
+def explorer() -> None:
+    """The grid and the chosen head's detail. A fragment: picking a head, a site or a tab reruns only this part
+    (the report is the one already fetched), and only the open tab is drawn (lazy tabs)."""
+    st.subheader("Layer × head grid")
+    grid_col, pick_col = st.columns([3, 2], gap="large")
+    with pick_col:
+        statistic = st.selectbox("Colour the grid by", list(views.GRID_STATISTICS), key="sp_stat",
+                                 format_func=views.GRID_STATISTICS.get, persist_state="session")
+        site_name = st.selectbox("Attention site", names, key=SITE_KEY, format_func=lambda s: by_name[s].short_label,
+                                 persist_state="session")
+        head = st.selectbox("Head", list(range(H)), key=HEAD_KEY, format_func=lambda h: f"head {h}",
+                            persist_state="session")
+        site = by_name[site_name]
+        st.caption("Click a cell of the grid to show that head below (or pick it here).")
+        if site.sparse:
+            st.markdown(f"**{site.name}**: L_Q = {site.L_Q} queries, L_K = {site.L_K} keys; ProbSparse computes "
+                        f"**u = {site.u}** softmax rows per head; the other {site.L_Q - site.u} queries get "
+                        f"**{site.lazy_rule}**.")
+        else:
+            st.markdown(f"**{site.name}**: full attention, L_Q = {site.L_Q} queries × L_K = {site.L_K} keys, a "
+                        "softmax row for every query (no sampling, no lazy rows).")
+    with grid_col:
+        grid = views.grid_table(report.heads, report.agreement, sites, statistic)
+        clickable_chart(charts.head_grid_figure(grid, sites, H, views.GRID_TITLES[statistic], (site.index, head)),
+                        f"{stem}-grid-{statistic}", GRID_KEY, _pick_from_grid)
+
+    st.header(f"{site.name} · head {head}", divider="gray")
+    part = views.site_queries(report.queries, site.name)
+    hq = views.head_queries(part, head)
+    for tab, draw in zip(st.tabs(list(TABS), key="sp_tab", on_change="rerun"), TABS.values()):
+        if tab.open:
+            with tab:
+                draw(site, head, part, hq)
+
+
+explorer()
