@@ -175,6 +175,21 @@ def require_data() -> ActiveData:
         st.stop()
 
 
+def require_windows(prepared, data: ActiveData, split: str) -> int:
+    """How many complete windows the split has, or st.error and st.stop() when it has none."""
+    n = cache.n_windows(prepared, split)
+    if n < 1:
+        st.error(f"The {split} split of {data.ref.name} has no complete window for this model.")
+        st.stop()
+    return n
+
+
+def window_slider(where, n: int, split: str, prefix: str) -> int:
+    """A window-of-the-split slider in `where` (a column or st), remembered per split and page prefix."""
+    return where.slider(f"Window (0 … {n - 1} of the {split} split)", 0, n - 1, 0, key=f"{prefix}_window_{split}",
+                        persist_state="session")
+
+
 def require_prepared(model: ActiveModel, data: ActiveData):
     """The active data split and scaled for the active model, or st.error naming the mismatch."""
     try:

@@ -115,8 +115,13 @@ def test_analysis_pages(browser, server, screenshots):  # noqa: F811 (fixtures)
     # pyramid: click a cell of the deepest layer; the text names the span it tiles
     open_page(page, "Distilling pyramid")
     wait_for_charts(page, 4)
-    click_point(page, "The encoder pyramid", 17.5, 2)  # row 2 = layer 1; position 5: its cells start at x = 12
+    at = page.evaluate(POINT_JS, ["The encoder pyramid", 17.5, 2])  # row 2 = layer 1; position 5 starts at x = 12
+    page.mouse.move(at[0] + 3, at[1] + 2)
+    page.wait_for_timeout(200)
+    started = time.perf_counter()
+    page.mouse.click(at[0] + 3, at[1] + 2)
     page.locator("p", has_text="position 5 tiles input steps 10–11").wait_for(timeout=SLOW)
+    print(f"pyramid_click_seconds: {time.perf_counter() - started:.3f} (click → the cell's description shown)")
     settle(page)
     shoot(page, screenshots, "5-pyramid")
 

@@ -167,10 +167,7 @@ n_heads = net.n_sites * net.config.n_heads
 c = st.columns([1.1, 1.3, 2.4, 2.4], gap="medium", vertical_alignment="bottom")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="abl_split", persist_state="session")
 mode = c[1].radio("Ablation", ["zero", "mean"], horizontal=True, key="abl_mode", persist_state="session")
-n = cache.n_windows(prepared, split)
-if n < 1:
-    st.error(f"The {split} split of {data.ref.name} has no complete window for this model.")
-    st.stop()
+n = state.require_windows(prepared, data, split)
 windows = c[2].radio("Windows scored", WINDOW_CHOICES, index=1, horizontal=True, key="abl_windows",
                      persist_state="session", format_func=lambda w: f"all ({n:,})" if w is None else f"{w}",
                      help="The first N windows of the split (quick looks); all: the whole split.")

@@ -36,14 +36,10 @@ columns = list(prepared.columns)
 
 # ------------------------------------------------------------------------------------------ the form
 split = st.radio("Split", ["val", "test"], index=1, horizontal=True, key="at_split", persist_state="session")
-n = cache.n_windows(prepared, split)
-if n < 1:
-    st.error(f"The {split} split of {data.ref.name} has no complete window for this model.")
-    st.stop()
+n = state.require_windows(prepared, data, split)
 with st.form("at_form", border=True):
     c = st.columns([3, 1.2, 1.4], gap="medium")
-    window = c[0].slider(f"Window (0 … {n - 1} of the {split} split)", 0, n - 1, 0, key=f"at_window_{split}",
-                         persist_state="session")
+    window = state.window_slider(c[0], n, split, "at")
     step = c[1].number_input(f"Horizon step (1 … {config.pred_len})", 1, config.pred_len, 1, key="at_step",
                              persist_state="session")
     column = c[2].selectbox("Target column", targets, index=len(targets) - 1, key="at_column",

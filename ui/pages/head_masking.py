@@ -25,12 +25,8 @@ H = config.n_heads
 c = st.columns([1, 1, 4, 1.3], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="hm_split", persist_state="session")
 mode = c[1].radio("Ablation", ["zero", "mean"], horizontal=True, key="hm_mode", persist_state="session")
-n = cache.n_windows(prepared, split)
-if n < 1:
-    st.error(f"The {split} split of {data.ref.name} has no complete window for this model.")
-    st.stop()
-window = c[2].slider(f"Window (0 … {n - 1} of the {split} split)", 0, n - 1, 0, key=f"hm_window_{split}",
-                     persist_state="session")
+n = state.require_windows(prepared, data, split)
+window = state.window_slider(c[2], n, split, "hm")
 targets = list(checkpoint.schema.target_columns)
 column = c[3].selectbox("Plotted column", targets, index=len(targets) - 1, key="hm_column",
                         persist_state="session") if len(targets) > 1 else targets[0]

@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from ui import cache, cache_analyses, state, tables, widgets
+from ui import cache_analyses, state, tables, widgets
 from ui import charts_analyses as charts
 from ui import tables_analyses as views
 from ui.widgets_analyses import clickable_chart, csv_download
@@ -32,12 +32,8 @@ H = config.n_heads
 
 c = st.columns([1, 4], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="py_split", persist_state="session")
-n = cache.n_windows(prepared, split)
-if n < 1:
-    st.error(f"The {split} split of {data.ref.name} has no complete window for this model.")
-    st.stop()
-window = c[1].slider(f"Window (0 … {n - 1} of the {split} split)", 0, n - 1, 0, key=f"py_window_{split}",
-                     persist_state="session")
+n = state.require_windows(prepared, data, split)
+window = state.window_slider(c[1], n, split, "py")
 try:
     report = cache_analyses.pyramid(model.key, data.key, split, window, seed, checkpoint, prepared)
 except (InformerLabError, ValueError) as err:

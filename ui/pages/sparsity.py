@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from ui import cache, cache_analyses, state, tables, widgets
+from ui import cache_analyses, state, tables, widgets
 from ui import charts_analyses as charts
 from ui import tables_analyses as views
 from ui.widgets_analyses import clickable_chart, csv_download
@@ -35,12 +35,8 @@ H = config.n_heads
 # ------------------------------------------------------------------------------------------ controls
 c = st.columns([1, 4, 1.4], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="sp_split", persist_state="session")
-n = cache.n_windows(prepared, split)
-if n < 1:
-    st.error(f"The {split} split of {data.ref.name} has no complete window for this model.")
-    st.stop()
-window = c[1].slider(f"Window (0 … {n - 1} of the {split} split)", 0, n - 1, 0, key=f"sp_window_{split}",
-                     persist_state="session")
+n = state.require_windows(prepared, data, split)
+window = state.window_slider(c[1], n, split, "sp")
 seeds = int(c[2].number_input("Seeds for the agreement", 1, 50, 10, key="sp_seeds", persist_state="session",
                               help="The key sample is drawn with seeds s, s + 1, …, s + n − 1 (s = the sidebar's "
                                    "analysis seed); the agreement table reports the mean and spread over them. "
