@@ -33,25 +33,13 @@ def _keep_mask(shape: torch.Size, p: float, device: torch.device,
     return keep, cut / _GRID
 
 
-class _MaskedScale(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:  # factor: keep / (1 − p), x's dtype
-        ctx.save_for_backward(factor)
-        return x * factor
-
-    @staticmethod
-    def backward(ctx, grad: torch.Tensor):
-        (factor,) = ctx.saved_tensors
-        return grad * factor, None
-
-
 def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
     if not training or p == 0.0:
         return x
     if x.device.type != "cpu":
         return F.dropout(x, p, True)
     keep, p_used = _keep_mask(x.shape, p, x.device)
-    return _MaskedScale.apply(x, keep.to(x.dtype).mul_(1.0 / (1.0 - p_used)))
+    return x * keep.to(x.dtype).mul_(1.0 / (1.0 - p_used))  # autograd: grad × the same factor
 
 
 class Dropout(nn.Dropout):
