@@ -73,28 +73,36 @@ def _pick_cell() -> None:
         st.session_state[_position_key(row_id)] = picked[2]
 
 
-st.subheader("The stack")
-pick = st.columns([2, 3], gap="medium")
-row_id = pick[0].selectbox("Layer", row_ids, key=ROW_KEY, format_func=row_titles.get, persist_state="session")
-length = row_length[row_id]
-position_key = _position_key(row_id)
-if st.session_state.get(position_key, 0) >= length:
-    st.session_state[position_key] = 0
-position = pick[1].slider(f"Position (0 … {length - 1})", 0, length - 1, key=position_key,
-                          persist_state="session") if length > 1 else 0
-replica, level = (int(x) for x in row_id.split(":"))
-output = views.output_cells(cells, config.seq_len) if stacked else None
-clickable_chart(charts.pyramid_figure(cells, step_stamps, config.seq_len, (replica, level, position), output),
-                f"{stem}-picture", PICTURE_KEY, _pick_cell)
-chosen = cells[(cells["replica"] == replica) & (cells["level"] == level) & (cells["position"] == position)].iloc[0]
-st.markdown(f"**{row_titles[row_id]}, position {position}** tiles input "
-            f"{views.steps_text(chosen['span_start'], chosen['span_end'])} ({chosen['span_text']}); its conv/pool path "
-            f"reaches {views.steps_text(chosen['receptive_start'], chosen['receptive_end'])}"
-            f"{' and wraps round (circular padding)' if chosen['wraps'] else ''}. Output norm {chosen['norm']:.4g}.")
-st.caption("Click a cell (or pick the layer and position above) to link it to the input steps it covers. Bars are "
-           "one unit per position, so a bar is as long as its layer's sequence; each sits centred over the input "
-           "steps its replica reads. The reach counts the distilling convolutions and max-pools only: attention "
-           "mixes every position, and the value embedding has its own k=3 convolution.")
+@st.fragment
+def the_stack() -> None:
+    """The picture and the chosen cell. A fragment: a click or a pick reruns only this part, on the cached
+    report, not the tables and charts below (they do not depend on the chosen cell)."""
+    st.subheader("The stack")
+    pick = st.columns([2, 3], gap="medium")
+    row_id = pick[0].selectbox("Layer", row_ids, key=ROW_KEY, format_func=row_titles.get, persist_state="session")
+    length = row_length[row_id]
+    position_key = _position_key(row_id)
+    if st.session_state.get(position_key, 0) >= length:
+        st.session_state[position_key] = 0
+    position = pick[1].slider(f"Position (0 … {length - 1})", 0, length - 1, key=position_key,
+                              persist_state="session") if length > 1 else 0
+    replica, level = (int(x) for x in row_id.split(":"))
+    output = views.output_cells(cells, config.seq_len) if stacked else None
+    clickable_chart(charts.pyramid_figure(cells, step_stamps, config.seq_len, (replica, level, position), output),
+                    f"{stem}-picture", PICTURE_KEY, _pick_cell)
+    chosen = cells[(cells["replica"] == replica) & (cells["level"] == level) & (cells["position"] == position)].iloc[0]
+    st.markdown(f"**{row_titles[row_id]}, position {position}** tiles input "
+                f"{views.steps_text(chosen['span_start'], chosen['span_end'])} ({chosen['span_text']}); "
+                f"its conv/pool path reaches {views.steps_text(chosen['receptive_start'], chosen['receptive_end'])}"
+                f"{' and wraps round (circular padding)' if chosen['wraps'] else ''}. "
+                f"Output norm {chosen['norm']:.4g}.")
+    st.caption("Click a cell (or pick the layer and position above) to link it to the input steps it covers. Bars are "
+               "one unit per position, so a bar is as long as its layer's sequence; each sits centred over the input "
+               "steps its replica reads. The reach counts the distilling convolutions and max-pools only: attention "
+               "mixes every position, and the value embedding has its own k=3 convolution.")
+
+
+the_stack()
 
 # ------------------------------------------------------------------------------------------ lengths
 left, right = st.columns([1, 1], gap="large")
