@@ -8,7 +8,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.checkpoint import Checkpoint, load_checkpoint
+from analysis.data import PreparedData, load_csv
 from analysis.training import TrainProgress
+from analysis.workflow import prepare_for_checkpoint
 
 
 def positive_int(text: str) -> int:
@@ -29,6 +31,12 @@ def add_checkpoint_and_csv(parser: argparse.ArgumentParser) -> None:
 
 def open_checkpoint(path: Path) -> Checkpoint:
     return load_checkpoint(path)
+
+
+def open_checkpoint_and_data(args: argparse.Namespace) -> tuple[Checkpoint, PreparedData]:
+    """The checkpoint of --checkpoint and the CSV of --csv prepared for it (`add_checkpoint_and_csv`'s arguments)."""
+    checkpoint = open_checkpoint(args.checkpoint)
+    return checkpoint, prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
 
 
 def write_table(table: pd.DataFrame, out: Path) -> None:

@@ -5,10 +5,8 @@ import argparse
 from pathlib import Path
 
 from analysis import ablation
-from analysis.data import load_csv
-from analysis.workflow import prepare_for_checkpoint
 
-from ._common import add_checkpoint_and_csv, open_checkpoint, positive_int, write_table
+from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
 
 STUDIES = ("single", "layers", "leave-one-in", "random", "prune")
 
@@ -49,9 +47,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    checkpoint = open_checkpoint(args.checkpoint)
+    checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model
-    prepared = prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
     common = dict(mode=args.mode, seed=args.seed, max_windows=args.max_windows)
     if args.study == "single":
         table = ablation.single_head_sweep(model, prepared, args.split, **common)

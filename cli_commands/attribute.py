@@ -4,10 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.attribution import BASELINES, input_attribution
-from analysis.data import load_csv
-from analysis.workflow import prepare_for_checkpoint
 
-from ._common import add_checkpoint_and_csv, open_checkpoint, positive_int, write_table
+from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
 
 
 def register(sub) -> None:
@@ -27,8 +25,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    checkpoint = open_checkpoint(args.checkpoint)
-    prepared = prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
+    checkpoint, prepared = open_checkpoint_and_data(args)
     target = args.target or checkpoint.schema.spec.target
     a = input_attribution(checkpoint.model, prepared, args.split, args.window, step=args.step, target_column=target,
                           baseline=args.baseline, n_steps=args.n_steps, seed=args.seed)

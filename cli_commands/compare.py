@@ -5,11 +5,9 @@ import sys
 from pathlib import Path
 
 from analysis.comparison import compare_forecasts, train_full_attention_twin
-from analysis.data import load_csv
 from analysis.training import TrainSettings
-from analysis.workflow import prepare_for_checkpoint
 
-from ._common import ConsoleProgress, add_checkpoint_and_csv, open_checkpoint, positive_int, write_table
+from ._common import ConsoleProgress, add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
 
 
 def register(sub) -> None:
@@ -31,8 +29,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    checkpoint = open_checkpoint(args.checkpoint)
-    prepared = prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
+    checkpoint, prepared = open_checkpoint_and_data(args)
     twin = None
     if args.train_full_twin:
         settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,

@@ -1,11 +1,9 @@
 """`evaluate`: test-split MSE and MAE of a checkpoint on a CSV."""
 from __future__ import annotations
 
-from analysis.data import load_csv
 from analysis.training import evaluate
-from analysis.workflow import prepare_for_checkpoint
 
-from ._common import add_checkpoint_and_csv, open_checkpoint
+from ._common import add_checkpoint_and_csv, open_checkpoint_and_data
 
 
 def register(sub) -> None:
@@ -19,8 +17,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    checkpoint = open_checkpoint(args.checkpoint)
-    prepared = prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
+    checkpoint, prepared = open_checkpoint_and_data(args)
     m = evaluate(checkpoint.model, prepared, args.split, seed=args.seed, attention=args.attention)
     print(f"{args.split} mse {m.mse:.6f} mae {m.mae:.6f} (standardised); "
           f"mse {m.mse_original:.6f} mae {m.mae_original:.6f} (original units); {m.windows} windows")

@@ -4,11 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.ablation import single_head_sweep
-from analysis.data import load_csv
 from analysis.importance import head_importance, rank_correlation
-from analysis.workflow import prepare_for_checkpoint
 
-from ._common import add_checkpoint_and_csv, open_checkpoint, positive_int, write_table
+from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
 
 
 def register(sub) -> None:
@@ -26,9 +24,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    checkpoint = open_checkpoint(args.checkpoint)
+    checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model
-    prepared = prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
     common = dict(mode=args.mode, seed=args.seed, max_windows=args.max_windows)
     result = head_importance(model, prepared, args.split, method=args.method, **common)
     sweep = single_head_sweep(model, prepared, args.split, **common)

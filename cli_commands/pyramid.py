@@ -3,11 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.data import load_csv
 from analysis.pyramid import pyramid_report, spans_with_norms
-from analysis.workflow import prepare_for_checkpoint
 
-from ._common import add_checkpoint_and_csv, open_checkpoint, write_table
+from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, write_table
 
 
 def register(sub) -> None:
@@ -21,8 +19,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    checkpoint = open_checkpoint(args.checkpoint)
-    prepared = prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
+    checkpoint, prepared = open_checkpoint_and_data(args)
     report = pyramid_report(checkpoint.model, prepared, args.split, args.window, seed=args.seed)
     table = spans_with_norms(report)
     write_table(table, args.out)

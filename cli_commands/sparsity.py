@@ -3,11 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.data import load_csv
 from analysis.sparsity import sparsity_report
-from analysis.workflow import prepare_for_checkpoint
 
-from ._common import add_checkpoint_and_csv, open_checkpoint, positive_int, write_table
+from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
 
 
 def parse_windows(text: str) -> list[int]:
@@ -35,8 +33,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     windows = parse_windows(args.windows)
-    checkpoint = open_checkpoint(args.checkpoint)
-    prepared = prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
+    checkpoint, prepared = open_checkpoint_and_data(args)
     report = sparsity_report(checkpoint.model, prepared, args.split, windows, seed=args.seed, seeds=args.seeds)
     write_table(report.queries, args.out)
     written = [str(args.out)]

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
 
 import streamlit as st
 
 from analysis.checkpoint import Checkpoint
-from analysis.data import SeriesFrame
+from analysis.data import PreparedData, SeriesFrame
 from analysis.errors import CheckpointError, InformerLabError
 
 from . import cache, settings
@@ -173,6 +174,21 @@ def require_data() -> ActiveData:
     except InformerLabError as err:
         st.error(f"The active data cannot be used: {err}")
         st.stop()
+
+
+class PageInputs(NamedTuple):
+    model: ActiveModel
+    data: ActiveData
+    prepared: PreparedData
+    seed: int
+
+
+def require_page() -> PageInputs:
+    """What an analysis page starts from: the active model, the active data prepared for it, the analysis seed.
+    A message and st.stop() when any is missing or they do not fit."""
+    model = require_model()
+    data = require_data()
+    return PageInputs(model, data, require_prepared(model, data), seed())
 
 
 def require_windows(prepared, data: ActiveData, split: str) -> int:

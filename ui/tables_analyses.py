@@ -5,7 +5,7 @@ comes from `analysis` (the one derived display quantity, the entropy ratio, is l
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -136,16 +136,21 @@ def _custom_values(data) -> list:
     return list(data)
 
 
-def grid_pick(selection) -> tuple[int, int] | None:
-    """(site index, head) of the first clicked cell of the grid overlay, from st.plotly_chart's selection."""
+def _clicked_customdata(selection) -> Iterator[list]:
+    """The customdata values of each clicked point in st.plotly_chart's selection state (nothing when malformed)."""
     if not selection:
-        return None
+        return
     try:
         points = selection["selection"]["points"]
     except (KeyError, TypeError):
-        return None
+        return
     for point in points or ():
-        data = _custom_values(point.get("customdata") if isinstance(point, Mapping) else None)
+        yield _custom_values(point.get("customdata") if isinstance(point, Mapping) else None)
+
+
+def grid_pick(selection) -> tuple[int, int] | None:
+    """(site index, head) of the first clicked cell of the grid overlay, from st.plotly_chart's selection."""
+    for data in _clicked_customdata(selection):
         if len(data) >= 2:
             return int(data[0]), int(data[1])
     return None
@@ -293,15 +298,8 @@ def level_matrix(table: pd.DataFrame, keys: Sequence[str], position: str, value:
 
 
 def pyramid_pick(selection) -> tuple[int, int, int] | None:
-    """(replica, level, position) of the first clicked pyramid cell (cells carry ≥ 3 customdata values)."""
-    if not selection:
-        return None
-    try:
-        points = selection["selection"]["points"]
-    except (KeyError, TypeError):
-        return None
-    for point in points or ():
-        data = _custom_values(point.get("customdata") if isinstance(point, Mapping) else None)
+    """(replica, level, position) of the first clicked pyramid cell (cells carry ≥ 9 customdata values)."""
+    for data in _clicked_customdata(selection):
         if len(data) >= 9:  # the input-window row carries 2 values: not a pyramid cell
             return int(data[0]), int(data[1]), int(data[2])
     return None

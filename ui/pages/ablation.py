@@ -25,6 +25,7 @@ NUMBER = st.column_config.NumberColumn(format="%.5f")
 TEXT = {"site": st.column_config.TextColumn(width="medium")}
 FIRST = ("site", "head", "delta_mse", "delta_mse_pct", "mse", "delta_mae", "mae")  # what a reader looks for first
 PCT = st.column_config.NumberColumn(format="%+.2f %%")
+METRIC_COLUMNS = TEXT | {k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae")} | {"delta_mse_pct": PCT}
 RUN = dict(type="primary", icon=":material/play_arrow:")  # every study's Run button
 
 
@@ -157,10 +158,8 @@ st.caption("Remove heads (zero: context set to 0; mean: replaced by its mean con
            "MSE on the standardised scale (train-split scaler), and every mask of a study is **paired**: it "
            "sees the same ProbSparse key samples as the baseline, so differences are not sampling noise.")
 
-model = state.require_model()
-data = state.require_data()
-prepared = state.require_prepared(model, data)
-checkpoint, seed = model.checkpoint, state.seed()
+model, data, prepared, seed = state.require_page()
+checkpoint = model.checkpoint
 net = checkpoint.model
 n_heads = net.n_sites * net.config.n_heads
 
@@ -270,8 +269,7 @@ with tabs[0]:
                           f"{stem}-sweep-horizon-{choice}", "abl_sweep_horizon")
         st.subheader("Numbers (one row per removed head, baseline first)")
         widgets.table(cache_ablation.lead(table, *FIRST), f"{stem}-sweep", "abl_sweep_table",
-                      column_config=TEXT | {k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae")} |
-                                    {"delta_mse_pct": PCT})
+                      column_config=METRIC_COLUMNS)
         st.download_button("Download ΔMSE per horizon step, every head (CSV)", widgets.csv_bytes(sweep.per_step),
                            file_name=f"{stem}-sweep-per-step.csv", mime="text/csv", key="dl_csv_abl_sweep_steps",
                            on_click="ignore", icon=":material/download:")
@@ -287,8 +285,7 @@ with tabs[1]:
         widgets.chart(site_bars(layers, f"ΔMSE with a whole site removed ({split}, {mode})"),
                       f"{stem}-layers", "abl_layers_chart")
         widgets.table(cache_ablation.lead(layers, *FIRST), f"{stem}-layers", "abl_layers_table",
-                      column_config=TEXT | {k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae")} |
-                                    {"delta_mse_pct": PCT})
+                      column_config=METRIC_COLUMNS)
 
 # ------------------------------------------------------------------------------------------ leave-one-in
 with tabs[2]:
@@ -302,8 +299,7 @@ with tabs[2]:
         widgets.chart(leave_one_in_bars(kept, f"ΔMSE with one head kept per site ({split}, {mode})"),
                       f"{stem}-leave-one-in", "abl_loi_chart")
         widgets.table(cache_ablation.lead(kept, *FIRST), f"{stem}-leave-one-in", "abl_loi_table",
-                      column_config=TEXT | {k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae")} |
-                                    {"delta_mse_pct": PCT})
+                      column_config=METRIC_COLUMNS)
 
 # ------------------------------------------------------------------------------------------ random masking
 with tabs[3]:

@@ -26,10 +26,8 @@ st.caption("Integrated Gradients of one forecast value f(x) (one window, horizon
            "The decoder's label part follows x, the time marks stay fixed, and every path point uses the same key "
            "sample (the seed).")
 
-model = state.require_model()
-data = state.require_data()
-prepared = state.require_prepared(model, data)
-checkpoint, seed = model.checkpoint, state.seed()
+model, data, prepared, seed = state.require_page()
+checkpoint = model.checkpoint
 config = checkpoint.config
 targets = list(prepared.target_columns)
 columns = list(prepared.columns)

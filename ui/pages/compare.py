@@ -27,10 +27,8 @@ st.caption("Every window of a split, forecast by the Informer as trained, by the
            "baselines: the last value, the seasonal naive forecast and a DLinear-style linear model fitted in "
            "closed form on the train windows.")
 
-model = state.require_model()
-data = state.require_data()
-prepared = state.require_prepared(model, data)
-checkpoint, seed = model.checkpoint, state.seed()
+model, data, prepared, seed = state.require_page()
+checkpoint = model.checkpoint
 config = checkpoint.config
 twin_state_key = f"cp_twin::{model.key}::{data.key}"
 twin: TwinJob | None = st.session_state.get(twin_state_key)

@@ -14,10 +14,8 @@ st.caption("A switched-off head is silenced on every row of its per-head context
            "fill and before the output projection: *zero* sets its context to 0, *mean* replaces it with its "
            f"mean context per position over up to {cache.MEAN_WINDOWS} train windows.")
 
-model = state.require_model()
-data = state.require_data()
-prepared = state.require_prepared(model, data)
-checkpoint, seed = model.checkpoint, state.seed()
+model, data, prepared, seed = state.require_page()
+checkpoint = model.checkpoint
 config, sites = checkpoint.config, checkpoint.model.sites
 H = config.n_heads
 

@@ -23,10 +23,8 @@ st.caption("Between encoder layers, distilling (Conv1d k=3 circular → BatchNor
            "maps length L to ⌊(L − 1)/2⌋ + 1. In an encoder stack, replica r reads only the last seq_len / 2^r "
            "input steps and has one layer fewer; the replicas' outputs are joined along time.")
 
-model = state.require_model()
-data = state.require_data()
-prepared = state.require_prepared(model, data)
-checkpoint, seed = model.checkpoint, state.seed()
+model, data, prepared, seed = state.require_page()
+checkpoint = model.checkpoint
 config = checkpoint.config
 H = config.n_heads
 

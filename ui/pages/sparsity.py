@@ -25,10 +25,8 @@ st.caption("ProbSparse ranks each query by M̄ = max_j s_ij − mean_j s_ij (s =
            "returns a stand-in. Here every site is recorded on one window and compared with the exact "
            "M = ln Σ_j exp(s_ij) − mean_j s_ij over all (allowed) keys.")
 
-model = state.require_model()
-data = state.require_data()
-prepared = state.require_prepared(model, data)
-checkpoint, seed = model.checkpoint, state.seed()
+model, data, prepared, seed = state.require_page()
+checkpoint = model.checkpoint
 config = checkpoint.config
 H = config.n_heads
 
