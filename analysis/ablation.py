@@ -37,7 +37,8 @@ import torch
 
 from model import HeadMask, Informer, autocast_context
 
-from .data import PreparedData, split_batches
+from .data import PreparedData
+from .windows import split_batches
 from .errors import ConfigError
 from .masking import AblationMode, mean_contexts
 from .training import Metrics

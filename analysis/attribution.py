@@ -46,7 +46,8 @@ from captum.attr import IntegratedGradients
 
 from model import Batch, Informer, recording
 
-from .data import PreparedData, WindowDataset, decoder_values
+from .data import PreparedData
+from .windows import WindowDataset, decoder_values
 
 BaselineName = Literal["zeros", "window_mean"]
 BASELINES = ("zeros", "window_mean")

@@ -34,7 +34,8 @@ from pandas.tseries.frequencies import to_offset
 
 from model import Informer, InformerConfig
 
-from .data import PreparedData, WindowDataset
+from .data import PreparedData
+from .windows import WindowDataset
 from .training import TrainProgress, TrainSettings, predict, train
 
 log = logging.getLogger(__name__)

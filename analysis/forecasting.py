@@ -5,7 +5,8 @@ import pandas as pd
 import torch
 
 from .checkpoint import Checkpoint
-from .data import SeriesFrame, forecast_batch
+from .data import SeriesFrame
+from .windows import forecast_batch
 from .errors import DataError
 
 

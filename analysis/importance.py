@@ -33,7 +33,8 @@ from captum.attr import IntegratedGradients, Saliency
 from model import Batch, HeadMask, Informer
 
 from .ablation import BASELINE, all_heads, limit_windows, reference_means
-from .data import PreparedData, split_batches
+from .data import PreparedData
+from .windows import split_batches
 from .errors import ConfigError
 from .masking import AblationMode
 

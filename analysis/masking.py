@@ -13,7 +13,8 @@ import torch
 
 from model import HeadMask, Informer, recording
 
-from .data import PreparedData, WindowDataset, collate
+from .data import PreparedData
+from .windows import WindowDataset, collate
 
 AblationMode = Literal["zero", "mean"]
 

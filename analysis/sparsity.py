@@ -33,7 +33,8 @@ from pandas.tseries.frequencies import to_offset
 
 from model import Batch, Informer, InformerConfig, Site, recording
 
-from .data import PreparedData, WindowDataset, collate
+from .data import PreparedData
+from .windows import WindowDataset, collate
 
 LAZY_RULES = {"mean": "mean(V)", "cummean": "running mean(V)", "cumsum": "running sum(V)", "full": "full attention"}
 LAZY_ROWS = {

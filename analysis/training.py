@@ -17,7 +17,8 @@ import torch
 
 from model import HeadMask, Informer, InformerConfig, autocast_context, pick_device
 
-from .data import PreparedData, split_batches
+from .data import PreparedData
+from .windows import split_batches
 
 log = logging.getLogger(__name__)
 

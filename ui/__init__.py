@@ -1,9 +1,10 @@
 """The Streamlit front end: pages draw widgets and charts, `ui.cache` calls `analysis` (DESIGN §1).
 
-    app.py            page config, shared sidebar, st.navigation(ui.nav.pages()).run()
+    app.py            page config, st.navigation(ui.nav.pages()).run(), then the shared sidebar
     ui/nav.py         the page registry: one line per page
     ui/pages/*.py     one script per page (never a folder named `pages/`)
-    ui/cache.py       the only place that caches: checkpoints (resource), frames and results (data)
+    ui/cache.py       the cached layer: checkpoints (resource), analysis results (data)
+    ui/frames.py      its torch-free half: CSV frames, so the Data page plots before torch loads
     ui/state.py       per-tab session state: the active model, the active data, the seed
     ui/jobs.py        background training (a thread + stop event in session_state)
     ui/charts.py      plotly figures;  ui/widgets.py  small drawing helpers (downloads, errors)

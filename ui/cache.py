@@ -3,36 +3,32 @@
 - `st.cache_resource`: objects shared by every session and never mutated — loaded checkpoints
   (keyed by folder + manifest mtime, or by the SHA-256 of uploaded files), prepared splits, mean
   contexts, the first-start training job.
-- `st.cache_data` (bounded): CSV frames keyed by the SHA-256 of the file's bytes, and analysis
-  results keyed by the model key, the data key and the widget values passed in.
+- `st.cache_data` (bounded): analysis results keyed by the model key, the data key and the widget
+  values passed in. CSV frames (keyed by the SHA-256 of the file's bytes) are in `ui.frames`, which
+  does not import torch.
 
 Arguments whose names start with "_" are not hashed: each such object is fully identified by the
 key arguments next to it (`model_key`, `data_key`). Widgets are never read in here.
 """
 from __future__ import annotations
 
-import hashlib
-import io
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from analysis.checkpoint import Checkpoint, load_checkpoint, read_checkpoint_files
-from analysis.data import PreparedData, SeriesFrame, WindowDataset, load_csv
+from analysis.data import PreparedData, SeriesFrame, load_csv
 from analysis.forecasting import forecast_future
 from analysis.masking import WindowForecast, head_mask, masked_window_forecast, mean_contexts
+from analysis.windows import WindowDataset
 from analysis.workflow import prepare_for_checkpoint
 from model import pick_device
 
 from . import settings
-from .jobs import TrainJob
+from .jobs import TrainJob, sample_recipe
 
 MEAN_WINDOWS = 256  # train windows averaged for mean ablation (evenly strided through the split)
-
-
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _to_device(checkpoint: Checkpoint) -> Checkpoint:
@@ -54,13 +50,6 @@ def checkpoint_from_upload(files_digest: str, _files: dict[str, bytes]) -> Check
 
 
 # ------------------------------------------------------------------------------------------ data
-@st.cache_data(max_entries=8, show_spinner="Reading the CSV…")
-def frame_from_bytes(data_digest: str, _data: bytes, name: str, datetime_column: str | None) -> SeriesFrame:
-    buffer = io.BytesIO(_data)
-    buffer.name = name  # load_csv names the frame (and its messages) after the file
-    return load_csv(buffer, datetime_column=datetime_column)
-
-
 @st.cache_resource(max_entries=8, show_spinner=False)
 def prepared_for(model_key: str, data_key: str, _checkpoint: Checkpoint, _frame: SeriesFrame) -> PreparedData:
     """The frame split and scaled as the model was trained (its own scaler). Read-only, shared."""
@@ -99,7 +88,7 @@ def future_forecast(model_key: str, data_key: str, seed: int, _checkpoint: Check
 @st.cache_resource(max_entries=4, show_spinner=False)
 def sample_training(runs: str, quick: bool) -> TrainJob:
     """The one job (per process and runs folder) that trains the sample model on first start."""
-    spec, size, train_settings = settings.sample_recipe(quick)
+    spec, size, train_settings = sample_recipe(quick)
     frame = load_csv(settings.SAMPLE_CSV)
     return TrainJob(settings.SAMPLE_RUN, Path(runs) / settings.SAMPLE_RUN, frame, spec, size,
                     train_settings).start()

@@ -1,23 +1,28 @@
 """Per-tab state: which model and which data are active, and the analysis seed.
 
 Everything here lives in `st.session_state` (one browser tab). The objects it resolves to come from
-`ui.cache` and are shared read-only between tabs. Pages call `require_model()` / `require_data()`
-and get a small bundle with the cache key to pass on to cached analyses.
+`ui.frames` and `ui.cache` and are shared read-only between tabs. Pages call `require_model()` /
+`require_data()` and get a small bundle with the cache key to pass on to cached analyses.
+
+The data half does not import torch; the functions that touch a model import `ui.cache` (and with it
+torch) when first called, so the Data & model page plots the data before torch has loaded.
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import NamedTuple
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
 from analysis.data import PreparedData, SeriesFrame
 from analysis.errors import CheckpointError, InformerLabError
 
-from . import cache, settings
+from . import frames, settings
+
+if TYPE_CHECKING:
+    from analysis.checkpoint import Checkpoint
 
 SEED_KEY = "analysis_seed"
 MODEL_KEY = "active_model_ref"
@@ -96,6 +101,8 @@ def set_model(ref: ModelRef, files: dict[str, bytes] | None = None) -> None:
 
 def load_model(ref: ModelRef) -> ActiveModel:
     """Resolve a reference through the cache. Raises CheckpointError naming the problem."""
+    from . import cache  # torch: see the module docstring
+
     if ref.source == "folder":
         manifest = Path(ref.path) / "manifest.json"
         if not manifest.is_file():
@@ -121,7 +128,7 @@ def _sample_bytes() -> bytes:
 
 @functools.lru_cache(maxsize=4)
 def _sample_digest(mtime_ns: int, size: int) -> str:
-    return cache.digest(_sample_bytes())
+    return frames.digest(_sample_bytes())
 
 
 def sample_data_ref() -> DataRef:
@@ -145,7 +152,7 @@ def load_data(ref: DataRef) -> ActiveData:
     data = _sample_bytes() if ref.source == "sample" else st.session_state.get(DATA_BYTES, {}).get(ref.digest)
     if data is None:
         raise InformerLabError(f"the uploaded file {ref.name} is no longer in this session; upload it again")
-    frame = cache.frame_from_bytes(ref.digest, data, ref.name, ref.datetime_column)
+    frame = frames.frame_from_bytes(ref.digest, data, ref.name, ref.datetime_column)
     return ActiveData(ref, f"{ref.digest}:{ref.datetime_column or ''}", frame)
 
 
@@ -193,6 +200,8 @@ def require_page() -> PageInputs:
 
 def require_windows(prepared, data: ActiveData, split: str) -> int:
     """How many complete windows the split has, or st.error and st.stop() when it has none."""
+    from . import cache  # torch: see the module docstring
+
     n = cache.n_windows(prepared, split)
     if n < 1:
         st.error(f"The {split} split of {data.ref.name} has no complete window for this model.")
@@ -208,6 +217,8 @@ def window_slider(where, n: int, split: str, prefix: str) -> int:
 
 def require_prepared(model: ActiveModel, data: ActiveData):
     """The active data split and scaled for the active model, or st.error naming the mismatch."""
+    from . import cache  # torch: see the module docstring
+
     try:
         return cache.prepared_for(model.key, data.key, model.checkpoint, data.frame)
     except InformerLabError as err:

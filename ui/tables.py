@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from analysis.errors import ConfigError
-from analysis.training import TrainProgress
+
+if TYPE_CHECKING:  # annotations only: this module stays importable before torch loads (ui.frames)
+    from analysis.training import TrainProgress
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 SITE_KINDS = (("encoder", "Encoder self-attention"), ("decoder_self", "Decoder self-attention (causal)"),

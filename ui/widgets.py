@@ -1,12 +1,16 @@
 """Small drawing helpers shared by pages: charts with an HTML download, tables with a CSV download."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from .jobs import JobView
 from .tables import progress_fraction, safe_file_part
+
+if TYPE_CHECKING:  # annotations only: the Data page draws its chart with these helpers before torch loads
+    from .jobs import JobView
 
 PLOTLY_CONFIG = {"displaylogo": False}
 

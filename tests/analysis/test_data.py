@@ -15,19 +15,16 @@ from analysis.data import (
     DataSpec,
     PreparedData,
     SeriesFrame,
-    WindowDataset,
-    collate,
     fit_scaler,
-    forecast_batch,
     future_timestamps,
     infer_frequency,
     load_csv,
     n_time_features,
     prepare,
-    split_batches,
     split_borders,
     time_features,
 )
+from analysis.windows import WindowDataset, collate, forecast_batch, split_batches
 from analysis.errors import ConfigError, DataError
 from model.batch import Batch
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from analysis.ablation import limit_windows
-from analysis.data import split_batches
+from analysis.windows import split_batches
 from analysis.importance import head_importance, rank_correlation, window_losses
 
 

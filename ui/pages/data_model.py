@@ -5,13 +5,10 @@ import streamlit as st
 
 from analysis.data import DataSpec
 from analysis.errors import InformerLabError
-from analysis.training import TrainSettings
-from analysis.workflow import ModelSize
-from ui import cache, charts, settings, sidebar, state, tables, widgets
-from ui.jobs import TrainJob, check_training_inputs
+from ui import charts, frames, settings, state, tables, widgets
 
 SOURCES = ("Bundled sample", "Upload a CSV")
-MAX_PLOT_POINTS = 5000
+MAX_PLOT_POINTS = 2000  # per column, min/max pairs: about one pair per pixel of a wide chart
 LEARNING_RATES = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5]
 
 st.title("Data & model")
@@ -25,7 +22,7 @@ source = st.radio("Data source", SOURCES, key="data_source", horizontal=True, pe
 if source == SOURCES[0]:
     if state.data_ref().source != "sample":
         state.set_data(state.sample_data_ref())
-        st.rerun()  # the sidebar, drawn before this page, names the active data
+        st.rerun()
 else:
     up_col, dt_col = st.columns([3, 1])
     upload = up_col.file_uploader("CSV file (a datetime column and numeric columns)", type=["csv", "txt"],
@@ -35,11 +32,11 @@ else:
                                         "date/datetime/time/timestamp, else the first column of timestamps).")
     if upload is not None:
         raw = upload.getvalue()
-        candidate = state.DataRef("upload", upload.name, cache.digest(raw), datetime_column.strip() or None)
+        candidate = state.DataRef("upload", upload.name, frames.digest(raw), datetime_column.strip() or None)
         failed = st.session_state.get("csv_upload_failed")  # (DataRef, message) of the last file refused
         if candidate != state.data_ref() and (failed is None or failed[0] != candidate):
             try:
-                cache.frame_from_bytes(candidate.digest, raw, candidate.name, candidate.datetime_column)
+                frames.frame_from_bytes(candidate.digest, raw, candidate.name, candidate.datetime_column)
             except InformerLabError as err:
                 failed = st.session_state["csv_upload_failed"] = (candidate, f"{upload.name}: {err}")
             else:
@@ -85,6 +82,14 @@ if data is not None:
 
 
 # ============================================================================================ model
+# The model half of the page loads checkpoints, and with them torch (2–3 s on two cores). Imported here,
+# after the data and its chart have gone to the browser, so that on a cold start the browser draws the
+# chart while torch loads (ui.frames).
+from analysis.training import TrainSettings  # noqa: E402
+from analysis.workflow import ModelSize  # noqa: E402
+from ui import cache, sidebar  # noqa: E402
+from ui.jobs import TrainJob, check_training_inputs  # noqa: E402
+
 st.header("Model", divider="gray")
 active_col, load_col = st.columns([3, 2], gap="large")
 
@@ -140,7 +145,7 @@ with load_col:
                                accept_multiple_files=True, key="checkpoint_upload")
     if uploads:
         files = {f.name: f.getvalue() for f in uploads}
-        files_digest = cache.digest(b"".join(name.encode() + cache.digest(blob).encode()
+        files_digest = frames.digest(b"".join(name.encode() + frames.digest(blob).encode()
                                              for name, blob in sorted(files.items())))
         uploaded = state.ModelRef("upload", f"upload-{files_digest[:8]}", digest=files_digest)
         if files_digest != st.session_state.get("checkpoint_upload_seen"):  # new files: validate, then use them
