@@ -1,0 +1,201 @@
+"""One ETTh1 training step of our Informer against one of the official Informer2020 operations, interleaved.
+
+    python benchmarks/train_speed.py                       # 12 timed blocks of 10 steps per contestant
+    python benchmarks/train_speed.py --blocks 12 --steps 5
+    python benchmarks/train_speed.py --csv path/to/ETTh1.csv
+
+The machine's speed drifts (up to 60% within minutes), so seconds per epoch measured at different times
+cannot be compared. Here three contestants train in ONE process, on the CPU, in turns: a block of
+`--steps` full training steps (forward, MSE loss, zero_grad, backward, optimiser step) of each in turn,
+every block on the same batches, after one untimed warm-up block. Ratios are taken within a block.
+
+  official              `benchmarks.official_style.Informer`, torch.optim.Adam with default arguments, the
+                        decoder input built as the official `_process_one_batch` does (label part, then zeros).
+                        It is a re-implementation of the official operations (the same module tree, ProbSparse
+                        gather, global-RNG key samples, mask and lazy rows), verified to compute the official
+                        function by tests/test_official_style.py; it is NOT the official code itself.
+  ours                  `model.Informer` with default options, `analysis.training.make_adam`, called as the
+                        train loop calls it: model(batch, generator=g).
+  ours_official_quirks  the same with `analysis.official.OFFICIAL_QUIRKS` (the official forward's semantics).
+
+The issue's configuration: ETTh1 (../shared/data/ETT/ETTh1.csv relative to the repository root, or --csv),
+features M, 96/48/24, d_model 64, 4 heads, d_ff 128, e_layers 2, d_layers 1, dropout 0.05, factor 5,
+batch 32, lr 1e-4. Batches are built once, before timing, from `analysis.windows.split_batches` (shuffled,
+generator seed 0); our data loading per batch is timed separately. The est. s/epoch is ms/step × the
+number of train batches (training steps only; the loading line says what iterating the loader adds).
+Last line: `ours_vs_official_train_step_speedup: <median over blocks of official ms / ours ms>`.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
+from analysis.official import OFFICIAL_QUIRKS  # noqa: E402
+from analysis.training import config_for, make_adam  # noqa: E402
+from analysis.windows import split_batches  # noqa: E402
+from benchmarks import official_style  # noqa: E402
+from model import Batch, Informer, autocast_context  # noqa: E402
+
+SPEC = dict(features="M", seq_len=96, label_len=48, pred_len=24)
+SIZE = dict(d_model=64, n_heads=4, d_ff=128, dropout=0.05, factor=5)
+BATCH_SIZE, LEARNING_RATE = 32, 1e-4
+DEVICE = torch.device("cpu")
+
+Step = Callable[[Batch, torch.Tensor], float]  # one training step on (batch, y) → loss
+
+
+@dataclass
+class Contestant:
+    name: str
+    step: Step
+    block_ms: list[float] = field(default_factory=list)  # ms per step, one entry per timed block
+    losses: list[float] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# The three training steps
+# --------------------------------------------------------------------------------------------
+def official_step(prepared) -> Step:
+    """The official `train` loop body: zero_grad, `_process_one_batch`, MSE, backward, Adam step."""
+    s = prepared.spec
+    torch.manual_seed(0)
+    model = official_style.Informer(prepared.enc_in, prepared.dec_in, prepared.c_out, s.seq_len, s.label_len,
+                                    s.pred_len, e_layers=2, d_layers=1, attn="prob", freq="h",
+                                    activation="gelu", distil=True, mix=True, **SIZE).to(DEVICE).train()
+    optimiser = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    criterion = torch.nn.MSELoss()
+
+    def step(batch: Batch, y: torch.Tensor) -> float:
+        optimiser.zero_grad()
+        x_dec = batch.x_dec.float()  # [B, label_len + pred_len, dec_in]; only its label part is read
+        zeros = torch.zeros([x_dec.shape[0], s.pred_len, x_dec.shape[-1]]).float()
+        dec_inp = torch.cat([x_dec[:, :s.label_len, :], zeros], dim=1).float().to(DEVICE)
+        out = model(batch.x_enc.float().to(DEVICE), batch.mark_enc.float().to(DEVICE), dec_inp,
+                     batch.mark_dec.float().to(DEVICE))  # [B, pred_len, c_out]
+        loss = criterion(out, y.float().to(DEVICE))
+        loss.backward()
+        optimiser.step()
+        return loss.item()
+
+    return step
+
+
+def our_step(prepared, **options) -> Step:
+    """analysis/training.py's loop body: forward with the key generator, MSE, zero_grad, backward, step."""
+    torch.manual_seed(0)
+    model = Informer(config_for(prepared, e_layers=(2,), d_layers=1, **SIZE, **options)).to(DEVICE).train()
+    optimiser = make_adam(model, LEARNING_RATE, DEVICE)
+    key_gen = torch.Generator(device=DEVICE).manual_seed(1)
+
+    def step(batch: Batch, y: torch.Tensor) -> float:
+        with autocast_context(DEVICE):
+            out = model(batch.to(DEVICE), generator=key_gen)
+        loss = torch.nn.functional.mse_loss(out.float(), y.to(DEVICE))
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        optimiser.step()
+        return loss.item()
+
+    return step
+
+
+# --------------------------------------------------------------------------------------------
+# Timing
+# --------------------------------------------------------------------------------------------
+def run_block(contestant: Contestant, batches: list, start: int, steps: int) -> float:
+    """`steps` training steps on batches start, start+1, ... (cycling) → ms per step."""
+    began = time.perf_counter()
+    for i in range(start, start + steps):
+        batch, y = batches[i % len(batches)]
+        contestant.losses.append(contestant.step(batch, y))
+    return (time.perf_counter() - began) * 1e3 / steps
+
+
+def time_loading(prepared, n_batches: int, passes: int = 3) -> float:
+    """ms per batch of iterating our train loader (windowing + collate), best of `passes` full passes."""
+    best = float("inf")
+    for p in range(passes):
+        loader = split_batches(prepared, "train", BATCH_SIZE, shuffle=True, generator=torch.Generator().manual_seed(p))
+        began = time.perf_counter()
+        for _ in loader:
+            pass
+        best = min(best, (time.perf_counter() - began) * 1e3 / n_batches)
+    return best
+
+
+def spread(values: list[float], fmt: str = "{:.1f}") -> str:
+    return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--csv", type=Path, default=ROOT.parent / "shared" / "data" / "ETT" / "ETTh1.csv")
+    parser.add_argument("--blocks", type=int, default=12, help="timed blocks per contestant (after one warm-up)")
+    parser.add_argument("--steps", type=int, default=10, help="training steps per block")
+    parser.add_argument("--batches", type=int, default=40, help="distinct batches built up front (cycled)")
+    args = parser.parse_args()
+    if args.blocks < 1 or args.steps < 1 or args.batches < 1:
+        sys.exit("error: --blocks, --steps and --batches must be at least 1")
+    if not args.csv.is_file():
+        sys.exit(f"error: {args.csv} not found (the ETT data sets live in ../shared/data/ETT/; or pass --csv)")
+
+    prepared = prepare(load_csv(args.csv), DataSpec(target="OT", **SPEC))
+    loader = split_batches(prepared, "train", BATCH_SIZE, shuffle=True, generator=torch.Generator().manual_seed(0))
+    epoch_batches = len(loader)
+    batches = []
+    for item in loader:
+        batches.append(item)
+        if len(batches) == args.batches:
+            break
+
+    contestants = [Contestant("official", official_step(prepared)), Contestant("ours", our_step(prepared)),
+                   Contestant("ours_official_quirks", our_step(prepared, **OFFICIAL_QUIRKS))]
+    print(f"ETTh1 ({args.csv.name}): {epoch_batches} train batches of {BATCH_SIZE}; {len(batches)} distinct batches "
+          f"cycled; model {SIZE}, e_layers 2, d_layers 1; CPU, {torch.get_num_threads()} threads, torch "
+          f"{torch.__version__}")
+    print(f"1 warm-up block + {args.blocks} timed blocks × {args.steps} steps per contestant, interleaved "
+          "(the order rotates each block); every contestant sees the same batches")
+
+    for block in range(args.blocks + 1):
+        start = block * args.steps
+        order = contestants[block % 3:] + contestants[:block % 3]
+        for c in order:
+            ms = run_block(c, batches, start, args.steps)
+            if block > 0:  # block 0 is the warm-up
+                c.block_ms.append(ms)
+
+    print(f"\n{'contestant':22s} {'ms/step median (min–max)':>26s} {'est. s/epoch':>13s} "
+          f"{'loss first→last block':>22s}")
+    for c in contestants:
+        first = statistics.mean(c.losses[:args.steps])
+        last = statistics.mean(c.losses[-args.steps:])
+        print(f"{c.name:22s} {spread(c.block_ms):>26s} {statistics.median(c.block_ms) * epoch_batches / 1e3:13.1f} "
+              f"{first:10.3f} → {last:.3f}")
+
+    official, ours, quirks = (c.block_ms for c in contestants)
+    speedup = [o / m for o, m in zip(official, ours)]
+    speedup_quirks = [o / m for o, m in zip(official, quirks)]
+    print(f"\nper-block ratio official / ours:                 {spread(speedup, '{:.2f}')}")
+    print(f"per-block ratio official / ours_official_quirks: {spread(speedup_quirks, '{:.2f}')}")
+    print(f"ours faster than official in {sum(r > 1 for r in speedup)}/{len(speedup)} blocks, "
+          f"ours_official_quirks in {sum(r > 1 for r in speedup_quirks)}/{len(speedup_quirks)}")
+
+    load_ms = time_loading(prepared, epoch_batches)
+    print(f"\nour data loading (split_batches, best of 3 full passes), not in the step times above: {load_ms:.2f} "
+          f"ms/batch = {load_ms * epoch_batches / 1e3:.2f} s/epoch")
+    print(f"ours_vs_official_train_step_speedup: {statistics.median(speedup):.2f}")
+
+
+if __name__ == "__main__":
+    main()
