@@ -74,12 +74,12 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(runs: Path, log_path: Path):
-    """`streamlit run app.py` on a free port with INFORMER_LAB_RUNS=runs; yields its URL."""
+def streamlit_server(runs: Path, log_path: Path, app: Path = APP):
+    """`streamlit run app.py` (or `app`) on a free port with INFORMER_LAB_RUNS=runs; yields its URL."""
     port = _free_port()
     env = {**os.environ, "INFORMER_LAB_RUNS": str(runs), "PYTHONUNBUFFERED": "1"}
     env.pop("INFORMER_LAB_QUICK_TRAIN", None)
-    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true",
+    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
                "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
                "--browser.gatherUsageStats", "false"]
     with open(log_path, "w") as log:

@@ -1,0 +1,99 @@
+"""Cold start in a real browser: fresh `streamlit run`, model on disk, page.goto → first plotly chart visible.
+
+    python benchmarks/cold_start.py --checkpoint runs/sample             # 5 rounds
+    python benchmarks/cold_start.py --checkpoint runs/sample --rounds 8 --against /tmp/old-checkout
+
+Each round starts a fresh server for every contestant in turn, the way tests/e2e/test_browser.py's
+`test_cold_start` does (the checkpoint copied to a temporary runs folder as `sample`; the clock starts
+at `page.goto`, right after the server answers its health check):
+
+  app      this checkout's app.py;
+  floor    a Streamlit page with one 3-point plotly chart and nothing else: what any Streamlit + plotly
+           page costs on this machine (the browser loads and evaluates Streamlit's plotly bundle);
+  against  (optional) app.py of another checkout, e.g. `git worktree add /tmp/old <commit>`.
+
+The machine's speed drifts, so compare contestants within a round: the script prints each round and the
+per-round difference app − floor. Needs Debian's /usr/bin/chromium and the playwright package
+(requirements-dev.txt), like the browser tests. Last line: `cold_start_seconds_median: <x>`.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_server  # noqa: E402
+
+FLOOR_APP = '''import plotly.graph_objects as go
+import streamlit as st
+
+st.title("One chart")
+st.plotly_chart(go.Figure(go.Scatter(y=[1, 3, 2])))
+'''
+TIMEOUT_MS = 180_000
+
+
+def time_to_first_chart(browser, app: Path, runs: Path, log: Path) -> float:
+    with streamlit_server(runs, log, app) as url:
+        page = browser.new_page(viewport=VIEWPORT)
+        started = time.perf_counter()
+        page.goto(url)
+        page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=TIMEOUT_MS)
+        seconds = time.perf_counter() - started
+        page.close()
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint folder (e.g. runs/sample)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--against", type=Path, help="another checkout whose app.py runs in every round too")
+    args = parser.parse_args()
+    if not (args.checkpoint / "manifest.json").is_file():
+        sys.exit(f"error: {args.checkpoint} is not a checkpoint folder (no manifest.json); start the app once "
+                 "(it trains runs/sample) or `python cli.py train ... --out DIR`")
+    if not CHROMIUM.exists():
+        sys.exit(f"error: {CHROMIUM} is missing (install Debian's chromium)")
+    if args.against is not None and not (args.against / "app.py").is_file():
+        sys.exit(f"error: {args.against} has no app.py")
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp_name, sync_playwright() as p:
+        tmp = Path(tmp_name)
+        runs = tmp / "runs"
+        shutil.copytree(args.checkpoint, runs / "sample")
+        floor = tmp / "floor.py"
+        floor.write_text(FLOOR_APP)
+        contestants = {"app": ROOT / "app.py", "floor": floor}
+        if args.against is not None:
+            contestants["against"] = args.against.resolve() / "app.py"
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        times: dict[str, list[float]] = {name: [] for name in contestants}
+        for r in range(args.rounds):
+            for name, app in contestants.items():
+                times[name].append(time_to_first_chart(browser, app, runs, tmp / f"{name}.log"))
+            print(f"round {r + 1}: " + ", ".join(f"{name} {t[-1]:.2f} s" for name, t in times.items()), flush=True)
+        browser.close()
+
+    print()
+    for name, values in times.items():
+        print(f"{name:8s} median {statistics.median(values):.2f} s  (min {min(values):.2f}, max {max(values):.2f})")
+    over_floor = [a - f for a, f in zip(times["app"], times["floor"])]
+    print(f"app − floor, per round: median {statistics.median(over_floor):.2f} s")
+    if "against" in times:
+        gain = [b - a for a, b in zip(times["app"], times["against"])]
+        print(f"against − app, per round: median {statistics.median(gain):.2f} s; app faster in "
+              f"{sum(g > 0 for g in gain)}/{len(gain)} rounds")
+    print(f"cold_start_seconds_median: {statistics.median(times['app']):.2f}")
+
+
+if __name__ == "__main__":
+    main()
