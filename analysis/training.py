@@ -147,6 +147,18 @@ def _validation_loss(model, prepared, settings, device) -> float:
     return float(np.mean((preds - trues) ** 2))
 
 
+def training_step(model: Informer, optimiser: torch.optim.Optimizer, batch, y: torch.Tensor,
+                  device: torch.device, key_gen: torch.Generator) -> float:
+    """One optimiser step on (batch, y): forward (mixed precision where it pays), MSE, backward. → the loss."""
+    with autocast_context(device):
+        out = model(batch.to(device), generator=key_gen)
+    loss = torch.nn.functional.mse_loss(out.float(), y.to(device))
+    optimiser.zero_grad(set_to_none=True)
+    loss.backward()
+    optimiser.step()
+    return loss.item()
+
+
 def train(prepared: PreparedData, config: InformerConfig, settings: TrainSettings = TrainSettings(), *,
           progress: Callable[[TrainProgress], None] | None = None,
           should_stop: Callable[[], bool] | None = None) -> TrainResult:
@@ -176,13 +188,7 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
             if should_stop is not None and should_stop():
                 result.stopped = "user"
                 break
-            with autocast_context(device):
-                out = model(batch.to(device), generator=key_gen)
-            loss = torch.nn.functional.mse_loss(out.float(), y.to(device))
-            optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            optimiser.step()
-            losses.append(loss.item())
+            losses.append(training_step(model, optimiser, batch, y, device, key_gen))
             if progress is not None:
                 progress(TrainProgress(epoch, settings.epochs, step, steps, float(np.mean(losses)),
                                        best_val_loss=None if best_val == math.inf else best_val,

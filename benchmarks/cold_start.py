@@ -23,13 +23,12 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_server  # noqa: E402
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, seconds_to_first_chart  # noqa: E402
 
 FLOOR_APP = '''import plotly.graph_objects as go
 import streamlit as st
@@ -37,18 +36,6 @@ import streamlit as st
 st.title("One chart")
 st.plotly_chart(go.Figure(go.Scatter(y=[1, 3, 2])))
 '''
-TIMEOUT_MS = 180_000
-
-
-def time_to_first_chart(browser, app: Path, runs: Path, log: Path) -> float:
-    with streamlit_server(runs, log, app) as url:
-        page = browser.new_page(viewport=VIEWPORT)
-        started = time.perf_counter()
-        page.goto(url)
-        page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=TIMEOUT_MS)
-        seconds = time.perf_counter() - started
-        page.close()
-    return seconds
 
 
 def main() -> None:
@@ -79,7 +66,7 @@ def main() -> None:
         times: dict[str, list[float]] = {name: [] for name in contestants}
         for r in range(args.rounds):
             for name, app in contestants.items():
-                times[name].append(time_to_first_chart(browser, app, runs, tmp / f"{name}.log"))
+                times[name].append(seconds_to_first_chart(browser, runs, tmp / f"{name}.log", app))
             print(f"round {r + 1}: " + ", ".join(f"{name} {t[-1]:.2f} s" for name, t in times.items()), flush=True)
         browser.close()
 

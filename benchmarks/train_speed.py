@@ -42,10 +42,10 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
 from analysis.official import OFFICIAL_QUIRKS  # noqa: E402
-from analysis.training import config_for, make_adam  # noqa: E402
+from analysis.training import config_for, make_adam, training_step  # noqa: E402
 from analysis.windows import split_batches  # noqa: E402
 from benchmarks import official_style  # noqa: E402
-from model import Batch, Informer, autocast_context  # noqa: E402
+from model import Batch, Informer  # noqa: E402
 
 SPEC = dict(features="M", seq_len=96, label_len=48, pred_len=24)
 SIZE = dict(d_model=64, n_heads=4, d_ff=128, dropout=0.05, factor=5)
@@ -92,22 +92,13 @@ def official_step(prepared) -> Step:
 
 
 def our_step(prepared, **options) -> Step:
-    """analysis/training.py's loop body: forward with the key generator, MSE, zero_grad, backward, step."""
+    """analysis/training.py's loop body, `training_step`: forward with the key generator, MSE, backward, step."""
     torch.manual_seed(0)
     model = Informer(config_for(prepared, e_layers=(2,), d_layers=1, **SIZE, **options)).to(DEVICE).train()
     optimiser = make_adam(model, LEARNING_RATE, DEVICE)
     key_gen = torch.Generator(device=DEVICE).manual_seed(1)
 
-    def step(batch: Batch, y: torch.Tensor) -> float:
-        with autocast_context(DEVICE):
-            out = model(batch.to(DEVICE), generator=key_gen)
-        loss = torch.nn.functional.mse_loss(out.float(), y.to(DEVICE))
-        optimiser.zero_grad(set_to_none=True)
-        loss.backward()
-        optimiser.step()
-        return loss.item()
-
-    return step
+    return lambda batch, y: training_step(model, optimiser, batch, y, DEVICE, key_gen)
 
 
 # --------------------------------------------------------------------------------------------

@@ -162,18 +162,24 @@ def toggle_head(page, label: str) -> None:
     page.locator("label").filter(has=box).click()
 
 
-# ------------------------------------------------------------------------------------------ tests
-def test_cold_start(browser, tiny_trained, tmp_path):
-    """A fresh server with the model on disk: time from page.goto to the first plotly chart visible."""
-    runs = tmp_path / "runs"
-    shutil.copytree(tiny_trained[2], runs / "sample")
-    with streamlit_server(runs, tmp_path / "server.log") as url:
+def seconds_to_first_chart(browser, runs: Path, log_path: Path, app: Path = APP) -> float:
+    """The cold start: a fresh server for `app`, then page.goto → the first plotly chart visible (seconds)."""
+    with streamlit_server(runs, log_path, app) as url:
         page = browser.new_page(viewport=VIEWPORT)
         started = time.perf_counter()
         page.goto(url)
         page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=SLOW)
         seconds = time.perf_counter() - started
         page.close()
+    return seconds
+
+
+# ------------------------------------------------------------------------------------------ tests
+def test_cold_start(browser, tiny_trained, tmp_path):
+    """A fresh server with the model on disk: time from page.goto to the first plotly chart visible."""
+    runs = tmp_path / "runs"
+    shutil.copytree(tiny_trained[2], runs / "sample")
+    seconds = seconds_to_first_chart(browser, runs, tmp_path / "server.log")
     print(f"\ncold_start_seconds: {seconds:.2f}")
     assert seconds < 120
 
