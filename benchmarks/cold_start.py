@@ -1,7 +1,8 @@
-"""Cold start in a real browser: fresh `streamlit run`, model on disk, page.goto → first plotly chart visible.
+"""Cold start in a real browser: fresh `streamlit run`, model on disk, page.goto → first chart drawn.
 
     python benchmarks/cold_start.py --checkpoint runs/sample             # 5 rounds
     python benchmarks/cold_start.py --checkpoint runs/sample --rounds 8 --against /tmp/old-checkout
+    python benchmarks/cold_start.py --checkpoint runs/sample --against /tmp/a --against /tmp/b
 
 Each round starts a fresh server for every contestant in turn, the way tests/e2e/test_browser.py's
 `test_cold_start` does (the checkpoint copied to a temporary runs folder as `sample`; the clock starts
@@ -10,7 +11,8 @@ at `page.goto`, right after the server answers its health check):
   app      this checkout's app.py;
   floor    a Streamlit page with one 3-point plotly chart and nothing else: what any Streamlit + plotly
            page costs on this machine (the browser loads and evaluates Streamlit's plotly bundle);
-  against  (optional) app.py of another checkout, e.g. `git worktree add /tmp/old <commit>`.
+  against  (optional, repeatable) app.py of another checkout, e.g. `git worktree add /tmp/old <commit>`;
+           named after its folder.
 
 The machine's speed drifts, so compare contestants within a round: the script prints each round and the
 per-round difference app − floor. Needs Debian's /usr/bin/chromium and the playwright package
@@ -42,15 +44,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint folder (e.g. runs/sample)")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--against", type=Path, help="another checkout whose app.py runs in every round too")
+    parser.add_argument("--against", type=Path, action="append", default=[],
+                        help="another checkout whose app.py runs in every round too (repeatable)")
     args = parser.parse_args()
     if not (args.checkpoint / "manifest.json").is_file():
         sys.exit(f"error: {args.checkpoint} is not a checkpoint folder (no manifest.json); start the app once "
                  "(it trains runs/sample) or `python cli.py train ... --out DIR`")
     if not CHROMIUM.exists():
         sys.exit(f"error: {CHROMIUM} is missing (install Debian's chromium)")
-    if args.against is not None and not (args.against / "app.py").is_file():
-        sys.exit(f"error: {args.against} has no app.py")
+    for other in args.against:
+        if not (other / "app.py").is_file():
+            sys.exit(f"error: {other} has no app.py")
+    names = [other.resolve().name for other in args.against]
+    if len(set(names)) < len(names) or {"app", "floor"} & set(names):
+        sys.exit("error: give the --against checkouts distinct folder names other than app and floor")
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp_name, sync_playwright() as p:
@@ -60,8 +67,8 @@ def main() -> None:
         floor = tmp / "floor.py"
         floor.write_text(FLOOR_APP)
         contestants = {"app": ROOT / "app.py", "floor": floor}
-        if args.against is not None:
-            contestants["against"] = args.against.resolve() / "app.py"
+        for name, other in zip(names, args.against):
+            contestants[name] = other.resolve() / "app.py"
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         times: dict[str, list[float]] = {name: [] for name in contestants}
         for r in range(args.rounds):
@@ -72,12 +79,12 @@ def main() -> None:
 
     print()
     for name, values in times.items():
-        print(f"{name:8s} median {statistics.median(values):.2f} s  (min {min(values):.2f}, max {max(values):.2f})")
+        print(f"{name:10s} median {statistics.median(values):.2f} s  (min {min(values):.2f}, max {max(values):.2f})")
     over_floor = [a - f for a, f in zip(times["app"], times["floor"])]
     print(f"app − floor, per round: median {statistics.median(over_floor):.2f} s")
-    if "against" in times:
-        gain = [b - a for a, b in zip(times["app"], times["against"])]
-        print(f"against − app, per round: median {statistics.median(gain):.2f} s; app faster in "
+    for name in names:
+        gain = [b - a for a, b in zip(times["app"], times[name])]
+        print(f"{name} − app, per round: median {statistics.median(gain):.2f} s; app faster in "
               f"{sum(g > 0 for g in gain)}/{len(gain)} rounds")
     print(f"cold_start_seconds_median: {statistics.median(times['app']):.2f}")
 

@@ -1,7 +1,7 @@
 """The cached layer's torch-free half: CSV frames, keyed by the SHA-256 of the file's bytes.
 
-Split from `ui.cache` so that the Data & model page can read and plot the data before torch has loaded:
-on a cold start the browser then works on the first chart while the model half of the app imports.
+Split from `ui.cache` so that the Data & model page can read and plot the data before torch has loaded
+(on a cold start the model stack loads only once the browser has drawn the page: ui/deferred.py).
 A test (tests/app/test_cold_path.py) keeps this module, `ui.state` and `analysis.data` free of torch.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ To add a page:
        from ui import cache, state, widgets
 
        st.title("Sparsity")
-       model = state.require_model()              # or st.info + st.stop() when there is none
+       model = state.require_model()              # or st.info + state.stop_page() when there is none
        data = state.require_data()
        prepared = state.require_prepared(model, data)
        result = cache.<your_cached_call>(model.key, data.key, <widget values>, state.seed(),

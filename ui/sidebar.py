@@ -1,4 +1,8 @@
-"""The sidebar shared by every page: the active model, the analysis seed, and running training jobs."""
+"""The sidebar shared by every page: the active model, the analysis seed, and running training jobs.
+
+It loads the active model, and with it torch; until some run of this process has loaded the model stack,
+app.py draws `ui.deferred.draw_sidebar` instead (the cold start).
+"""
 from __future__ import annotations
 
 import streamlit as st
@@ -6,10 +10,9 @@ import streamlit as st
 from analysis.errors import InformerLabError
 from model import pick_device
 
-from . import cache, settings, state
+from . import cache, settings, state, widgets
 from .jobs import TrainJob
 from .tables import config_rows
-from .widgets import job_progress
 
 DEVICE_NAMES = {"cuda": "CUDA", "mps": "MPS", "cpu": "CPU"}
 
@@ -45,12 +48,12 @@ def _user_job() -> TrainJob | None:
 def _draw_jobs(sample: TrainJob | None, user: TrainJob | None) -> None:
     if sample is not None:
         st.markdown("**First start:** training the sample model on `sample.csv`")
-        job_progress(sample.view())
+        widgets.job_progress(sample.view())
         if sample.status == "failed" and st.button("Retry", key="retry_sample"):
             cache.sample_training.clear()
             st.rerun()
     if user is not None and not user.adopted:
-        job_progress(user.view())
+        widgets.job_progress(user.view())
 
 
 @st.fragment(run_every=1.0)
@@ -68,9 +71,7 @@ def _live_jobs() -> None:
 def draw() -> None:
     with st.sidebar:
         _draw_model()
-        st.number_input("Analysis seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=state.SEED_KEY,
-                        help="Seeds every random draw of the analyses (ProbSparse key samples), so the same "
-                             "view always shows the same numbers.")
+        widgets.seed_input()
         sample, user = sample_job(), _user_job()
         if (sample and not sample.view().finished) or (user and not user.view().finished):
             _live_jobs()
@@ -92,8 +93,7 @@ def _draw_model() -> None:
         st.markdown("**Model:** none yet")
         return
     config, schema = model.checkpoint.config, model.checkpoint.schema
-    source = "uploaded" if model.ref.source == "upload" else "runs/"
-    st.markdown(f"**Model:** `{model.ref.name}` ({source})")
+    st.markdown(widgets.model_line(model.ref))
     st.caption("  \n".join(f"{label}: {value}" for label, value in config_rows(config, schema)))
     st.caption(f"active data: {state.data_ref().name}")
 

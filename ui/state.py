@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 import streamlit as st
 
@@ -161,17 +161,30 @@ def active_data() -> ActiveData:
 
 
 # ------------------------------------------------------------------------------------------ pages
+class PageStopped(Exception):
+    """Raised by `stop_page()`; app.py catches it and goes on to draw the sidebar."""
+
+
+def stop_page() -> NoReturn:
+    """End the page here, after it has drawn why (st.info / st.error).
+
+    Not st.stop(): once a stop is requested, every further Streamlit call of the run raises again, so the
+    sidebar, which app.py draws after the page, would vanish on exactly the pages that explain a problem.
+    """
+    raise PageStopped
+
+
 def require_model() -> ActiveModel:
-    """The active model, or a message and st.stop() (no traceback) when there is none."""
+    """The active model, or a message and stop_page() (no traceback) when there is none."""
     try:
         model = active_model()
     except InformerLabError as err:
         st.error(str(err))
-        st.stop()
+        stop_page()
     if model is None:
         st.info("No model yet. The sample model is being trained (see the sidebar), or load / train one on "
                 "the **Data & model** page.")
-        st.stop()
+        stop_page()
     return model
 
 
@@ -180,7 +193,7 @@ def require_data() -> ActiveData:
         return active_data()
     except InformerLabError as err:
         st.error(f"The active data cannot be used: {err}")
-        st.stop()
+        stop_page()
 
 
 class PageInputs(NamedTuple):
@@ -192,20 +205,20 @@ class PageInputs(NamedTuple):
 
 def require_page() -> PageInputs:
     """What an analysis page starts from: the active model, the active data prepared for it, the analysis seed.
-    A message and st.stop() when any is missing or they do not fit."""
+    A message and stop_page() when any is missing or they do not fit."""
     model = require_model()
     data = require_data()
     return PageInputs(model, data, require_prepared(model, data), seed())
 
 
 def require_windows(prepared, data: ActiveData, split: str) -> int:
-    """How many complete windows the split has, or st.error and st.stop() when it has none."""
+    """How many complete windows the split has, or st.error and stop_page() when it has none."""
     from . import cache  # torch: see the module docstring
 
     n = cache.n_windows(prepared, split)
     if n < 1:
         st.error(f"The {split} split of {data.ref.name} has no complete window for this model.")
-        st.stop()
+        stop_page()
     return n
 
 
@@ -223,4 +236,4 @@ def require_prepared(model: ActiveModel, data: ActiveData):
         return cache.prepared_for(model.key, data.key, model.checkpoint, data.frame)
     except InformerLabError as err:
         st.error(f"The active data ({data.ref.name}) does not fit the active model ({model.ref.name}): {err}")
-        st.stop()
+        stop_page()

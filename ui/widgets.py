@@ -9,6 +9,8 @@ import streamlit as st
 
 from .tables import progress_fraction, safe_file_part
 
+from . import state
+
 if TYPE_CHECKING:  # annotations only: the Data page draws its chart with these helpers before torch loads
     from .jobs import JobView
 
@@ -65,3 +67,15 @@ def job_progress(view: JobView) -> None:
         return
     fraction = 1.0 if view.finished else progress_fraction(view.latest)
     st.progress(fraction, text=job_status_line(view))
+
+
+def seed_input() -> None:
+    """The sidebar's analysis seed (session state), read by every page through `state.seed()`."""
+    st.number_input("Analysis seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=state.SEED_KEY,
+                    help="Seeds every random draw of the analyses (ProbSparse key samples), so the same "
+                         "view always shows the same numbers.")
+
+
+def model_line(ref: state.ModelRef) -> str:
+    """The sidebar's "Model:" line: the active model's name and where it comes from."""
+    return f"**Model:** `{ref.name}` ({'uploaded' if ref.source == 'upload' else 'runs/'})"

@@ -25,6 +25,8 @@ def open_app(runs_dir):
     """open_app(page=None) → an AppTest that has run the app (and switched to `page`)."""
     from streamlit.testing.v1 import AppTest
 
+    import ui.cache  # noqa: F401  the model stack loaded, as in a server past its first run (test_cold_path)
+
     def make(page: str | None = None):
         at = AppTest.from_file(str(APP), default_timeout=60).run()
         assert not at.exception, at.exception

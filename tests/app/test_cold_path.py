@@ -1,10 +1,12 @@
-"""The Data & model page plots the data before torch loads (cold start): its first half imports no torch.
+"""The cold start: the first run of a fresh server draws the Data & model page without importing torch.
 
-Checked in a fresh interpreter, since this test process has torch loaded already. If someone adds a
-module-level torch import to the data half, the browser waits for torch (2–3 s here) before the first chart.
+Checked in fresh interpreters, since this test process has torch loaded already. If someone adds a
+module-level torch import to the data half, or the sidebar loads the model on the first run, torch's import
+(2–3 s here, holding the GIL) competes with the browser for the first chart (ui/deferred.py).
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What app.py and the data half of ui/pages/data_model.py import before the page's first chart.
 COLD_PATH = ["analysis.data", "analysis.errors", "ui.nav", "ui.frames", "ui.state", "ui.settings", "ui.tables",
-             "ui.charts", "ui.widgets"]
+             "ui.charts", "ui.widgets", "ui.deferred"]
+
+# Two runs of app.py in one fresh interpreter. The first is a fresh server's first run; the second stands in
+# for the loader fragment's timed rerun (AppTest has no timers; a full run calls the fragment inline).
+TWO_RUNS = f"""
+import json, sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=120)
+runs = []
+for _ in range(2):
+    at.run()
+    runs.append(dict(exception=[e.value for e in at.exception], torch="torch" in sys.modules,
+                     charts=len(at.get("plotly_chart")), info=[i.value for i in at.info],
+                     subheaders=[h.value for h in at.subheader],
+                     sidebar=[m.value for m in at.sidebar.markdown] + [c.value for c in at.sidebar.caption]))
+print(json.dumps(runs))
+"""
 
 
 def _loads_torch(modules: list[str]) -> bool:
@@ -37,5 +55,21 @@ def test_the_page_imports_the_model_half_only_after_its_chart():
     for heavy in ("from ui import cache", "from ui.jobs import", "from analysis.training import",
                   "from analysis.workflow import"):
         assert page.index(heavy) > chart, heavy
+    assert page.index("deferred.model_stack_loaded()") < page.index("from ui import cache")
     app = (ROOT / "app.py").read_text()
     assert app.index("page.run()") < app.index("from ui import sidebar")
+
+
+def test_a_fresh_server_draws_the_data_first_and_loads_the_model_on_the_next_run(runs_dir):
+    out = subprocess.run([sys.executable, "-c", TWO_RUNS], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    first, second = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not first["exception"] and not second["exception"]
+    # First run: the data, its chart and the model's name; no torch, no model half, no device line yet.
+    assert not first["torch"] and first["charts"] == 1 and "sample.csv" in first["subheaders"]
+    assert any("Loading PyTorch" in i for i in first["info"]) and "Active model" not in first["subheaders"]
+    assert "**Model:** `sample` (runs/)" in first["sidebar"]
+    assert not any("Device:" in line for line in first["sidebar"])
+    # The loader's run: the model stack is in, and the page and sidebar are whole.
+    assert second["torch"] and "Active model" in second["subheaders"] and not second["info"]
+    assert "**Device:** CPU" in second["sidebar"] and any("seq 48" in line for line in second["sidebar"])

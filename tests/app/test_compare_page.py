@@ -7,7 +7,7 @@ import pytest
 from analysis.comparison import compare_forecasts
 from analysis.data import load_csv
 from analysis.workflow import prepare_for_checkpoint
-from tests.app.helpers import array, charts, metric
+from tests.app.helpers import array, charts, metric, sidebar_text
 from tests.conftest import SAMPLE_CSV
 
 PAGE = "ui/pages/compare.py"
@@ -41,6 +41,7 @@ def test_nothing_runs_until_asked(open_app):
     at = open_app(PAGE)
     assert not at.exception and not charts(at)
     assert any("Run comparison" in i.value for i in at.info)
+    assert "Device:" in sidebar_text(at)  # the page stopped early (state.stop_page) and kept its sidebar
 
 
 def test_a_row_per_model_epsilon_and_the_window_overlay(open_app, expected_val):

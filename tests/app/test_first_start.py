@@ -5,6 +5,7 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
+import ui.cache  # noqa: F401  the model stack loaded, as in a server past its first run (test_cold_path)
 from tests.app.conftest import APP
 from tests.app.helpers import MASK_PAGE, sidebar_text, table
 
@@ -18,6 +19,8 @@ def test_first_start_trains_the_quick_sample_model(tmp_path, monkeypatch):
     assert "First start" in sidebar_text(at) and "Model:** none yet" in sidebar_text(at)
     at.switch_page(MASK_PAGE).run()
     assert not at.exception
+    assert "No model yet" in at.info[0].value
+    assert "First start" in sidebar_text(at)  # a page that stops early keeps its sidebar
     manifest = runs / "sample" / "manifest.json"
     deadline = time.monotonic() + 180
     while not manifest.is_file() and time.monotonic() < deadline:

@@ -62,14 +62,14 @@ if params is None or params["split"] not in ("val", "test") or params["column"] 
         params["step"] > config.pred_len or params["window"] >= cache.n_windows(prepared, params["split"]):
     st.info("Choose a window, a horizon step and a column, then press **Run** (about n_steps forward and backward "
             "passes).")
-    st.stop()
+    state.stop_page()
 try:
     result = cache_analyses.attribution(model.key, data.key, params["split"], params["window"], params["step"],
                                         params["column"], params["baseline"], params["n_steps"], params["attention"],
                                         seed, checkpoint, prepared)
 except (InformerLabError, ValueError) as err:
     st.error(f"The attribution cannot be computed: {err}")
-    st.stop()
+    state.stop_page()
 
 # ------------------------------------------------------------------------------------------ result
 stamps = prepared.split(result.split).timestamps

@@ -98,13 +98,13 @@ if params is not None and params["twin"] is not None and not (twin_ready and twi
     params = dict(params, twin=None)  # the twin is gone (another model or data): compare without it
 if params is None or params["split"] not in ("val", "test"):
     st.info("Press **Run comparison** to forecast every window of the split with each model.")
-    st.stop()
+    state.stop_page()
 try:
     comparison = cache_analyses.comparison(model.key, data.key, params["split"], seed, params["twin"], checkpoint,
                                            prepared, twin.model if params["twin"] else None)
 except (InformerLabError, ValueError) as err:
     st.error(f"The comparison cannot be computed: {err}")
-    st.stop()
+    state.stop_page()
 
 # ------------------------------------------------------------------------------------------ results
 models = list(comparison.models)

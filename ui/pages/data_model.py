@@ -5,7 +5,7 @@ import streamlit as st
 
 from analysis.data import DataSpec
 from analysis.errors import InformerLabError
-from ui import charts, frames, settings, state, tables, widgets
+from ui import charts, deferred, frames, settings, state, tables, widgets
 
 SOURCES = ("Bundled sample", "Upload a CSV")
 MAX_PLOT_POINTS = 2000  # per column, min/max pairs: about one pair per pixel of a wide chart
@@ -82,15 +82,19 @@ if data is not None:
 
 
 # ============================================================================================ model
-# The model half of the page loads checkpoints, and with them torch (2–3 s on two cores). Imported here,
-# after the data and its chart have gone to the browser, so that on a cold start the browser draws the
-# chart while torch loads (ui.frames).
+# The model half of the page loads checkpoints, and with them torch (2–3 s on two cores). On the first run
+# of a fresh server it waits for the rerun that loads the model stack once the browser has drawn the chart
+# (ui/deferred.py).
+st.header("Model", divider="gray")
+if not deferred.model_stack_loaded():
+    st.info("Loading PyTorch and the active model (once per server start)…", icon=":material/hourglass_top:")
+    state.stop_page()
+
 from analysis.training import TrainSettings  # noqa: E402
 from analysis.workflow import ModelSize  # noqa: E402
 from ui import cache, sidebar  # noqa: E402
 from ui.jobs import TrainJob, check_training_inputs  # noqa: E402
 
-st.header("Model", divider="gray")
 active_col, load_col = st.columns([3, 2], gap="large")
 
 with active_col:

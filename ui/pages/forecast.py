@@ -18,7 +18,7 @@ try:
     forecast = cache.future_forecast(model.key, data.key, seed, checkpoint, frame)
 except InformerLabError as err:
     st.error(f"{model.ref.name} cannot forecast {data.ref.name}: {err}")
-    st.stop()
+    state.stop_page()
 
 time_column = schema.datetime_column
 targets = list(schema.target_columns)

@@ -36,7 +36,7 @@ try:
     report = cache_analyses.pyramid(model.key, data.key, split, window, seed, checkpoint, prepared)
 except (InformerLabError, ValueError) as err:
     st.error(f"The pyramid cannot be recorded: {err}")
-    st.stop()
+    state.stop_page()
 
 split_stamps = prepared.split(split).timestamps[window:window + config.seq_len]
 step_stamps = charts.stamps(split_stamps)

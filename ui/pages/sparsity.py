@@ -43,7 +43,7 @@ try:
     report = cache_analyses.sparsity(model.key, data.key, split, window, seed, seeds, checkpoint, prepared)
 except (InformerLabError, ValueError) as err:
     st.error(f"The sparsity report cannot be computed: {err}")
-    st.stop()
+    state.stop_page()
 
 sites = views.site_infos(report.rows)
 names = [s.name for s in sites]
