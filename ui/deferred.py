@@ -35,15 +35,18 @@ export default function ({ setTriggerValue }) {
   let stopped = false;
   const started = performance.now();
   const report = () => { if (!stopped) { stopped = true; setTriggerValue("ready", true); } };
+  // Safari has no requestIdleCallback: there, 200 ms without news counts as a quiet period.
+  const whenIdle = window.requestIdleCallback ||
+    ((callback) => setTimeout(() => callback({ timeRemaining: () => 50 }), 200));
   const pageDrawn = () => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== "notRunning") return false;
     return Array.from(document.querySelectorAll('[class*="st-key-chart_"]'))
       .every((chart) => chart.querySelector(".main-svg"));
   };
-  // Quiet: QUIET_PERIODS idle periods in a row with nothing scheduled (the browser grants up to 50 ms);
+  // Quiet: three idle periods in a row with nothing scheduled (the browser grants up to 50 ms);
   // while plotly still draws, idle periods are the scraps between frames.
-  const waitQuiet = (periods) => requestIdleCallback((deadline) => {
+  const waitQuiet = (periods) => whenIdle((deadline) => {
     if (stopped) return;
     const quiet = deadline.timeRemaining() >= 40 ? periods + 1 : 0;
     if (quiet >= %(periods)d || performance.now() - started > %(limit_ms)d) report(); else waitQuiet(quiet);
