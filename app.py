@@ -7,8 +7,8 @@ registered in `ui/nav.py`.
 The sidebar comes after the page because it loads the active model, and with it torch. On the first
 run of a fresh server the model stack has not loaded yet: the Data & model page then draws its data
 half and the sidebar only names the model; once the browser reports that it has drawn the page, the app
-reruns and loads the stack first (ui/deferred.py), so that the first chart never waits for torch. A page that stops early (a message and
-`state.stop_page()`) still gets the sidebar.
+reruns and loads the stack first (ui/deferred.py), so that the first chart never waits for torch.
+A page that stops early (a message and `state.stop_page()`) still gets the sidebar.
 """
 import streamlit as st
 

@@ -7,9 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from .tables import progress_fraction, safe_file_part
-
 from . import state
+from .tables import progress_fraction, safe_file_part
 
 if TYPE_CHECKING:  # annotations only: the Data page draws its chart with these helpers before torch loads
     from .jobs import JobView
