@@ -18,7 +18,8 @@ COLD_PATH = ["analysis.data", "analysis.errors", "ui.nav", "ui.frames", "ui.stat
              "ui.charts", "ui.widgets", "ui.deferred"]
 
 # Two runs of app.py in one fresh interpreter. The first is a fresh server's first run; the second stands in
-# for the loader fragment's timed rerun (AppTest has no timers; a full run calls the fragment inline).
+# for the rerun that the browser's ready report triggers (AppTest runs no JavaScript; any later run of the
+# session loads the stack, see ui/deferred.py).
 TWO_RUNS = f"""
 import json, sys
 from streamlit.testing.v1 import AppTest
