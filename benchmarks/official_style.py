@@ -202,24 +202,34 @@ def _activation(name: str):
     return F.relu if name == "relu" else F.gelu
 
 
+def _add_feed_forward(layer: nn.Module, d_model: int, d_ff: int, dropout: float, activation: str) -> None:
+    """The position-wise FFN both layer kinds own under the official names: conv1, conv2 (kernel 1), dropout,
+    activation. Registered where the official layers register conv1 and conv2, so parameter order is theirs."""
+    layer.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
+    layer.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
+    layer.dropout = nn.Dropout(dropout)
+    layer.activation = _activation(activation)
+
+
+def _feed_forward(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """[B, L, d_model] → dropout(conv2(dropout(act(conv1(x))))), the convolutions over the transposed [B, C, L]."""
+    y = layer.dropout(layer.activation(layer.conv1(x.transpose(-1, 1))))  # [B, d_ff, L]
+    return layer.dropout(layer.conv2(y).transpose(-1, 1))  # [B, L, d_model]
+
+
 class EncoderLayer(nn.Module):
     """x + attention → norm1 → x + FFN (two kernel-1 convs) → norm2. [B, L, d_model] → same."""
 
     def __init__(self, attention: AttentionLayer, d_model: int, d_ff: int, dropout: float, activation: str):
         super().__init__()
         self.attention = attention
-        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
-        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
+        _add_feed_forward(self, d_model, d_ff, dropout, activation)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
-        self.activation = _activation(activation)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.norm1(x + self.dropout(self.attention(x, x, x)))
-        y = self.dropout(self.activation(self.conv1(x.transpose(-1, 1))))  # [B, d_ff, L]
-        y = self.dropout(self.conv2(y).transpose(-1, 1))  # [B, L, d_model]
-        return self.norm2(x + y)
+        return self.norm2(x + _feed_forward(self, x))
 
 
 class ConvLayer(nn.Module):
@@ -265,20 +275,15 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.self_attention = self_attention
         self.cross_attention = cross_attention
-        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
-        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
+        _add_feed_forward(self, d_model, d_ff, dropout, activation)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.norm3 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
-        self.activation = _activation(activation)
 
     def forward(self, x: torch.Tensor, cross: torch.Tensor) -> torch.Tensor:
         x = self.norm1(x + self.dropout(self.self_attention(x, x, x)))
         x = self.norm2(x + self.dropout(self.cross_attention(x, cross, cross)))
-        y = self.dropout(self.activation(self.conv1(x.transpose(-1, 1))))  # [B, d_ff, L_dec]
-        y = self.dropout(self.conv2(y).transpose(-1, 1))  # [B, L_dec, d_model]
-        return self.norm3(x + y)
+        return self.norm3(x + _feed_forward(self, x))
 
 
 class Decoder(nn.Module):

@@ -5,6 +5,7 @@
     ui/pages/*.py     one script per page (never a folder named `pages/`)
     ui/cache.py       the cached layer: checkpoints (resource), analysis results (data)
     ui/frames.py      its torch-free half: CSV frames, so the Data page plots before torch loads
+    ui/deferred.py    a fresh server's first run: draw without torch, load it once the browser has drawn
     ui/state.py       per-tab session state: the active model, the active data, the seed
     ui/jobs.py        background training (a thread + stop event in session_state)
     ui/charts.py      plotly figures;  ui/widgets.py  small drawing helpers (downloads, errors)
