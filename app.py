@@ -1,29 +1,14 @@
 """Informer Lab: `streamlit run app.py`.
 
-The entry script sets the page up, runs the page chosen in the navigation, then draws the shared
-sidebar (active model, device, analysis seed, training jobs). Pages live in `ui/pages/` and are
-registered in `ui/nav.py`.
+This file is the server: an `st.App`, which `streamlit run` detects and serves. Every browser tab runs the
+Streamlit script `informer_lab.py` (page config, navigation, the page, the sidebar).
 
-The sidebar comes after the page because it loads the active model, and with it torch. On the first
-run of a fresh server the model stack has not loaded yet: the Data & model page then draws its data
-half and the sidebar only names the model; once the browser reports that it has drawn the page, the app
-reruns and loads the stack first (ui/deferred.py), so that the first chart never waits for torch.
-A page that stops early (a message and `state.stop_page()`) still gets the sidebar.
+It exists for one reason: its lifespan hook runs at server start, before any browser connects, and starts a
+thread that gets the torch-free half of the app ready (pandas, plotly, the bundled sample parsed: ui/server.py),
+so that a fresh server's first page does not wait for them.
 """
 import streamlit as st
 
-from ui import deferred, nav, state
+from ui.server import lifespan
 
-st.set_page_config(page_title="Informer Lab", page_icon=":material/query_stats:", layout="wide")
-page = st.navigation(nav.pages())
-deferred.load_if_requested()
-try:
-    page.run()
-except state.PageStopped:
-    pass  # the page has drawn why it stopped
-if deferred.model_stack_loaded():
-    from ui import sidebar  # torch (see above)
-
-    sidebar.draw()
-else:
-    deferred.draw_sidebar()
+app = st.App("informer_lab.py", lifespan=lifespan)

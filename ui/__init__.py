@@ -1,6 +1,8 @@
 """The Streamlit front end: pages draw widgets and charts, `ui.cache` calls `analysis` (DESIGN §1).
 
-    app.py            page config, st.navigation(ui.nav.pages()).run(), then the shared sidebar
+    app.py            the server (`st.App`): its lifespan runs ui/server.py's warm-up at server start
+    informer_lab.py   the script every tab runs: page config, st.navigation(ui.nav.pages()).run(), the sidebar
+    ui/server.py      server start: import the torch-free half and parse the bundled sample, in a thread
     ui/nav.py         the page registry: one line per page
     ui/pages/*.py     one script per page (never a folder named `pages/`)
     ui/cache.py       the cached layer: checkpoints (resource), analysis results (data)

@@ -1,7 +1,7 @@
 """The sidebar shared by every page: the active model, the analysis seed, and running training jobs.
 
 It loads the active model, and with it torch; until some run of this process has loaded the model stack,
-app.py draws `ui.deferred.draw_sidebar` instead (the cold start).
+informer_lab.py draws `ui.deferred.draw_sidebar` instead (the cold start).
 """
 from __future__ import annotations
 

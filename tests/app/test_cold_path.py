@@ -1,4 +1,5 @@
-"""The cold start: the first run of a fresh server draws the Data & model page without importing torch.
+"""The cold start: the first run of a fresh server draws the Data & model page without importing torch, and
+what it does import was imported at server start (app.py's lifespan, ui/server.py).
 
 Checked in fresh interpreters, since this test process has torch loaded already. If someone adds a
 module-level torch import to the data half, or the sidebar loads the model on the first run, torch's import
@@ -6,24 +7,31 @@ module-level torch import to the data half, or the sidebar loads the model on th
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from streamlit.web.server.app_discovery import discover_asgi_app
 
-# What app.py and the data half of ui/pages/data_model.py import before the page's first chart.
+from ui import server
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "informer_lab.py"
+
+# What informer_lab.py and the data half of ui/pages/data_model.py import before the page's first chart.
 COLD_PATH = ["analysis.data", "analysis.errors", "ui.nav", "ui.frames", "ui.state", "ui.settings", "ui.tables",
              "ui.charts", "ui.widgets", "ui.deferred"]
 
-# Two runs of app.py in one fresh interpreter. The first is a fresh server's first run; the second stands in
+# Two runs of informer_lab.py in one fresh interpreter. The first is a fresh server's first run; the second stands in
 # for the rerun that the browser's ready report triggers (AppTest runs no JavaScript; any later run of the
 # session loads the stack, see ui/deferred.py).
 TWO_RUNS = f"""
 import json, sys
 from streamlit.testing.v1 import AppTest
-at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=120)
+at = AppTest.from_file({str(SCRIPT)!r}, default_timeout=120)
 runs = []
 for _ in range(2):
     at.run()
@@ -57,8 +65,8 @@ def test_the_page_imports_the_model_half_only_after_its_chart():
                   "from analysis.workflow import"):
         assert page.index(heavy) > chart, heavy
     assert page.index("deferred.model_stack_loaded()") < page.index("from ui import cache")
-    app = (ROOT / "app.py").read_text()
-    assert app.index("page.run()") < app.index("from ui import sidebar")
+    script = SCRIPT.read_text()
+    assert script.index("page.run()") < script.index("from ui import sidebar")
 
 
 def test_a_fresh_server_draws_the_data_first_and_loads_the_model_on_the_next_run(runs_dir):
@@ -74,3 +82,56 @@ def test_a_fresh_server_draws_the_data_first_and_loads_the_model_on_the_next_run
     # The loader's run: the model stack is in, and the page and sidebar are whole.
     assert second["torch"] and "Active model" in second["subheaders"] and not second["info"]
     assert "**Device:** CPU" in second["sidebar"] and any("seq 48" in line for line in second["sidebar"])
+
+
+# ------------------------------------------------------------------------------------------ server start
+# The warm-up in a fresh interpreter; then the first run of the script. Which project, pandas and plotly
+# modules did the first run still have to import? And is the sample's frame already in the CSV cache?
+WARM_THEN_RUN = f"""
+import json, sys
+from ui import frames, server, state
+server.warm_up()
+warm = set(sys.modules)
+torch_after_warm_up = "torch" in sys.modules
+def refuse(*args, **kwargs):
+    raise AssertionError("the sample was parsed again")
+real_load_csv, frames.load_csv = frames.load_csv, refuse
+rows = state.load_data(state.sample_data_ref()).frame.n_rows  # must come from the cache warm_up filled
+frames.load_csv = real_load_csv
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file({str(SCRIPT)!r}, default_timeout=120).run()
+ours = ("analysis", "ui", "model", "pandas", "plotly")
+late = sorted(m for m in set(sys.modules) - warm if m.split(".")[0] in ours)
+print(json.dumps(dict(torch=torch_after_warm_up, rows=rows, late=late, charts=len(at.get("plotly_chart")),
+                      exception=[e.value for e in at.exception])))
+"""
+
+
+def test_streamlit_run_app_py_serves_the_script_through_the_app():
+    found = discover_asgi_app(ROOT / "app.py")
+    assert found.is_asgi_app and found.app_name == "app"
+    assert 'st.App("informer_lab.py", lifespan=lifespan)' in (ROOT / "app.py").read_text() and SCRIPT.is_file()
+
+
+def test_the_lifespan_starts_the_warm_up_without_waiting_for_it(monkeypatch):
+    release = threading.Event()
+    monkeypatch.setattr(server, "warm_up", lambda: release.wait(30))
+
+    async def enter() -> list[str]:
+        async with server.lifespan(None):  # would hang here if the lifespan waited for the warm-up
+            return [t.name for t in threading.enumerate() if t.is_alive()]
+
+    try:
+        assert "informer-lab-warm-up" in asyncio.run(asyncio.wait_for(enter(), 10))
+    finally:
+        release.set()
+
+
+def test_the_warm_up_leaves_the_first_run_nothing_to_import_and_the_sample_parsed(runs_dir):
+    out = subprocess.run([sys.executable, "-c", WARM_THEN_RUN], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not result["exception"] and result["charts"] == 1
+    assert not result["torch"] and result["rows"] == 8760
+    assert result["late"] == [], f"the first run imported these after the warm-up: {result['late']}"

@@ -34,6 +34,16 @@ def test_sample_data_and_active_model_are_shown(open_app, tiny_trained):
     np.testing.assert_allclose(metrics["MAE"], [test.mae, test.mae_original], rtol=1e-9)
 
 
+def test_the_column_summary_is_drawn_only_while_its_expander_is_open(open_app):
+    at = open_app()
+    assert not any("std" in d.value.columns for d in at.dataframe)  # closed: no table (no data grid to load)
+    at.session_state["summary_open"] = True  # what opening the expander sets
+    at.run()
+    summary = table_with(at, "std")
+    assert list(summary["column"]) == ["temperature", "humidity", "price", "load"]
+    assert list(summary["count"]) == [8760] * 4
+
+
 def test_bad_csv_upload_shows_the_data_error_and_keeps_the_old_data(open_app):
     bad = b"date,temperature,load\n2024-01-01 00:00,1.0,10\n2024-01-01 01:00,2.0,abc\n2024-01-01 02:00,3.0,12\n"
     at = _upload_csv(open_app(), "bad.csv", bad)

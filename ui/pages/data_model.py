@@ -77,8 +77,12 @@ if data is not None:
     if bucket > 1:
         st.caption(f"Display only: {frame.n_rows:,} rows drawn as the minimum and maximum of every {bucket} rows "
                    "per column; every analysis uses all rows.")
-    with st.expander("Column summary (raw values)"):
-        widgets.table(tables.column_summary(frame.values), f"{frame.name}-summary", "summary")
+    # Lazy: drawn only while open. A table on the first page load costs the browser its data-grid bundle
+    # (~1.2 MB of JavaScript) while it draws the chart above (benchmarks/cold_start.py).
+    summary = st.expander("Column summary (raw values)", key="summary_open", on_change="rerun")
+    if summary.open:
+        with summary:
+            widgets.table(tables.column_summary(frame.values), f"{frame.name}-summary", "summary")
 
 
 # ============================================================================================ model

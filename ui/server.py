@@ -1,0 +1,51 @@
+"""Server start (the `st.App` lifespan in app.py): get the torch-free half of the app ready in the background.
+
+A fresh server's first browser run used to import pandas and plotly and parse the bundled sample (0.6–0.7 s on
+two cores) before it sent its first chart, and the browser only starts loading Streamlit's plotly bundle (4.7 MB,
+1.5 s or more to evaluate and draw) once a chart arrives. Here a thread started with the server does that work
+before a browser has connected, so the first run finds it done. The thread does not block the server: it
+answers health checks and serves the page meanwhile.
+
+Torch is not imported here: importing it while the browser loads and draws the page slowed the first chart by
+about a second (ui/deferred.py); the model stack loads once the browser has drawn the page.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from contextlib import asynccontextmanager
+
+# What a fresh server's first run imports before the Data & model page's chart, torch-free
+# (tests/app/test_cold_path.py checks that this covers what the first run imports, and that none of it is torch).
+DATA_HALF = ("pandas", "plotly.graph_objects", "plotly.subplots", "analysis.data", "ui.state", "ui.frames",
+             "ui.charts", "ui.tables", "ui.widgets", "ui.settings", "ui.deferred", "ui.nav")
+
+_LOG = logging.getLogger(__name__)
+
+
+def warm_up() -> None:
+    """Import the data half, parse the bundled sample into the shared CSV cache (the first page shows it), and
+    build and serialise a small figure of it the way the page's chart is, which imports the many plotly modules
+    that load on first use (layout validators, plotly.io's JSON)."""
+    for name in DATA_HALF:
+        importlib.import_module(name)
+    import plotly.io
+    import plotly.tools
+
+    from ui import charts, state, tables
+
+    try:
+        frame = state.load_data(state.sample_data_ref()).frame
+    except Exception as err:  # noqa: BLE001  the Data page shows a bad sample to the user; here it is only logged
+        _LOG.warning("warm-up: the bundled sample did not parse (%s)", err)
+        return
+    long, _ = tables.downsample_minmax(frame.values, 100)
+    figure = charts.series_figure(long, list(frame.columns), frame.name)
+    plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(figure, validate_figure=True))  # as st.plotly_chart
+
+
+@asynccontextmanager
+async def lifespan(_app):
+    threading.Thread(target=warm_up, name="informer-lab-warm-up", daemon=True).start()
+    yield
