@@ -47,13 +47,17 @@ def stamps(values) -> np.ndarray:
 
 
 # ============================================================================================ sparsity
-def head_grid_figure(grid: pd.DataFrame, sites: Sequence[SiteInfo], n_heads: int, statistic: str,
-                     chosen: tuple[int, int] | None) -> go.Figure:
+def head_grid_figure(grid: pd.DataFrame, sites: Sequence[SiteInfo], n_heads: int, statistic: str) -> go.Figure:
     """The layer × head grid: a heatmap of a per-head statistic, and over it one invisible marker per cell.
 
     Plotly heatmap clicks do not reach Python in Streamlit; scatter points do (selection "points").
     Each marker carries customdata (site index, head); `hoverdistance=-1` makes a click anywhere in a
     cell pick its own marker (the nearest centre of a regular grid is the cell's).
+
+    The chosen cell is not marked, on purpose (the page names it beside and below the grid): the figure
+    stays byte-identical while the user clicks through heads, and Streamlit's frontend does not redraw a
+    chart whose spec is unchanged. A ring cost every click a full redraw of the grid (~0.1 s of the 1 s a
+    re-slicing click may take on two cores).
     """
     n = len(sites)
     z = np.full((n, n_heads), np.nan)
@@ -72,10 +76,6 @@ def head_grid_figure(grid: pd.DataFrame, sites: Sequence[SiteInfo], n_heads: int
         customdata=np.stack([cells["site_index"], cells["head"]], axis=1),
         text=[f"{label}<br>head {h}: {v}" for label, h, v in zip(cells["label"], cells["head"], value_text)],
         hovertemplate="%{text}<br><i>click to show this head</i><extra></extra>", showlegend=False))
-    if chosen is not None:
-        s, h = chosen
-        fig.add_shape(type="rect", x0=h - 0.5, x1=h + 0.5, y0=s - 0.5, y1=s + 0.5,
-                      line=dict(color=HIGHLIGHT, width=4), layer="above")
     fig.update_xaxes(tickvals=list(range(n_heads)), ticktext=[f"head {h}" for h in range(n_heads)], side="top",
                      showgrid=False, zeroline=False, fixedrange=True, range=[-0.5, n_heads - 0.5])
     fig.update_yaxes(tickvals=list(range(n)), ticktext=[s.name for s in sites], autorange="reversed",

@@ -133,7 +133,7 @@ def test_renders_every_view_of_the_report(open_app, reports, monkeypatch):
 def test_changing_the_head_only_reslices(open_app, reports, monkeypatch):
     calls = _counting(monkeypatch)
     at = _tab(open_app(PAGE), "Attention rows")
-    before = _rows_z(at)
+    before, grid_before = _rows_z(at), _figure(at, "Mean row entropy")
     at.selectbox(key="sp_head").set_value(2).run()
     assert not at.exception
     rows = reports("test", 0).site_rows("encoder.0.0")
@@ -141,10 +141,25 @@ def test_changing_the_head_only_reslices(open_app, reports, monkeypatch):
     np.testing.assert_allclose(after, rows.rows[0, 2][np.argsort(rows.selected[0, 2])])
     assert not np.allclose(after, before)
     assert "encoder.0.0 · head 2" in [h.value for h in at.header]
-    # the grid highlights the chosen cell
-    shape = _figure(at, "Mean row entropy")["layout"]["shapes"][0]
-    assert (shape["x0"], shape["y0"]) == (1.5, -0.5)
+    # the grid's spec is unchanged, so the browser does not redraw it (the heading names the chosen head)
+    assert _figure(at, "Mean row entropy") == grid_before
     assert len(calls) == 1  # one report; the head switch re-sliced it
+
+
+def test_the_selected_queries_table_lists_the_chosen_heads_selection(open_app, reports):
+    at = open_app(PAGE)
+    queries = reports("test", 0).queries
+    for head in (0, 3):
+        if head:
+            at.selectbox(key="sp_head").set_value(head).run()
+            assert not at.exception
+        chosen = queries[(queries.site == "encoder.0.0") & (queries["head"] == head) & queries.selected]
+        chosen = chosen.sort_values("position")
+        shown = at.table[0].value  # st.table: a click redraws it cheaply (ui.widgets.small_table)
+        assert list(shown.columns) == ["position", "timestamp", "sampled M̄", "exact-M rank"]
+        assert [int(p) for p in shown["position"]] == list(chosen.position)
+        assert list(shown["sampled M̄"]) == [f"{v:.3f}" for v in chosen.sampled_mbar]
+        assert list(shown["timestamp"]) == [f"{t:%m-%d %H:%M}" for t in pd.DatetimeIndex(chosen.timestamp)]
 
 
 def test_sites_show_their_own_lazy_rule(open_app):

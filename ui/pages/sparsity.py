@@ -123,10 +123,8 @@ def scores_and_queries(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: 
         if site.sparse:
             shown = chosen[["position", "timestamp", "sampled_mbar", "rank_exact"]].rename(
                 columns={"sampled_mbar": "sampled M̄", "rank_exact": "exact-M rank"})
-            widgets.table(shown, f"{stem}-{site.name}-h{head}-selected", "sp_selected", height=320,
-                          column_config={"sampled M̄": st.column_config.NumberColumn(format="%.3f"),
-                                         "timestamp": st.column_config.DatetimeColumn(format="MM-DD HH:mm"),
-                                         "exact-M rank": st.column_config.NumberColumn(format="%d")})
+            widgets.small_table(shown, f"{stem}-{site.name}-h{head}-selected", "sp_selected", height=320,
+                                formats={"sampled M̄": "{:.3f}", "timestamp": "{:%m-%d %H:%M}"})
         else:
             st.caption("Full attention: every query is computed.")
 
@@ -234,7 +232,7 @@ def explorer() -> None:
                         "softmax row for every query (no sampling, no lazy rows).")
     with grid_col:
         grid = views.grid_table(report.heads, report.agreement, sites, statistic)
-        clickable_chart(charts.head_grid_figure(grid, sites, H, views.GRID_TITLES[statistic], (site.index, head)),
+        clickable_chart(charts.head_grid_figure(grid, sites, H, views.GRID_TITLES[statistic]),
                         f"{stem}-grid-{statistic}", GRID_KEY, _pick_from_grid)
 
     st.header(f"{site.name} · head {head}", divider="gray")
