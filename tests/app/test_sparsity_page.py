@@ -160,6 +160,7 @@ def test_the_selected_queries_table_lists_the_chosen_heads_selection(open_app, r
         assert [int(p) for p in shown["position"]] == list(chosen.position)
         assert list(shown["sampled M̄"]) == [f"{v:.3f}" for v in chosen.sampled_mbar]
         assert list(shown["timestamp"]) == [f"{t:%m-%d %H:%M}" for t in pd.DatetimeIndex(chosen.timestamp)]
+        assert list(shown["exact-M rank"]) == [str(int(r)) for r in chosen.rank_exact]  # ranks, not 27.0000
 
 
 def test_sites_show_their_own_lazy_rule(open_app):

@@ -124,7 +124,8 @@ def scores_and_queries(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: 
             shown = chosen[["position", "timestamp", "sampled_mbar", "rank_exact"]].rename(
                 columns={"sampled_mbar": "sampled M̄", "rank_exact": "exact-M rank"})
             widgets.small_table(shown, f"{stem}-{site.name}-h{head}-selected", "sp_selected", height=320,
-                                formats={"sampled M̄": "{:.3f}", "timestamp": "{:%m-%d %H:%M}"})
+                                formats={"sampled M̄": "{:.3f}", "timestamp": "{:%m-%d %H:%M}",
+                                         "exact-M rank": "{:.0f}"})
         else:
             st.caption("Full attention: every query is computed.")
 
