@@ -1,0 +1,103 @@
+"""Re-slicing in a real browser: clicks on the sparsity explorer's layer × head grid, click → finished rerun.
+
+    python benchmarks/reslice.py --checkpoint runs/sample                       # 3 rounds × 6 clicks
+    python benchmarks/reslice.py --checkpoint runs/sample --rounds 3 --against /tmp/old-checkout
+
+Each round starts a fresh server for every contestant in turn (this checkout's app.py, then each --against
+checkout's, named after its folder), opens the Sparsity explorer, lets it settle, and clicks six grid cells that
+switch site and head. Each click is timed like tests/e2e/test_browser_analyses.py's `reslice`: from the click to
+the finished rerun showing the new head's heading. A click only re-slices the cached sparsity report.
+
+The machine's speed drifts, so compare contestants within a round. Needs Debian's /usr/bin/chromium and the
+playwright package (requirements-dev.txt). Last line: `reslice_seconds_max: <x>` (the bar is 1 s for every click).
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, settle, streamlit_server  # noqa: E402
+from tests.e2e.test_browser_analyses import reslice, wait_for_charts  # noqa: E402
+
+GRID_TITLE = "Mean row entropy"
+CELLS = [(1, 0), (3, 1), (0, 0), (2, 2), (1, 1), (0, 1)]  # (head, site row), taken modulo the grid's size
+
+GRID_TICKS_JS = """(title) => {
+  const gd = Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .find(g => g._fullLayout && (g._fullLayout.title.text || '').includes(title));
+  return [gd._fullLayout.xaxis.ticktext.length, gd._fullLayout.yaxis.ticktext];
+}"""
+
+
+def click_times(browser, runs: Path, log_path: Path, app: Path) -> list[float]:
+    """A fresh server for `app`; the sparsity explorer; seconds from each grid click to its finished rerun."""
+    with streamlit_server(runs, log_path, app) as url:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{url}/sparsity")
+        page.get_by_role("heading", name="Sparsity explorer", level=1).wait_for(timeout=300_000)
+        wait_for_charts(page, 3)
+        settle(page)
+        page.wait_for_timeout(1500)
+        n_heads, sites = page.evaluate(GRID_TICKS_JS, GRID_TITLE)
+        seconds = []
+        for head, row in CELLS:
+            head, row = head % n_heads, row % len(sites)
+            seconds.append(reslice(page, GRID_TITLE, head, row, f"{sites[row]} · head {head}"))
+        page.close()
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint folder (e.g. runs/sample)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against", type=Path, action="append", default=[],
+                        help="another checkout whose app.py runs in every round too (repeatable)")
+    args = parser.parse_args()
+    if not (args.checkpoint / "manifest.json").is_file():
+        sys.exit(f"error: {args.checkpoint} is not a checkpoint folder (no manifest.json)")
+    if not CHROMIUM.exists():
+        sys.exit(f"error: {CHROMIUM} is missing (install Debian's chromium)")
+    names = [other.resolve().name for other in args.against]
+    if len(set(names)) < len(names) or "app" in names:
+        sys.exit("error: give the --against checkouts distinct folder names other than app")
+    for other in args.against:
+        if not (other / "app.py").is_file():
+            sys.exit(f"error: {other} has no app.py")
+    from playwright.sync_api import sync_playwright
+
+    contestants = {"app": ROOT / "app.py", **{n: o.resolve() / "app.py" for n, o in zip(names, args.against)}}
+    times: dict[str, list[list[float]]] = {name: [] for name in contestants}
+    with tempfile.TemporaryDirectory() as tmp_name, sync_playwright() as p:
+        tmp = Path(tmp_name)
+        runs = tmp / "runs"
+        shutil.copytree(args.checkpoint, runs / "sample")
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        for r in range(args.rounds):
+            for name, app in contestants.items():
+                times[name].append(click_times(browser, runs, tmp / f"{name}.log", app))
+                print(f"round {r + 1} {name:10s} " + " ".join(f"{t:.2f}" for t in times[name][-1]) +
+                      f"  (median {statistics.median(times[name][-1]):.2f} s)", flush=True)
+        browser.close()
+
+    print()
+    for name, rounds in times.items():
+        every = [t for clicks in rounds for t in clicks]
+        print(f"{name:10s} {len(every)} clicks: median {statistics.median(every):.2f} s, max {max(every):.2f} s, "
+              f"over 1 s: {sum(t > 1 for t in every)}")
+    for name in names:
+        gain = [statistics.median(b) - statistics.median(a) for a, b in zip(times["app"], times[name])]
+        print(f"{name} − app, per round (medians): {' '.join(f'{g:+.2f}' for g in gain)} s; app faster in "
+              f"{sum(g > 0 for g in gain)}/{len(gain)} rounds")
+    print(f"reslice_seconds_max: {max(t for clicks in times['app'] for t in clicks):.2f}")
+
+
+if __name__ == "__main__":
+    main()
