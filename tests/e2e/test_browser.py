@@ -196,7 +196,8 @@ def test_cold_start(browser, tiny_trained, tmp_path):
     shutil.copytree(tiny_trained[2], runs / "sample")
     def the_model_half_follows(page):  # no click: the browser's report reruns the app (ui/deferred.py)
         page.get_by_role("heading", name="Active model").wait_for(timeout=SLOW)
-        assert page.get_by_text("Device:").first.is_visible()
+        # the same run draws the sidebar after the page: wait for it (a snapshot right after the heading races)
+        page.get_by_text("Device:").first.wait_for(state="visible", timeout=SLOW)
 
     seconds, since_spawn = cold_start_times(browser, runs, tmp_path / "server.log", then=the_model_half_follows)
     print(f"\ncold_start_seconds: {seconds:.2f} (from `streamlit run`, server start included: {since_spawn:.2f})")
