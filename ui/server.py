@@ -22,6 +22,15 @@ DATA_HALF = ("pandas", "plotly.graph_objects", "plotly.subplots", "analysis.data
              "ui.charts", "ui.tables", "ui.widgets", "ui.settings", "ui.deferred", "ui.nav")
 
 _LOG = logging.getLogger(__name__)
+THREAD = "informer-lab-warm-up"
+
+
+class _NoContextWarning(logging.Filter):
+    """Drops Streamlit's "missing ScriptRunContext" warning for the warm-up thread only: it calls a cached
+    function outside any script run on purpose, and the warning would greet every server start."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.threadName == THREAD and "missing ScriptRunContext" in record.getMessage())
 
 
 def warm_up() -> None:
@@ -47,5 +56,8 @@ def warm_up() -> None:
 
 @asynccontextmanager
 async def lifespan(_app):
-    threading.Thread(target=warm_up, name="informer-lab-warm-up", daemon=True).start()
+    context_logger = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    if not any(isinstance(f, _NoContextWarning) for f in context_logger.filters):
+        context_logger.addFilter(_NoContextWarning())
+    threading.Thread(target=warm_up, name=THREAD, daemon=True).start()
     yield

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -122,7 +123,7 @@ def test_the_lifespan_starts_the_warm_up_without_waiting_for_it(monkeypatch):
             return [t.name for t in threading.enumerate() if t.is_alive()]
 
     try:
-        assert "informer-lab-warm-up" in asyncio.run(asyncio.wait_for(enter(), 10))
+        assert server.THREAD in asyncio.run(asyncio.wait_for(enter(), 10))
     finally:
         release.set()
 
@@ -135,3 +136,17 @@ def test_the_warm_up_leaves_the_first_run_nothing_to_import_and_the_sample_parse
     assert not result["exception"] and result["charts"] == 1
     assert not result["torch"] and result["rows"] == 8760
     assert result["late"] == [], f"the first run imported these after the warm-up: {result['late']}"
+
+
+def test_only_the_warm_up_threads_missing_context_warning_is_dropped():
+    quiet = server._NoContextWarning()
+
+    def record(thread: str, message: str) -> logging.LogRecord:
+        made = logging.LogRecord("streamlit", logging.WARNING, __file__, 1, message, (), None)
+        made.threadName = thread
+        return made
+
+    warning = "Thread 'x': missing ScriptRunContext! This warning can be ignored when running in bare mode."
+    assert not quiet.filter(record(server.THREAD, warning))
+    assert quiet.filter(record("ScriptRunner.scriptThread", warning))
+    assert quiet.filter(record(server.THREAD, "another warning"))

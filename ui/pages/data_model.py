@@ -77,8 +77,9 @@ if data is not None:
     if bucket > 1:
         st.caption(f"Display only: {frame.n_rows:,} rows drawn as the minimum and maximum of every {bucket} rows "
                    "per column; every analysis uses all rows.")
-    # Lazy: drawn only while open. A table on the first page load costs the browser its data-grid bundle
-    # (~1.2 MB of JavaScript) while it draws the chart above (benchmarks/cold_start.py).
+    # Lazy: drawn only while open. A table on the first page load makes the browser fetch and compile its
+    # data-grid bundle (~1.2 MB of JavaScript) while it draws the chart above: 0.4 s more main-thread work
+    # before the first chart (CPU profile of the cold start, 4 rounds).
     summary = st.expander("Column summary (raw values)", key="summary_open", on_change="rerun")
     if summary.open:
         with summary:
