@@ -20,14 +20,26 @@ def csv_bytes(table: pd.DataFrame) -> bytes:
     return table.to_csv(index=False).encode("utf-8")
 
 
+def csv_download(table: pd.DataFrame, file_name: str, key: str, label: str) -> None:
+    """A button that downloads `table` as CSV, named `<file_name>.csv` (made safe for file systems)."""
+    st.download_button(label, csv_bytes(table), file_name=f"{safe_file_part(file_name)}.csv", mime="text/csv",
+                       key=f"dl_csv_{key}", on_click="ignore", icon=":material/download:")
+
+
+def html_download(fig: go.Figure, file_name: str, key: str, *, label: str = "Download chart (HTML)") -> None:
+    """A button that downloads `fig` as a self-contained HTML file, built only when clicked."""
+    st.download_button(label, lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+                       file_name=f"{safe_file_part(file_name)}.html", mime="text/html", key=f"dl_html_{key}",
+                       on_click="ignore", icon=":material/download:")
+
+
 def table(df: pd.DataFrame, file_name: str, key: str, *, label: str = "Download table (CSV)",
           height: int | str = "auto", column_config: dict | None = None) -> None:
     """A dataframe and, under it, a button that downloads exactly that table as CSV."""
     if height == "auto" and len(df) <= 50:
         height = 35 * (len(df) + 1) + 3  # every row visible: no scrolling inside short tables
     st.dataframe(df, hide_index=True, height=height, column_config=column_config)
-    st.download_button(label, csv_bytes(df), file_name=f"{safe_file_part(file_name)}.csv", mime="text/csv",
-                       key=f"dl_csv_{key}", on_click="ignore", icon=":material/download:")
+    csv_download(df, file_name, key, label)
 
 
 def small_table(df: pd.DataFrame, file_name: str, key: str, *, formats: dict[str, str] | None = None,
@@ -42,8 +54,7 @@ def small_table(df: pd.DataFrame, file_name: str, key: str, *, formats: dict[str
     for column, spec in (formats or {}).items():
         shown[column] = [spec.format(v) for v in df[column]]
     st.table(shown, hide_index=True, height=height, border="horizontal")
-    st.download_button(label, csv_bytes(df), file_name=f"{safe_file_part(file_name)}.csv", mime="text/csv",
-                       key=f"dl_csv_{key}", on_click="ignore", icon=":material/download:")
+    csv_download(df, file_name, key, label)
 
 
 def chart(fig: go.Figure, file_name: str, key: str, *, label: str = "Download chart (HTML)") -> None:
@@ -54,9 +65,7 @@ def chart(fig: go.Figure, file_name: str, key: str, *, label: str = "Download ch
     """
     png = {"format": "png", "filename": safe_file_part(file_name), "scale": 2}
     st.plotly_chart(fig, key=f"chart_{key}", config={**PLOTLY_CONFIG, "toImageButtonOptions": png})
-    st.download_button(label, lambda: fig.to_html(include_plotlyjs=True, full_html=True),
-                       file_name=f"{safe_file_part(file_name)}.html", mime="text/html", key=f"dl_html_{key}",
-                       on_click="ignore", icon=":material/download:")
+    html_download(fig, file_name, key, label=label)
 
 
 def job_status_line(view: JobView) -> str:

@@ -183,11 +183,6 @@ def cold_start_times(browser, runs: Path, log_path: Path, app: Path = APP, then=
     return drawn - started, drawn - spawned
 
 
-def seconds_to_first_chart(browser, runs: Path, log_path: Path, app: Path = APP, then=None) -> float:
-    """page.goto → the first plotly chart's data drawn, on a fresh server (see `cold_start_times`)."""
-    return cold_start_times(browser, runs, log_path, app, then)[0]
-
-
 # ------------------------------------------------------------------------------------------ tests
 def test_cold_start(browser, tiny_trained, tmp_path):
     """A fresh server with the model on disk: time from page.goto to the first plotly chart with its data drawn;

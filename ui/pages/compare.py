@@ -14,7 +14,7 @@ from ui import cache, cache_analyses, state, tables, widgets
 from ui import charts_analyses as charts
 from ui import tables_analyses as views
 from ui.twin_job import TwinJob
-from ui.widgets_analyses import csv_download
+from ui.widgets import csv_download
 
 PARAMS_KEY = "cp_params"
 LEARNING_RATES = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4]

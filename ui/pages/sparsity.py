@@ -14,7 +14,8 @@ from analysis.errors import InformerLabError
 from ui import cache_analyses, state, tables, widgets
 from ui import charts_analyses as charts
 from ui import tables_analyses as views
-from ui.widgets_analyses import clickable_chart, csv_download
+from ui.widgets import csv_download
+from ui.widgets_analyses import clickable_chart
 
 GRID_KEY = "sp_grid"
 SITE_KEY, HEAD_KEY = "sp_site", "sp_head"
