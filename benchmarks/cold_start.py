@@ -21,7 +21,6 @@ per-round difference app − floor. Needs Debian's /usr/bin/chromium and the pla
 """
 from __future__ import annotations
 
-import argparse
 import shutil
 import statistics
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.browser_rounds import parse_args  # noqa: E402
 from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, cold_start_times  # noqa: E402
 
 FLOOR_APP = '''import plotly.graph_objects as go
@@ -42,23 +42,7 @@ st.plotly_chart(go.Figure(go.Scatter(y=[1, 3, 2])))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint folder (e.g. runs/sample)")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--against", type=Path, action="append", default=[],
-                        help="another checkout whose app.py runs in every round too (repeatable)")
-    args = parser.parse_args()
-    if not (args.checkpoint / "manifest.json").is_file():
-        sys.exit(f"error: {args.checkpoint} is not a checkpoint folder (no manifest.json); start the app once "
-                 "(it trains runs/sample) or `python cli.py train ... --out DIR`")
-    if not CHROMIUM.exists():
-        sys.exit(f"error: {CHROMIUM} is missing (install Debian's chromium)")
-    for other in args.against:
-        if not (other / "app.py").is_file():
-            sys.exit(f"error: {other} has no app.py")
-    names = [other.resolve().name for other in args.against]
-    if len(set(names)) < len(names) or {"app", "floor"} & set(names):
-        sys.exit("error: give the --against checkouts distinct folder names other than app and floor")
+    args, others = parse_args(__doc__.splitlines()[0], default_rounds=5, reserved=("app", "floor"))
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp_name, sync_playwright() as p:
@@ -67,9 +51,7 @@ def main() -> None:
         shutil.copytree(args.checkpoint, runs / "sample")
         floor = tmp / "floor.py"
         floor.write_text(FLOOR_APP)
-        contestants = {"app": ROOT / "app.py", "floor": floor}
-        for name, other in zip(names, args.against):
-            contestants[name] = other.resolve() / "app.py"
+        contestants = {"app": ROOT / "app.py", "floor": floor, **others}
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         times: dict[str, list[float]] = {name: [] for name in contestants}
         spawn: dict[str, list[float]] = {name: [] for name in contestants}
@@ -88,7 +70,7 @@ def main() -> None:
               f"from `streamlit run` median {statistics.median(spawn[name]):.2f} s")
     over_floor = [a - f for a, f in zip(times["app"], times["floor"])]
     print(f"app − floor, per round: median {statistics.median(over_floor):.2f} s")
-    for name in names:
+    for name in others:
         gain = [b - a for a, b in zip(times["app"], times[name])]
         print(f"{name} − app, per round: median {statistics.median(gain):.2f} s; app faster in "
               f"{sum(g > 0 for g in gain)}/{len(gain)} rounds")

@@ -15,7 +15,6 @@ playwright package (requirements-dev.txt). Last line: `reslice_seconds_max: <x>`
 """
 from __future__ import annotations
 
-import argparse
 import shutil
 import statistics
 import sys
@@ -26,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.browser_rounds import parse_args  # noqa: E402
 from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, settle, streamlit_server  # noqa: E402
 from tests.e2e.test_browser_analyses import reslice, wait_for_charts  # noqa: E402
 
@@ -85,25 +85,10 @@ def click_times(browser, runs: Path, log_path: Path, app: Path) -> dict[str, lis
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint folder (e.g. runs/sample)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--against", type=Path, action="append", default=[],
-                        help="another checkout whose app.py runs in every round too (repeatable)")
-    args = parser.parse_args()
-    if not (args.checkpoint / "manifest.json").is_file():
-        sys.exit(f"error: {args.checkpoint} is not a checkpoint folder (no manifest.json)")
-    if not CHROMIUM.exists():
-        sys.exit(f"error: {CHROMIUM} is missing (install Debian's chromium)")
-    names = [other.resolve().name for other in args.against]
-    if len(set(names)) < len(names) or "app" in names:
-        sys.exit("error: give the --against checkouts distinct folder names other than app")
-    for other in args.against:
-        if not (other / "app.py").is_file():
-            sys.exit(f"error: {other} has no app.py")
+    args, others = parse_args(__doc__.splitlines()[0], default_rounds=3, reserved=("app",))
     from playwright.sync_api import sync_playwright
 
-    contestants = {"app": ROOT / "app.py", **{n: o.resolve() / "app.py" for n, o in zip(names, args.against)}}
+    contestants = {"app": ROOT / "app.py", **others}
     times: dict[str, list[dict[str, list[float]]]] = {name: [] for name in contestants}
     with tempfile.TemporaryDirectory() as tmp_name, sync_playwright() as p:
         tmp = Path(tmp_name)
@@ -124,7 +109,7 @@ def main() -> None:
             every = [t for clicks in rounds for t in clicks[kind]]
             print(f"{name:10s} {kind:5s} {len(every):2d} clicks: median {statistics.median(every):.2f} s, "
                   f"max {max(every):.2f} s, over 1 s: {sum(t > 1 for t in every)}")
-    for name in names:
+    for name in others:
         gain = [statistics.median(b["grid"]) - statistics.median(a["grid"]) for a, b in zip(times["app"], times[name])]
         print(f"{name} − app, grid clicks, per round (medians): {' '.join(f'{g:+.2f}' for g in gain)} s; app faster "
               f"in {sum(g > 0 for g in gain)}/{len(gain)} rounds")
