@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from analysis.ablation import HeadSweep
 from ui import cache, cache_ablation, state, tables, widgets
 from ui.cache_ablation import STUDIES
 from ui.charts import BASELINE, BETTER, VAL, WORSE
@@ -236,6 +237,18 @@ def study(name: str, params: tuple, run: bool, sweep: pd.DataFrame | None = None
     return view.result
 
 
+@st.fragment
+def sweep_horizon(sweep: HeadSweep) -> None:
+    """ΔMSE per horizon step of the head chosen here. A fragment: choosing a head slices the finished sweep
+    and reruns only this chart, not the page's six studies."""
+    options = cache_ablation.head_options(sweep.table)
+    choice = st.selectbox("Head (most harmful first)", options, key="abl_sweep_head")
+    site_name, head = choice.rsplit(":", 1)
+    rows = sweep.per_step[(sweep.per_step["site"] == site_name) & (sweep.per_step["head"] == int(head))]
+    widgets.chart(horizon_figure(rows, choice, f"ΔMSE per horizon step: {site_name} h{head} removed"),
+                  f"{stem}-sweep-horizon-{choice}", "abl_sweep_horizon")
+
+
 tabs = st.tabs(list(STUDIES.values()))
 
 # ------------------------------------------------------------------------------------------ single-head sweep
@@ -261,12 +274,7 @@ with tabs[0]:
                                         f"ΔMSE when one head is removed ({split}, {mode})"),
                           f"{stem}-sweep-heatmap", "abl_sweep_heatmap")
         with right:
-            options = cache_ablation.head_options(sweep.table)
-            choice = st.selectbox("Head (most harmful first)", options, key="abl_sweep_head")
-            site_name, head = choice.rsplit(":", 1)
-            rows = sweep.per_step[(sweep.per_step["site"] == site_name) & (sweep.per_step["head"] == int(head))]
-            widgets.chart(horizon_figure(rows, choice, f"ΔMSE per horizon step: {site_name} h{head} removed"),
-                          f"{stem}-sweep-horizon-{choice}", "abl_sweep_horizon")
+            sweep_horizon(sweep)
         st.subheader("Numbers (one row per removed head, baseline first)")
         widgets.table(cache_ablation.lead(table, *FIRST), f"{stem}-sweep", "abl_sweep_table",
                       column_config=METRIC_COLUMNS)

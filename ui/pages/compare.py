@@ -134,33 +134,47 @@ st.caption("MSE / MAE over every window, step and target column; *std.* on the t
            "papers report), *orig.* in the data's units (columns with large values weigh more).  \n" +
            "  \n".join(f"· {note}" for note in comparison.notes))
 
-c = st.columns([1, 1, 3])
-metric = c[0].radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True, key="cp_metric",
-                    persist_state="session")
-scale = c[1].radio("Scale", list(SCALES), format_func=SCALES.get, horizontal=True, key="cp_scale",
-                   persist_state="session")
-column = metric if scale == "standardised" else f"{metric}_original"
-label = f"{METRICS[metric]} ({SCALES[scale]})"
-widgets.chart(charts.per_step_figure(comparison.per_step, column, label, labels), f"{stem}-per-step-{column}",
-              "cp_per_step")
-st.markdown(f"**{label} per horizon step**")
-widgets.table(views.per_step_wide(comparison.per_step, column, models), f"{stem}-per-step-{column}",
-              "cp_per_step_table",
-              column_config={m: st.column_config.NumberColumn(labels[m], format="%.4f") for m in models})
-csv_download(comparison.per_step, f"{stem}-per-step-all", "cp_per_step_all",
-             "Download MSE and MAE per step, both scales, every model (CSV)")
 
-st.subheader("One window")
-targets = list(comparison.target_columns)
-c = st.columns([4, 1.4])
-window = c[0].slider(f"Window (0 … {n_windows - 1} of the {comparison.split} split)", 0, n_windows - 1, 0,
-                     key=f"cp_window_{comparison.split}", persist_state="session")
-target = c[1].selectbox("Column", targets, index=len(targets) - 1, key="cp_column",
-                        persist_state="session") if len(targets) > 1 else targets[0]
-overlay = cache_analyses.overlay(model.key, data.key, comparison.split, seed, params["twin"], window, comparison,
-                                 prepared)
-widgets.chart(charts.overlay_figure(overlay, target, models, labels,
-                                    f"{target}: window {window}, history, truth and every forecast (original units)"),
-              f"{stem}-w{window}-{target}", "cp_overlay")
-widgets.table(views.overlay_wide(overlay, models), f"{stem}-w{window}-forecasts", "cp_overlay_table", height=300,
-              label="Download this window (CSV)")
+@st.fragment
+def per_step_section() -> None:
+    """The error per horizon step, in the metric and scale chosen here. A fragment: a choice slices the cached
+    comparison and reruns only this part."""
+    c = st.columns([1, 1, 3])
+    metric = c[0].radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True, key="cp_metric",
+                        persist_state="session")
+    scale = c[1].radio("Scale", list(SCALES), format_func=SCALES.get, horizontal=True, key="cp_scale",
+                       persist_state="session")
+    column = metric if scale == "standardised" else f"{metric}_original"
+    label = f"{METRICS[metric]} ({SCALES[scale]})"
+    widgets.chart(charts.per_step_figure(comparison.per_step, column, label, labels), f"{stem}-per-step-{column}",
+                  "cp_per_step")
+    st.markdown(f"**{label} per horizon step**")
+    widgets.table(views.per_step_wide(comparison.per_step, column, models), f"{stem}-per-step-{column}",
+                  "cp_per_step_table",
+                  column_config={m: st.column_config.NumberColumn(labels[m], format="%.4f") for m in models})
+    csv_download(comparison.per_step, f"{stem}-per-step-all", "cp_per_step_all",
+                 "Download MSE and MAE per step, both scales, every model (CSV)")
+
+
+@st.fragment
+def window_section() -> None:
+    """One window's history, truth and every forecast. A fragment: the window and the column slice the cached
+    comparison and rerun only this part."""
+    st.subheader("One window")
+    targets = list(comparison.target_columns)
+    c = st.columns([4, 1.4])
+    window = c[0].slider(f"Window (0 … {n_windows - 1} of the {comparison.split} split)", 0, n_windows - 1, 0,
+                         key=f"cp_window_{comparison.split}", persist_state="session")
+    target = c[1].selectbox("Column", targets, index=len(targets) - 1, key="cp_column",
+                            persist_state="session") if len(targets) > 1 else targets[0]
+    overlay = cache_analyses.overlay(model.key, data.key, comparison.split, seed, params["twin"], window,
+                                     comparison, prepared)
+    widgets.chart(charts.overlay_figure(overlay, target, models, labels, f"{target}: window {window}, history, "
+                                        "truth and every forecast (original units)"),
+                  f"{stem}-w{window}-{target}", "cp_overlay")
+    widgets.table(views.overlay_wide(overlay, models), f"{stem}-w{window}-forecasts", "cp_overlay_table",
+                  height=300, label="Download this window (CSV)")
+
+
+per_step_section()
+window_section()

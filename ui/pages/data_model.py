@@ -3,13 +3,26 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.data import DataSpec
+from analysis.data import DataSpec, SeriesFrame
 from analysis.errors import InformerLabError
 from ui import charts, deferred, frames, settings, state, tables, widgets
 
 SOURCES = ("Bundled sample", "Upload a CSV")
 MAX_PLOT_POINTS = 2000  # per column, min/max pairs: about one pair per pixel of a wide chart
 LEARNING_RATES = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5]
+
+
+@st.fragment
+def column_summary(frame: SeriesFrame) -> None:
+    """The column summary, drawn only while its expander is open. Lazy: a table on the first page load makes
+    the browser fetch and compile its data-grid bundle (~1.2 MB of JavaScript) while it draws the series
+    chart: 0.4 s more main-thread work before the first chart (CPU profile of the cold start, 4 rounds).
+    A fragment: opening it reruns only this part, not the page's model half."""
+    summary = st.expander("Column summary (raw values)", key="summary_open", on_change="rerun")
+    if summary.open:
+        with summary:
+            widgets.table(tables.column_summary(frame.values), f"{frame.name}-summary", "summary")
+
 
 st.title("Data & model")
 st.caption("The data every page analyses, and the model it analyses it with. Both are per browser tab.")
@@ -77,13 +90,7 @@ if data is not None:
     if bucket > 1:
         st.caption(f"Display only: {frame.n_rows:,} rows drawn as the minimum and maximum of every {bucket} rows "
                    "per column; every analysis uses all rows.")
-    # Lazy: drawn only while open. A table on the first page load makes the browser fetch and compile its
-    # data-grid bundle (~1.2 MB of JavaScript) while it draws the chart above: 0.4 s more main-thread work
-    # before the first chart (CPU profile of the cold start, 4 rounds).
-    summary = st.expander("Column summary (raw values)", key="summary_open", on_change="rerun")
-    if summary.open:
-        with summary:
-            widgets.table(tables.column_summary(frame.values), f"{frame.name}-summary", "summary")
+    column_summary(frame)
 
 
 # ============================================================================================ model

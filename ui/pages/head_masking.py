@@ -20,14 +20,12 @@ config, sites = checkpoint.config, checkpoint.model.sites
 H = config.n_heads
 
 # ------------------------------------------------------------------------------------------ controls
-c = st.columns([1, 1, 4, 1.3], gap="medium")
+c = st.columns([1, 1, 5.3], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="hm_split", persist_state="session")
 mode = c[1].radio("Ablation", ["zero", "mean"], horizontal=True, key="hm_mode", persist_state="session")
 n = state.require_windows(prepared, data, split)
 window = state.window_slider(c[2], n, split, "hm")
 targets = list(checkpoint.schema.target_columns)
-column = c[3].selectbox("Plotted column", targets, index=len(targets) - 1, key="hm_column",
-                        persist_state="session") if len(targets) > 1 else targets[0]
 
 # ------------------------------------------------------------------------------------------ head grid
 keys = {(s.index, h): tables.head_key(model.key, s.index, h) for s in sites for h in range(H)}
@@ -70,38 +68,51 @@ st.markdown(f"**Off ({len(off)} of {len(keys)}):** {tables.off_description(off, 
 # ------------------------------------------------------------------------------------------ result
 result = cache.window_forecast(model.key, data.key, split, window, tuple(sorted(off)), mode, seed, checkpoint,
                                prepared)
-rows = tables.window_table(result.table, column)
-history_start = result.history["timestamp"].iloc[0]
-st.caption(f"Window {window} of the {split} split: encoder input {history_start} → "
-           f"{result.history['timestamp'].iloc[-1]} ({config.seq_len} steps), forecast "
-           f"{rows['timestamp'].iloc[0]} → {rows['timestamp'].iloc[-1]} ({config.pred_len} steps). "
-           f"Original units · seed {seed}.")
 
-base_mae, masked_mae = rows["baseline_error"].mean(), rows["masked_error"].mean()
-m = st.columns(4)
-m[0].metric(f"MAE baseline ({column})", f"{base_mae:.4g}")
-m[1].metric(f"MAE masked ({column})", f"{masked_mae:.4g}",
-            delta=f"{masked_mae - base_mae:+.4g}" if off else None, delta_color="inverse")
-m[2].metric("Max |masked − baseline|", f"{(rows['masked'] - rows['baseline']).abs().max():.4g}")
-m[3].metric("Steps made worse", f"{int((rows['error_change'] > 0).sum())} of {len(rows)}")
 
-stem = f"head-mask-{tables.safe_file_part(model.ref.name)}-{split}-w{window}-{column}"
-left, right = st.columns([3, 2], gap="medium")
-with left:
-    widgets.chart(charts.window_figure(result.history, rows, column, f"{column}: forecast of window {window}"),
-                  f"{stem}-forecast", "hm_forecast")
-with right:
-    widgets.chart(charts.error_change_figure(rows, column, "Absolute error change per step (masked − baseline)"),
-                  f"{stem}-error-change", "hm_error")
-    if not off:
-        st.caption("All heads are on, so the masked forecast is the baseline: uncheck heads above.")
+@st.fragment
+def result_section() -> None:
+    """The masked forecast of the column chosen here. A fragment: choosing the column slices the cached
+    forecast and reruns only this part, not the head grid."""
+    pick, about = st.columns([1.3, 5], gap="medium", vertical_alignment="bottom")
+    column = pick.selectbox("Plotted column", targets, index=len(targets) - 1, key="hm_column",
+                            persist_state="session") if len(targets) > 1 else targets[0]
+    rows = tables.window_table(result.table, column)
+    history_start = result.history["timestamp"].iloc[0]
+    about.caption(f"Window {window} of the {split} split: encoder input {history_start} → "
+               f"{result.history['timestamp'].iloc[-1]} ({config.seq_len} steps), forecast "
+               f"{rows['timestamp'].iloc[0]} → {rows['timestamp'].iloc[-1]} ({config.pred_len} steps). "
+               f"Original units · seed {seed}.")
 
-st.subheader(f"Numbers ({column}, original units)")
-widgets.table(rows, stem, "hm_table",
-              column_config={k: st.column_config.NumberColumn(format="%.4f")
-                             for k in ("truth", "baseline", "masked", "baseline_error", "masked_error",
-                                       "error_change")})
-if len(targets) > 1:
-    st.download_button(f"Download all {len(targets)} target columns (CSV)", widgets.csv_bytes(result.table),
-                       file_name=f"{stem.rsplit('-', 1)[0]}-all-columns.csv", mime="text/csv",
-                       key="dl_csv_hm_all", on_click="ignore", icon=":material/download:")
+    base_mae, masked_mae = rows["baseline_error"].mean(), rows["masked_error"].mean()
+    m = st.columns(4)
+    m[0].metric(f"MAE baseline ({column})", f"{base_mae:.4g}")
+    m[1].metric(f"MAE masked ({column})", f"{masked_mae:.4g}",
+                delta=f"{masked_mae - base_mae:+.4g}" if off else None, delta_color="inverse")
+    m[2].metric("Max |masked − baseline|", f"{(rows['masked'] - rows['baseline']).abs().max():.4g}")
+    m[3].metric("Steps made worse", f"{int((rows['error_change'] > 0).sum())} of {len(rows)}")
+
+    stem = f"head-mask-{tables.safe_file_part(model.ref.name)}-{split}-w{window}-{column}"
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        widgets.chart(charts.window_figure(result.history, rows, column, f"{column}: forecast of window {window}"),
+                      f"{stem}-forecast", "hm_forecast")
+    with right:
+        widgets.chart(charts.error_change_figure(rows, column,
+                                                 "Absolute error change per step (masked − baseline)"),
+                      f"{stem}-error-change", "hm_error")
+        if not off:
+            st.caption("All heads are on, so the masked forecast is the baseline: uncheck heads above.")
+
+    st.subheader(f"Numbers ({column}, original units)")
+    widgets.table(rows, stem, "hm_table",
+                  column_config={k: st.column_config.NumberColumn(format="%.4f")
+                                 for k in ("truth", "baseline", "masked", "baseline_error", "masked_error",
+                                           "error_change")})
+    if len(targets) > 1:
+        st.download_button(f"Download all {len(targets)} target columns (CSV)", widgets.csv_bytes(result.table),
+                           file_name=f"{stem.rsplit('-', 1)[0]}-all-columns.csv", mime="text/csv",
+                           key="dl_csv_hm_all", on_click="ignore", icon=":material/download:")
+
+
+result_section()

@@ -2,7 +2,8 @@
 max-pooling keeps, feature norms, and each encoder layer's attention rows.
 
 The report (analysis.pyramid.pyramid_report) is computed once per (model, data, split, window, seed)
-and cached; choosing a layer, a position or a head only slices it.
+and cached; choosing a layer, a position or a head only slices it, and reruns only its fragment (the stack,
+or the attention rows).
 """
 from __future__ import annotations
 
@@ -151,29 +152,37 @@ titles = [views.row_title(r, lv, int(np.isfinite(row).sum()), stacked) for (r, l
 widgets.chart(charts.level_heatmap(z, titles, custom, "Feature norm ‖x‖₂ over d_model of each layer's output",
                                    "‖x‖₂", "position in the layer"),
               f"{stem}-norms", "py_norms")
-csv_download(views.pyramid_cells(report.spans, report.norms, report.lengths, config.seq_len)
-             .drop(columns=["row", "x0"]), f"{stem}-positions", "py_positions",
+csv_download(cells.drop(columns=["row", "x0"]), f"{stem}-positions", "py_positions",
              "Download every position: span, reach, timestamps, norm (CSV)")
 
 # ------------------------------------------------------------------------------------------ attention rows
-st.subheader("Attention rows per encoder layer")
-site_names = [r.site for r in report.attention]
-by_site = {r.site: r for r in report.attention}
-a, b = st.columns([2, 1], gap="medium")
-site_name = a.selectbox("Encoder layer", site_names, key="py_site", persist_state="session",
-                        format_func=lambda s: f"{s} · " + views.row_title(by_site[s].replica, by_site[s].layer,
-                                                                          len(by_site[s].query_steps), stacked))
-head = b.selectbox("Head", list(range(H)), key="py_head", format_func=lambda h: f"head {h}", persist_state="session")
-site_rows = by_site[site_name]
-rows_h = views.head_rows(site_rows, head)
-widgets.chart(charts.rows_heatmap(rows_h, [step_stamps[s] for s in rows_h.query_steps],
-                                  [step_stamps[s] for s in rows_h.key_steps],
-                                  f"Softmax rows of head {head} at {site_name}: {len(rows_h.query_positions)} "
-                                  f"computed rows × {len(rows_h.key_steps)} keys", False),
-              f"{stem}-{site_name}-h{head}-rows", "py_rows")
-if rows_h.rule != "full attention":
-    st.markdown(f"**Lazy queries: {len(rows_h.lazy)} of {len(site_rows.query_steps)}, not drawn (no softmax row).** "
-                f"They get **{rows_h.rule}**: {rows_h.rule_text}.  \nLazy positions: {views.ranges_text(rows_h.lazy)}")
-if site_rows.level:
-    st.caption(f"After {site_rows.level} distilling step(s) each query and key stands for a span of input steps; "
-               "the labels give the span's first timestamp.")
+@st.fragment
+def attention_rows() -> None:
+    """One encoder layer's softmax rows for one head. A fragment: choosing the layer or the head reruns only
+    this part (it slices the cached report), not the picture, tables and heatmaps above."""
+    st.subheader("Attention rows per encoder layer")
+    site_names = [r.site for r in report.attention]
+    by_site = {r.site: r for r in report.attention}
+    a, b = st.columns([2, 1], gap="medium")
+    site_name = a.selectbox("Encoder layer", site_names, key="py_site", persist_state="session",
+                            format_func=lambda s: f"{s} · " + views.row_title(by_site[s].replica, by_site[s].layer,
+                                                                              len(by_site[s].query_steps), stacked))
+    head = b.selectbox("Head", list(range(H)), key="py_head", format_func=lambda h: f"head {h}",
+                       persist_state="session")
+    site_rows = by_site[site_name]
+    rows_h = views.head_rows(site_rows, head)
+    widgets.chart(charts.rows_heatmap(rows_h, [step_stamps[s] for s in rows_h.query_steps],
+                                      [step_stamps[s] for s in rows_h.key_steps],
+                                      f"Softmax rows of head {head} at {site_name}: {len(rows_h.query_positions)} "
+                                      f"computed rows × {len(rows_h.key_steps)} keys", False),
+                  f"{stem}-{site_name}-h{head}-rows", "py_rows")
+    if rows_h.rule != "full attention":
+        st.markdown(f"**Lazy queries: {len(rows_h.lazy)} of {len(site_rows.query_steps)}, not drawn (no softmax "
+                    f"row).** They get **{rows_h.rule}**: {rows_h.rule_text}.  \nLazy positions: "
+                    f"{views.ranges_text(rows_h.lazy)}")
+    if site_rows.level:
+        st.caption(f"After {site_rows.level} distilling step(s) each query and key stands for a span of input "
+                   "steps; the labels give the span's first timestamp.")
+
+
+attention_rows()
