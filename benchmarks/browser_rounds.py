@@ -8,15 +8,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Callable
 
 from tests.e2e.test_browser import CHROMIUM
 
 
-def parse_args(description: str, default_rounds: int, reserved: tuple[str, ...]) -> tuple[argparse.Namespace,
-                                                                                            dict[str, Path]]:
+def parse_args(description: str, default_rounds: int, reserved: tuple[str, ...],
+               extra: Callable[[argparse.ArgumentParser], object] | None = None) -> tuple[argparse.Namespace,
+                                                                                         dict[str, Path]]:
     """The parsed arguments, and {name: app.py} of each --against checkout; exits with a message on bad ones.
-    `reserved`: contestant names the script uses itself."""
+    `reserved`: contestant names the script uses itself; `extra` adds a script's own arguments."""
     parser = argparse.ArgumentParser(description=description)
+    if extra is not None:
+        extra(parser)
     parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint folder (e.g. runs/sample)")
     parser.add_argument("--rounds", type=int, default=default_rounds)
     parser.add_argument("--against", type=Path, action="append", default=[],

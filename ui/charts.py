@@ -57,36 +57,40 @@ def loss_figure(steps: pd.DataFrame, epochs: pd.DataFrame, title: str = "Trainin
     return _layout(fig, title, 340)
 
 
-def window_figure(history: pd.DataFrame, rows: pd.DataFrame, column: str, title: str) -> go.Figure:
-    """Encoder history, truth, baseline and masked forecast of one target column (original units).
+def masking_figure(history: pd.DataFrame, rows: pd.DataFrame, column: str, title: str) -> go.Figure:
+    """One target column of a masked window, two panels: left, the encoder history, truth, baseline and masked
+    forecast (original units); right, per horizon step, |masked − truth| − |baseline − truth| (positive: the
+    mask made it worse). history: timestamp, column, value (the encoder window); rows: the column's window_table.
 
-    history: timestamp, column, value (the encoder window); rows: one column's window_table.
+    One figure, not two: the browser re-creates a chart whenever its figure changes (Streamlit gives a chart
+    an identity derived from its spec), and each plotly chart costs a fixed ~0.1 s to create on two cores, so
+    switching the column redraws one chart instead of two.
     """
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.08,
+                        subplot_titles=["", "absolute error change per step (masked − baseline)"])
     hist = history[history["column"] == column]
-    fig = go.Figure()
     fig.add_trace(go.Scatter(x=hist["timestamp"], y=hist["value"], mode="lines", name="history (encoder input)",
-                             line=dict(color=HISTORY, width=1.5)))
+                             line=dict(color=HISTORY, width=1.5)), row=1, col=1)
     fig.add_trace(go.Scatter(x=rows["timestamp"], y=rows["truth"], mode="lines+markers", name="truth",
-                             line=dict(color=TRUTH, width=2), marker=dict(size=4)))
+                             line=dict(color=TRUTH, width=2), marker=dict(size=4)), row=1, col=1)
     fig.add_trace(go.Scatter(x=rows["timestamp"], y=rows["baseline"], mode="lines+markers",
-                             name="baseline (all heads on)", line=dict(color=BASELINE, width=2), marker=dict(size=4)))
+                             name="baseline (all heads on)", line=dict(color=BASELINE, width=2), marker=dict(size=4)),
+                  row=1, col=1)
     fig.add_trace(go.Scatter(x=rows["timestamp"], y=rows["masked"], mode="lines+markers", name="masked",
-                             line=dict(color=MASKED, width=2, dash="dash"), marker=dict(size=4)))
+                             line=dict(color=MASKED, width=2, dash="dash"), marker=dict(size=4)), row=1, col=1)
     if len(rows):
-        fig.add_vline(x=rows["timestamp"].iloc[0], line=dict(color="#bbbbbb", dash="dot"))
-    fig.update_yaxes(title_text=column)
-    return _layout(fig, title, 400)
-
-
-def error_change_figure(rows: pd.DataFrame, column: str, title: str) -> go.Figure:
-    """Per horizon step: |masked − truth| − |baseline − truth| (positive: the mask made it worse)."""
+        fig.add_vline(x=rows["timestamp"].iloc[0], line=dict(color="#bbbbbb", dash="dot"), row=1, col=1)
     colours = [WORSE if v > 0 else BETTER for v in rows["error_change"]]
-    fig = go.Figure(go.Bar(x=rows["step"], y=rows["error_change"], marker_color=colours,
-                           name="absolute error change", hovertemplate="step %{x}: %{y:.4g}<extra></extra>"))
-    fig.add_hline(y=0, line=dict(color="#888888", width=1))
-    fig.update_xaxes(title_text="horizon step", dtick=1 if len(rows) <= 24 else None)
-    fig.update_yaxes(title_text=f"Δ |error| ({column})")
-    return _layout(fig, title, 320, legend=False)
+    fig.add_trace(go.Bar(x=rows["step"], y=rows["error_change"], marker_color=colours, showlegend=False,
+                         name="absolute error change", hovertemplate="step %{x}: %{y:.4g}<extra></extra>"),
+                  row=1, col=2)
+    fig.add_hline(y=0, line=dict(color="#888888", width=1), row=1, col=2)
+    fig.update_yaxes(title_text=column, row=1, col=1)
+    fig.update_xaxes(title_text="horizon step", dtick=1 if len(rows) <= 12 else None, row=1, col=2)
+    fig.update_yaxes(title_text=f"Δ |error| ({column})", row=1, col=2)
+    fig = _layout(fig, title, 420)
+    fig.update_annotations(font_size=13)  # the panel titles
+    return fig
 
 
 def future_figure(history: pd.DataFrame, forecast: pd.DataFrame, time_column: str, column: str,

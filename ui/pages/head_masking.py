@@ -93,16 +93,10 @@ def result_section() -> None:
     m[3].metric("Steps made worse", f"{int((rows['error_change'] > 0).sum())} of {len(rows)}")
 
     stem = f"head-mask-{tables.safe_file_part(model.ref.name)}-{split}-w{window}-{column}"
-    left, right = st.columns([3, 2], gap="medium")
-    with left:
-        widgets.chart(charts.window_figure(result.history, rows, column, f"{column}: forecast of window {window}"),
-                      f"{stem}-forecast", "hm_forecast")
-    with right:
-        widgets.chart(charts.error_change_figure(rows, column,
-                                                 "Absolute error change per step (masked − baseline)"),
-                      f"{stem}-error-change", "hm_error")
-        if not off:
-            st.caption("All heads are on, so the masked forecast is the baseline: uncheck heads above.")
+    widgets.chart(charts.masking_figure(result.history, rows, column, f"{column}: window {window}, forecast with "
+                                        "and without the mask"), f"{stem}-forecast", "hm_forecast")
+    if not off:
+        st.caption("All heads are on, so the masked forecast is the baseline: uncheck heads above.")
 
     st.subheader(f"Numbers ({column}, original units)")
     widgets.table(rows, stem, "hm_table",
