@@ -115,3 +115,25 @@ def test_the_seed_is_visible_and_reaches_the_analysis(open_app, tiny_trained):
     expected = _expected(tiny_trained, "test", 0, [(2, 0)], seed=3)
     np.testing.assert_allclose(rows["baseline"], expected["baseline"], rtol=1e-5)
     np.testing.assert_allclose(rows["masked"], expected["masked"], rtol=1e-5)
+
+
+def test_the_plotted_column_switches_both_panels_of_the_one_figure(open_app, tiny_trained):
+    at = open_app(MASK_PAGE)
+    checkbox(at, "encoder.0.0 head 1").uncheck().run()
+    at.selectbox(key="hm_column").set_value("temperature").run()
+    assert not at.exception
+    figures = charts(at)
+    assert len(figures) == 1  # the forecast and its error change are panels of one figure
+    fig = figures[0]
+    assert fig["layout"]["title"]["text"].startswith("temperature: window 0")
+    rows = table(at)
+    t = masked_window_forecast(tiny_trained[0].model, prepare_for_checkpoint(tiny_trained[0], load_csv(SAMPLE_CSV)),
+                               "test", 0, head_mask(tiny_trained[0].model, [(0, 1)], "zero", None), seed=0).table
+    expected = t[t.column == "temperature"].reset_index(drop=True)
+    masked = next(tr for tr in fig["data"] if tr["name"] == "masked")
+    np.testing.assert_allclose(array(masked["y"]), expected["masked"], rtol=1e-5)
+    bars = next(tr for tr in fig["data"] if tr["type"] == "bar")
+    assert (masked.get("xaxis", "x"), bars["xaxis"]) == ("x", "x2")  # left panel: the forecast; right: per step
+    np.testing.assert_allclose(array(bars["y"]), rows["error_change"])
+    np.testing.assert_allclose(array(bars["y"]), (expected["masked"] - expected["truth"]).abs()
+                               - (expected["baseline"] - expected["truth"]).abs(), atol=1e-4)

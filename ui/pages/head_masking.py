@@ -80,9 +80,9 @@ def result_section() -> None:
     rows = tables.window_table(result.table, column)
     history_start = result.history["timestamp"].iloc[0]
     about.caption(f"Window {window} of the {split} split: encoder input {history_start} → "
-               f"{result.history['timestamp'].iloc[-1]} ({config.seq_len} steps), forecast "
-               f"{rows['timestamp'].iloc[0]} → {rows['timestamp'].iloc[-1]} ({config.pred_len} steps). "
-               f"Original units · seed {seed}.")
+                  f"{result.history['timestamp'].iloc[-1]} ({config.seq_len} steps), forecast "
+                  f"{rows['timestamp'].iloc[0]} → {rows['timestamp'].iloc[-1]} ({config.pred_len} steps). "
+                  f"Original units · seed {seed}.")
 
     base_mae, masked_mae = rows["baseline_error"].mean(), rows["masked_error"].mean()
     m = st.columns(4)
