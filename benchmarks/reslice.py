@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.browser_rounds import parse_args  # noqa: E402
 from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, settle, streamlit_server  # noqa: E402
+from tests.e2e.test_browser import open_page as switch_page  # noqa: E402
 from tests.e2e.test_browser_analyses import SLOW, reslice, wait_for_charts  # noqa: E402
 
 GRID_TITLE = "Mean row entropy"
@@ -46,15 +47,6 @@ TABS = [("Attention rows", "Lazy queries"), ("Exact vs sampled", "Top-u agreemen
         ("Every head", "dominant lag"), ("Scores and selected queries", "Selected queries of this head")]
 SCORES = [("exact M (log-sum-exp − mean)", "exact M per query"), ("sampled M̄ (as ProbSparse ranked them)",
                                                                   "sampled M̄ per query")]
-IDLE_AND = """(want) => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return app && app.dataset.testScriptState === 'notRunning' && (%s);
-}"""
-TAB_DRAWN = IDLE_AND % ("document.querySelector('[role=tab][aria-selected=true]').innerText.includes(want[0]) && "
-                        "document.querySelector('[data-testid=\"stMain\"]').innerText.includes(want[1])")
-SCORE_DRAWN = IDLE_AND % ("Array.from(document.querySelectorAll('.js-plotly-plot'))"
-                          ".some(g => g._fullLayout && (g._fullLayout.title.text || '').includes(want))")
-
 GRID_TICKS_JS = """(title) => {
   const gd = Array.from(document.querySelectorAll('.js-plotly-plot'))
     .find(g => g._fullLayout && (g._fullLayout.title.text || '').includes(title));
@@ -71,19 +63,14 @@ ARM_JS = """() => {
   window.__resliceObserver.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
 }"""
 # After it: that rerun finished, and `want` (if any) is in the page's text or a chart's title.
-FINISHED_JS = IDLE_AND % ("window.__reslice.ran && (!want || "
-                          "document.querySelector('[data-testid=\"stMain\"]').innerText.includes(want) || "
-                          "Array.from(document.querySelectorAll('.js-plotly-plot'))"
-                          ".some(g => g._fullLayout && (g._fullLayout.title.text || '').includes(want)))")
+FINISHED_JS = """(want) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return app && app.dataset.testScriptState === 'notRunning' && window.__reslice.ran && (!want ||
+    document.querySelector('[data-testid="stMain"]').innerText.includes(want) ||
+    Array.from(document.querySelectorAll('.js-plotly-plot'))
+      .some(g => g._fullLayout && (g._fullLayout.title.text || '').includes(want)));
+}"""
 TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
-
-
-def timed(page, click, done_js: str, want) -> float:
-    page.wait_for_timeout(700)
-    started = time.perf_counter()
-    click()
-    page.wait_for_function(done_js, arg=want, timeout=60_000, polling=20)
-    return time.perf_counter() - started
 
 
 def rerun_seconds(page, act, want: str | None = None, prepare=None) -> float:
@@ -128,8 +115,8 @@ def nudge_slider(page, label: str, want: str | None = None, key: str = "ArrowRig
 
 
 def open_page(page, title: str, charts: int) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
-    page.get_by_role("heading", name=title, level=1).wait_for(timeout=SLOW)
+    """The e2e tests' page switch (sidebar link, heading, rerun finished), then its first `charts` charts drawn."""
+    switch_page(page, title)
     if charts:
         wait_for_charts(page, charts)
     settle(page)
@@ -145,11 +132,10 @@ def sparsity(page) -> dict[str, list[float]]:
     for head, row in CELLS:
         head, row = head % n_heads, row % len(sites)
         seconds["sparsity grid"].append(reslice(page, GRID_TITLE, head, row, f"{sites[row]} · head {head}"))
-    for tab, shows in TABS:
-        seconds["sparsity tabs"].append(timed(page, page.get_by_role("tab", name=tab).click, TAB_DRAWN, [tab, shows]))
+    for tab, shows in TABS:  # lazy tabs: only the open one is drawn
+        seconds["sparsity tabs"].append(rerun_seconds(page, page.get_by_role("tab", name=tab).click, shows))
     for option, title in SCORES:
-        label = page.locator("label").filter(has=page.get_by_role("radio", name=option))
-        seconds["sparsity score"].append(timed(page, label.click, SCORE_DRAWN, title))
+        seconds["sparsity score"].append(pick_radio(page, option, title))
     return seconds
 
 
