@@ -11,14 +11,14 @@ from tests.app.helpers import FORECAST_PAGE, MASK_PAGE, array, charts, checkbox,
 from tests.conftest import SAMPLE_CSV
 
 
-def _expected(tiny_trained, split, window, off, mode="zero", seed=0):
-    """The same forecast computed straight from analysis/, without the app."""
+def _expected(tiny_trained, split, window, off, mode="zero", seed=0, column="load"):
+    """The same forecast of `column` computed straight from analysis/, without the app."""
     checkpoint = tiny_trained[0]
     prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
     means = mean_contexts(checkpoint.model, prepared, "train", max_windows=256, seed=seed) if mode == "mean" else None
     mask = head_mask(checkpoint.model, off, mode, means)
     t = masked_window_forecast(checkpoint.model, prepared, split, window, mask, seed=seed).table
-    return t[t.column == "load"].reset_index(drop=True)
+    return t[t.column == column].reset_index(drop=True)
 
 
 def test_grid_has_a_checkbox_per_site_and_head_all_on(open_app):
@@ -127,9 +127,7 @@ def test_the_plotted_column_switches_both_panels_of_the_one_figure(open_app, tin
     fig = figures[0]
     assert fig["layout"]["title"]["text"].startswith("temperature: window 0")
     rows = table(at)
-    t = masked_window_forecast(tiny_trained[0].model, prepare_for_checkpoint(tiny_trained[0], load_csv(SAMPLE_CSV)),
-                               "test", 0, head_mask(tiny_trained[0].model, [(0, 1)], "zero", None), seed=0).table
-    expected = t[t.column == "temperature"].reset_index(drop=True)
+    expected = _expected(tiny_trained, "test", 0, [(0, 1)], column="temperature")
     masked = next(tr for tr in fig["data"] if tr["name"] == "masked")
     np.testing.assert_allclose(array(masked["y"]), expected["masked"], rtol=1e-5)
     bars = next(tr for tr in fig["data"] if tr["type"] == "bar")
