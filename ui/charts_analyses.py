@@ -9,8 +9,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from .charts import layout, vline
 from .tables_analyses import HeadRows, SiteInfo, steps_text
 
 HISTORY = "#8c8c8c"
@@ -27,18 +27,9 @@ STAMP = "%Y-%m-%d %H:%M"
 REPLICA_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
 
 
-def _layout(fig: go.Figure, title: str, height: int, *, legend: bool | str = True, hovermode: str = "closest"
-            ) -> go.Figure:
-    """Title top left; legend: True (one row above the plot), "right" (a column right of it), False."""
-    above = legend is True
-    fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
-        height=height, margin=dict(l=10, r=10, t=75 if above else 45, b=10),
-        legend=(dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0) if above else
-                dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02) if legend == "right" else None),
-        showlegend=bool(legend), hovermode=hovermode,
-    )
-    return fig
+def _layout(title: str, height: int, *, legend: bool | str = True, hovermode: str = "closest", **more) -> dict:
+    """ui.charts.layout with this module's default hover (the point under the cursor)."""
+    return layout(title, height, legend=legend, hovermode=hovermode, **more)
 
 
 def stamps(values) -> np.ndarray:
@@ -64,26 +55,23 @@ def head_grid_figure(grid: pd.DataFrame, sites: Sequence[SiteInfo], n_heads: int
     z[grid["site_index"].to_numpy(), grid["head"].to_numpy()] = grid["value"].to_numpy()
     finite = np.isfinite(z)
     text = np.where(finite, np.vectorize(lambda v: f"{v:.2f}")(np.where(finite, z, 0.0)), "n/a")
-    fig = go.Figure(go.Heatmap(z=z, x=list(range(n_heads)), y=list(range(n)), text=text, texttemplate="%{text}",
-                               colorscale=SEQUENTIAL, hoverinfo="skip", xgap=2, ygap=2,
-                               colorbar=dict(thickness=12, len=0.9)))
     cells = grid.assign(label=[sites[i].label for i in grid["site_index"]])
     value_text = [("n/a (full attention)" if not np.isfinite(v) else f"{v:.4g}") for v in cells["value"]]
-    fig.add_trace(go.Scatter(
+    heatmap = go.Heatmap(z=z, x=list(range(n_heads)), y=list(range(n)), text=text, texttemplate="%{text}",
+                         colorscale=SEQUENTIAL, hoverinfo="skip", xgap=2, ygap=2, colorbar=dict(thickness=12, len=0.9))
+    markers = go.Scatter(
         x=cells["head"], y=cells["site_index"], mode="markers", name="cells",
         marker=dict(symbol="square", size=40, color="#000000", opacity=0.01),
         selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)),
         customdata=np.stack([cells["site_index"], cells["head"]], axis=1),
         text=[f"{label}<br>head {h}: {v}" for label, h, v in zip(cells["label"], cells["head"], value_text)],
-        hovertemplate="%{text}<br><i>click to show this head</i><extra></extra>", showlegend=False))
-    fig.update_xaxes(tickvals=list(range(n_heads)), ticktext=[f"head {h}" for h in range(n_heads)], side="top",
-                     showgrid=False, zeroline=False, fixedrange=True, range=[-0.5, n_heads - 0.5])
-    fig.update_yaxes(tickvals=list(range(n)), ticktext=[s.name for s in sites], autorange="reversed",
-                     showgrid=False, zeroline=False, fixedrange=True)
-    _layout(fig, statistic, 110 + 46 * n, legend=False)
-    fig.update_layout(hoverdistance=-1, clickmode="event+select", dragmode=False,
-                      margin=dict(l=10, r=10, t=80, b=10))
-    return fig
+        hovertemplate="%{text}<br><i>click to show this head</i><extra></extra>", showlegend=False)
+    return go.Figure([heatmap, markers], _layout(
+        statistic, 110 + 46 * n, legend=False, top=80, hoverdistance=-1, clickmode="event+select", dragmode=False,
+        xaxis=dict(tickvals=list(range(n_heads)), ticktext=[f"head {h}" for h in range(n_heads)], side="top",
+                   showgrid=False, zeroline=False, fixedrange=True, range=[-0.5, n_heads - 0.5]),
+        yaxis=dict(tickvals=list(range(n)), ticktext=[s.name for s in sites], autorange="reversed",
+                   showgrid=False, zeroline=False, fixedrange=True)))
 
 
 def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, score: str, title: str) -> go.Figure:
@@ -103,24 +91,25 @@ def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, 
                        np.broadcast_to(span, (H, L_Q)),
                        np.broadcast_to(positions["segment"].to_numpy(), (H, L_Q)),
                        np.where(selected, "selected (softmax row)", "lazy")], axis=-1)
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         z=z, x=x, y=heads, customdata=custom, colorscale=SEQUENTIAL,
         colorbar=dict(title=dict(text=score), thickness=12),
         hovertemplate="%{y} · query %{customdata[0]} (%{customdata[2]})<br>%{customdata[1]}<br>"
-                      f"{score} = %{{z:.4g}}<br>%{{customdata[3]}}<extra></extra>"))
+                      f"{score} = %{{z:.4g}}<br>%{{customdata[3]}}<extra></extra>")]
     hh, pp = np.nonzero(selected)
     if len(hh):
-        fig.add_trace(go.Scatter(x=x[pp], y=[heads[h] for h in hh], mode="markers", hoverinfo="skip",
+        traces.append(go.Scatter(x=x[pp], y=[heads[h] for h in hh], mode="markers", hoverinfo="skip",
                                  name="selected by ProbSparse (top-u by sampled M̄)",
                                  marker=dict(symbol="circle-open", size=7, color="#ffffff", line=dict(width=1.5))))
     future = positions.index[positions["segment"] == "future"]
+    shapes, notes = [], []
     if len(future):
-        fig.add_vline(x=x[future[0]], line=dict(color="#555555", dash="dot"))
-        fig.add_annotation(x=x[future[0]], y=1.0, yref="paper", text="forecast starts", showarrow=False,
-                           xanchor="left", yanchor="bottom", font=dict(size=11, color="#555555"))
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title_text="query timestamp (start of the span it summarises)")
-    return _layout(fig, title, 150 + 34 * H)
+        shapes.append(vline(x[future[0]], "#555555"))
+        notes.append(dict(x=x[future[0]], y=1.0, yref="paper", text="forecast starts", showarrow=False,
+                          xanchor="left", yanchor="bottom", font=dict(size=11, color="#555555")))
+    return go.Figure(traces, _layout(
+        title, 150 + 34 * H, shapes=shapes, annotations=notes, yaxis=dict(autorange="reversed"),
+        xaxis=dict(title=dict(text="query timestamp (start of the span it summarises)"))))
 
 
 def selected_series_figure(series: pd.DataFrame, marks: pd.DataFrame, column: str, title: str,
@@ -130,24 +119,22 @@ def selected_series_figure(series: pd.DataFrame, marks: pd.DataFrame, column: st
     series: timestamp, value, part ("encoder input" | "future (truth, not an input)");
     marks: timestamp, value, position, span, rank (sampled) — one row per selected query.
     """
-    fig = go.Figure()
+    traces = []
     for part, colour, dash in (("encoder input", TRUTH, "solid"), ("future (truth, not an input)", HISTORY, "dot")):
         rows = series[series["part"] == part]
         if len(rows):
-            fig.add_trace(go.Scatter(x=rows["timestamp"], y=rows["value"], mode="lines", name=part,
+            traces.append(go.Scatter(x=rows["timestamp"], y=rows["value"], mode="lines", name=part,
                                      line=dict(color=colour, width=1.6, dash=dash)))
     if len(marks):
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=marks["timestamp"], y=marks["value"], mode="markers", name=f"selected queries ({len(marks)})",
             marker=dict(color=SELECTED, size=9, symbol="diamond", line=dict(color="#ffffff", width=1)),
             customdata=np.stack([marks["position"], marks["span"], marks["rank"]], axis=1),
             hovertemplate="query %{customdata[0]} · %{customdata[1]}<br>rank by sampled M̄: %{customdata[2]}"
                           f"<br>{column} = %{{y:.4g}}<extra></extra>"))
-    if forecast_start is not None:
-        fig.add_vline(x=forecast_start, line=dict(color="#bbbbbb", dash="dot"))
-    fig.update_yaxes(title_text=column)
-    fig.update_xaxes(title_text="timestamp")
-    return _layout(fig, title, 330)
+    return go.Figure(traces, _layout(
+        title, 330, shapes=[vline(forecast_start)] if forecast_start is not None else [],
+        xaxis=dict(title=dict(text="timestamp")), yaxis=dict(title=dict(text=column))))
 
 
 def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequence[str], title: str,
@@ -156,40 +143,41 @@ def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequen
     labels = [f"q{p} · {s}" for p, s in zip(rows.query_positions, query_stamps)]
     x = list(range(len(key_stamps)))
     custom = np.broadcast_to(np.asarray(key_stamps, dtype=object), rows.z.shape)
-    fig = go.Figure(go.Heatmap(
+    step = max(1, len(x) // 12)
+    heatmap = go.Heatmap(
         z=rows.z, x=x, y=labels, customdata=custom, colorscale=WEIGHTS, zmin=0,
         colorbar=dict(title=dict(text="weight"), thickness=12),
-        hovertemplate="%{y}<br>key %{x} · %{customdata}<br>weight %{z:.4f}<extra></extra>"))
-    step = max(1, len(x) // 12)
-    fig.update_xaxes(tickvals=x[::step], ticktext=[f"{i}<br>{key_stamps[i][5:]}" for i in x[::step]],
-                     title_text="key position · timestamp" + (" (causal: weight 0 after the query)" if causal else ""))
-    fig.update_yaxes(autorange="reversed", type="category", tickfont=dict(size=10))
-    return _layout(fig, title, max(260, 120 + 16 * len(labels)), legend=False)
+        hovertemplate="%{y}<br>key %{x} · %{customdata}<br>weight %{z:.4f}<extra></extra>")
+    return go.Figure([heatmap], _layout(
+        title, max(260, 120 + 16 * len(labels)), legend=False,
+        xaxis=dict(tickvals=x[::step], ticktext=[f"{i}<br>{key_stamps[i][5:]}" for i in x[::step]],
+                   title=dict(text="key position · timestamp" + (" (causal: weight 0 after the query)" if causal
+                                                                 else ""))),
+        yaxis=dict(autorange="reversed", type="category", tickfont=dict(size=10))))
 
 
 def exact_vs_sampled_figure(hq: pd.DataFrame, against: str, against_label: str, in_exact_top: np.ndarray,
                             title: str) -> go.Figure:
     """Per query of one head: sampled M̄ (y) vs an exact measure (x); colour = ProbSparse's choice,
     symbol = in the exact top-u."""
-    fig = go.Figure()
     groups = [(True, True, "selected · in exact top-u", SELECTED, "circle"),
               (True, False, "selected · not in exact top-u", SELECTED, "x"),
               (False, True, "lazy · in exact top-u (missed)", EXACT, "x"),
               (False, False, "lazy · not in exact top-u", EXACT, "circle-open")]
+    traces = []
     for sel, top, name, colour, symbol in groups:
         part = hq[(hq["selected"].to_numpy() == sel) & (in_exact_top == top)]
         if not len(part):
             continue
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=part[against], y=part["sampled_mbar"], mode="markers", name=f"{name} ({len(part)})",
             marker=dict(color=colour, symbol=symbol, size=8, line=dict(width=1.5, color=colour)),
             customdata=np.stack([part["position"], stamps(part["timestamp"]), part["rank_sampled"],
                                  part["rank_exact"]], axis=1),
             hovertemplate="query %{customdata[0]} · %{customdata[1]}<br>sampled M̄ %{y:.4g} (rank %{customdata[2]})"
                           "<br>exact %{x:.4g} (rank by exact M: %{customdata[3]})<extra></extra>"))
-    fig.update_xaxes(title_text=against_label)
-    fig.update_yaxes(title_text="sampled M̄ (recorded)")
-    return _layout(fig, title, 420, legend="right")
+    return go.Figure(traces, _layout(title, 420, legend="right", xaxis=dict(title=dict(text=against_label)),
+                                     yaxis=dict(title=dict(text="sampled M̄ (recorded)"))))
 
 
 # ============================================================================================ pyramid
@@ -199,9 +187,9 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
     output norm, centred over the input steps its replica reads. The bottom row is the encoder input
     window (seq_len steps); the chosen position is joined to the input span it tiles (filled band) and
     its conv/pool receptive field (dashed)."""
-    fig = go.Figure()
+    traces, shapes = [], []
     n_rows = int(cells["row"].max()) + 1 + (output is not None)
-    fig.add_trace(go.Bar(
+    traces.append(go.Bar(
         base=np.arange(seq_len), x=np.ones(seq_len), y=np.zeros(seq_len), orientation="h", width=0.7,
         marker=dict(color="#d9d9d9", line=dict(color="#ffffff", width=0.5)), name="input window",
         selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1)),
@@ -210,7 +198,7 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
     custom = np.stack([cells["replica"], cells["level"], cells["position"], cells["span_start"], cells["span_end"],
                        cells["span_text"], cells["receptive_start"], cells["receptive_end"],
                        np.where(cells["wraps"], " (wraps round: circular padding)", ""), cells["norm"]], axis=1)
-    fig.add_trace(go.Bar(
+    traces.append(go.Bar(
         base=cells["x0"], x=np.ones(len(cells)), y=cells["row"], orientation="h", width=0.7, name="positions",
         marker=dict(color=cells["norm"], colorscale=SEQUENTIAL, line=dict(color="#ffffff", width=0.5),
                     colorbar=dict(title=dict(text="output ‖x‖₂"), thickness=12)),
@@ -222,7 +210,7 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
                       "<br>output norm %{customdata[9]:.4g}<extra></extra>", showlegend=False))
     if output is not None:
         top = n_rows - 1
-        fig.add_trace(go.Bar(
+        traces.append(go.Bar(
             base=output["x0"], x=np.ones(len(output)), y=np.full(len(output), top), orientation="h", width=0.7,
             marker=dict(color=[REPLICA_COLOURS[r % len(REPLICA_COLOURS)] for r in output["replica"]],
                         line=dict(color="#ffffff", width=0.5)), name="encoder output",
@@ -231,7 +219,7 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
             hovertemplate="encoder output position %{customdata[2]}<br>= replica %{customdata[0]}, "
                           "last layer, position %{customdata[1]}<extra></extra>", showlegend=False))
         for r in sorted(output["replica"].unique()):
-            fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name=f"output of replica {r}",
+            traces.append(go.Bar(x=[None], y=[None], orientation="h", name=f"output of replica {r}",
                                  marker_color=REPLICA_COLOURS[r % len(REPLICA_COLOURS)], hoverinfo="skip"))
     if chosen is not None:
         r, level, p = chosen
@@ -239,104 +227,97 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
         if len(hit):
             c = hit.iloc[0]
             y_top, y_bottom = c["row"] - 0.35, 0.35
-            fig.add_trace(go.Scatter(
+            traces.append(go.Scatter(
                 x=[c["x0"], c["x0"] + 1, c["span_end"] + 1, c["span_start"], c["x0"]],
                 y=[y_top, y_top, y_bottom, y_bottom, y_top], fill="toself", mode="lines",
                 fillcolor="rgba(255,127,14,0.25)", line=dict(color=HIGHLIGHT, width=1.5), hoverinfo="skip",
                 name=f"position {p} tiles input {steps_text(c['span_start'], c['span_end'])}"))
-            fig.add_shape(type="rect", x0=c["receptive_start"], x1=c["receptive_end"] + 1, y0=-0.45, y1=0.45,
-                          line=dict(color=HIGHLIGHT, width=2, dash="dash"))
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", hoverinfo="skip",
+            shapes.append(dict(type="rect", x0=c["receptive_start"], x1=c["receptive_end"] + 1, y0=-0.45, y1=0.45,
+                               line=dict(color=HIGHLIGHT, width=2, dash="dash")))
+            traces.append(go.Scatter(x=[None], y=[None], mode="lines", hoverinfo="skip",
                                      line=dict(color=HIGHLIGHT, width=2, dash="dash"),
                                      name=f"conv/pool reach: {steps_text(c['receptive_start'], c['receptive_end'])}"))
-            fig.add_shape(type="rect", x0=c["x0"], x1=c["x0"] + 1, y0=c["row"] - 0.45, y1=c["row"] + 0.45,
-                          line=dict(color=HIGHLIGHT, width=3))
+            shapes.append(dict(type="rect", x0=c["x0"], x1=c["x0"] + 1, y0=c["row"] - 0.45, y1=c["row"] + 0.45,
+                               line=dict(color=HIGHLIGHT, width=3)))
     titles = ["input window"] + list(cells.drop_duplicates("row").sort_values("row")["row_title"])
     if output is not None:
         titles.append(f"encoder output (L = {len(output)})")
-    fig.update_yaxes(tickvals=list(range(n_rows)), ticktext=titles, range=[-0.6, n_rows - 0.4], fixedrange=True,
-                     showgrid=False, zeroline=False)
-    fig.update_xaxes(title_text="input step of the encoder window (bars: one cell per position, width = length)",
-                     range=[-1, seq_len + 1], showgrid=False, zeroline=False)
-    fig = _layout(fig, "The encoder pyramid of this window", 160 + 56 * n_rows)
-    fig.update_layout(barmode="overlay", bargap=0.3, clickmode="event+select", dragmode=False)
-    return fig
-
+    return go.Figure(traces, _layout(
+        "The encoder pyramid of this window", 160 + 56 * n_rows, shapes=shapes, barmode="overlay", bargap=0.3,
+        clickmode="event+select", dragmode=False,
+        yaxis=dict(tickvals=list(range(n_rows)), ticktext=titles, range=[-0.6, n_rows - 0.4], fixedrange=True,
+                   showgrid=False, zeroline=False),
+        xaxis=dict(title=dict(text="input step of the encoder window (bars: one cell per position, width = length)"),
+                   range=[-1, seq_len + 1], showgrid=False, zeroline=False)))
 
 def level_heatmap(z: np.ndarray, titles: Sequence[str], custom: np.ndarray | None, title: str, colour: str,
                   x_title: str, zmin: float | None = None, zmax: float | None = None) -> go.Figure:
     """Rows of different lengths (NaN-padded), one per level or pooling step."""
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=z, x=list(range(z.shape[1])), y=list(titles), customdata=custom, colorscale=SEQUENTIAL, zmin=zmin,
         zmax=zmax, ygap=3, colorbar=dict(title=dict(text=colour), thickness=12),
         hovertemplate="%{y} · position %{x}" + ("<br>%{customdata}" if custom is not None else "")
-                      + f"<br>{colour} %{{z:.4g}}<extra></extra>"))
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(title_text=x_title)
-    return _layout(fig, title, max(230, 130 + 42 * len(titles)), legend=False)
-
+                      + f"<br>{colour} %{{z:.4g}}<extra></extra>")
+    return go.Figure([heatmap], _layout(title, max(230, 130 + 42 * len(titles)), legend=False,
+                                        yaxis=dict(autorange="reversed", type="category"),
+                                        xaxis=dict(title=dict(text=x_title))))
 
 # ============================================================================================ attribution
 def attribution_heatmap(z: np.ndarray, times: pd.Index, features: Sequence[str], title: str,
                         target_time=None) -> go.Figure:
     """Attributions, time (x) × input feature (y), on a diverging scale centred at 0."""
     limit = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() and np.nanmax(np.abs(z)) > 0 else 1.0
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=z, x=pd.DatetimeIndex(times), y=list(features), colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit,
         colorbar=dict(title=dict(text="attribution"), thickness=12), ygap=2,
-        hovertemplate="%{y} at %{x}<br>attribution %{z:.4g}<extra></extra>"))
-    fig.update_xaxes(title_text="encoder input timestamp")
-    fig.update_yaxes(autorange="reversed")
-    return _layout(fig, title, 150 + 40 * len(features), legend=False)
-
+        hovertemplate="%{y} at %{x}<br>attribution %{z:.4g}<extra></extra>")
+    return go.Figure([heatmap], _layout(title, 150 + 40 * len(features), legend=False,
+                                        xaxis=dict(title=dict(text="encoder input timestamp")),
+                                        yaxis=dict(autorange="reversed")))
 
 def attribution_time_figure(z: np.ndarray, times: pd.Index, series: pd.Series | None, column: str,
                             title: str) -> go.Figure:
     """Σ over features of the attribution per input step (bars), and the target column's input (line)."""
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
     total = np.nansum(z, axis=0)
-    fig.add_trace(go.Bar(x=pd.DatetimeIndex(times), y=total, name="Σ attribution over features (red +, blue −)",
-                         marker_color=np.where(total >= 0, "#b2182b", "#2166ac"), showlegend=False,
-                         hovertemplate="%{x}<br>Σ attribution %{y:.4g}<extra></extra>"), secondary_y=False)
+    traces = [go.Bar(x=pd.DatetimeIndex(times), y=total, name="Σ attribution over features (red +, blue −)",
+                     marker_color=np.where(total >= 0, "#b2182b", "#2166ac"), showlegend=False,
+                     hovertemplate="%{x}<br>Σ attribution %{y:.4g}<extra></extra>")]
     if series is not None:
-        fig.add_trace(go.Scatter(x=series.index, y=series.to_numpy(), mode="lines", name=f"{column} (input)",
-                                 line=dict(color=TRUTH, width=1.5)), secondary_y=True)
-    fig.update_yaxes(title_text="Σ attribution (red +, blue −)", secondary_y=False)
-    fig.update_yaxes(title_text=column, secondary_y=True, showgrid=False)
-    return _layout(fig, title, 320)
-
+        traces.append(go.Scatter(x=series.index, y=series.to_numpy(), mode="lines", name=f"{column} (input)",
+                                 line=dict(color=TRUTH, width=1.5), yaxis="y2"))
+    # A second y axis on the right for the series (as make_subplots' secondary_y, without its update chain).
+    return go.Figure(traces, _layout(
+        title, 320, xaxis=dict(domain=[0, 0.94]), yaxis=dict(title=dict(text="Σ attribution (red +, blue −)")),
+        yaxis2=dict(title=dict(text=column), overlaying="y", side="right", anchor="x", showgrid=False)))
 
 # ============================================================================================ compare
 def per_step_figure(per_step: pd.DataFrame, column: str, label: str, labels: dict[str, str]) -> go.Figure:
-    fig = go.Figure()
-    for model, part in per_step.groupby("model", sort=False):
-        fig.add_trace(go.Scatter(x=part["step"], y=part[column], mode="lines+markers", name=labels.get(model, model),
-                                 line=dict(color=MODEL_COLOURS.get(model), width=2), marker=dict(size=5),
-                                 hovertemplate=f"step %{{x}} · {label} %{{y:.4g}}<extra>{model}</extra>"))
+    traces = [go.Scatter(x=part["step"], y=part[column], mode="lines+markers", name=labels.get(model, model),
+                         line=dict(color=MODEL_COLOURS.get(model), width=2), marker=dict(size=5),
+                         hovertemplate=f"step %{{x}} · {label} %{{y:.4g}}<extra>{model}</extra>")
+              for model, part in per_step.groupby("model", sort=False)]
     n = int(per_step["step"].max()) if len(per_step) else 1
-    fig.update_xaxes(title_text="horizon step", dtick=1 if n <= 24 else None)
-    fig.update_yaxes(title_text=label)
-    return _layout(fig, f"{label} per horizon step", 400, legend="right")
-
+    return go.Figure(traces, _layout(f"{label} per horizon step", 400, legend="right",
+                                     xaxis=dict(title=dict(text="horizon step"), dtick=1 if n <= 24 else None),
+                                     yaxis=dict(title=dict(text=label))))
 
 def overlay_figure(overlay: pd.DataFrame, column: str, models: Sequence[str], labels: dict[str, str],
                    title: str) -> go.Figure:
     """History, truth and every model's forecast of one window and column (original units)."""
     part = overlay[overlay["column"] == column]
-    fig = go.Figure()
+    traces = []
     history = part[part["model"] == "history"]
     if len(history):
-        fig.add_trace(go.Scatter(x=history["timestamp"], y=history["value"], mode="lines", name="history (input)",
+        traces.append(go.Scatter(x=history["timestamp"], y=history["value"], mode="lines", name="history (input)",
                                  line=dict(color=HISTORY, width=1.5)))
     truth = part[part["model"] == "truth"]
-    fig.add_trace(go.Scatter(x=truth["timestamp"], y=truth["value"], mode="lines+markers", name="truth",
+    traces.append(go.Scatter(x=truth["timestamp"], y=truth["value"], mode="lines+markers", name="truth",
                              line=dict(color=TRUTH, width=2.5), marker=dict(size=4)))
     for model in models:
         rows = part[part["model"] == model]
-        fig.add_trace(go.Scatter(x=rows["timestamp"], y=rows["value"], mode="lines", name=labels.get(model, model),
+        traces.append(go.Scatter(x=rows["timestamp"], y=rows["value"], mode="lines", name=labels.get(model, model),
                                  line=dict(color=MODEL_COLOURS.get(model), width=1.8,
                                            dash="solid" if model.startswith("informer") else "dash")))
-    if len(truth):
-        fig.add_vline(x=truth["timestamp"].iloc[0], line=dict(color="#bbbbbb", dash="dot"))
-    fig.update_yaxes(title_text=column)
-    return _layout(fig, title, 440, hovermode="x unified", legend="right")
+    return go.Figure(traces, _layout(title, 440, hovermode="x unified", legend="right",
+                                     shapes=[vline(truth["timestamp"].iloc[0])] if len(truth) else [],
+                                     yaxis=dict(title=dict(text=column))))

@@ -6,150 +6,24 @@ windows, seed[, study settings]). Masks are per-call inputs: the shared model is
 """
 from __future__ import annotations
 
-import textwrap
-
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from analysis.ablation import HeadSweep
 from ui import cache, cache_ablation, state, tables, widgets
 from ui.cache_ablation import STUDIES
-from ui.charts import BASELINE, BETTER, VAL, WORSE
+from ui.charts_ablation import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure,
+                                random_boxes, site_bars, sweep_heatmap)
 
 RUNS_KEY = "abl_runs"  # study → the keys this tab asked for, oldest first
 WINDOW_CHOICES = (32, 128, 512, None)  # None: the whole split
 K_CHOICES = (5, 10, 15, 20, 25, 30, 40, 50, 60, 75)
-KIND_COLOURS = {"encoder": "#1f77b4", "decoder_self": "#9467bd", "cross": "#ff7f0e"}
-KIND_NAMES = {"encoder": "encoder self", "decoder_self": "decoder self (causal)", "cross": "cross"}
 NUMBER = st.column_config.NumberColumn(format="%.5f")
 TEXT = {"site": st.column_config.TextColumn(width="medium")}
 FIRST = ("site", "head", "delta_mse", "delta_mse_pct", "mse", "delta_mae", "mae")  # what a reader looks for first
 PCT = st.column_config.NumberColumn(format="%+.2f %%")
 METRIC_COLUMNS = TEXT | {k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae")} | {"delta_mse_pct": PCT}
 RUN = dict(type="primary", icon=":material/play_arrow:")  # every study's Run button
-
-
-# ------------------------------------------------------------------------------------------ figures
-def _layout(fig: go.Figure, title: str, height: int, *, legend: bool = False, hover: str = "closest") -> go.Figure:
-    fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
-        height=height, margin=dict(l=10, r=10, t=70 if legend else 45, b=10), showlegend=legend,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0) if legend else None,
-        hovermode=hover,
-    )
-    return fig
-
-
-def _wrap_heads(text: str, width: int = 60) -> str:
-    return "<br>".join(textwrap.wrap(text.replace(";", "; "), width)) or "–"
-
-
-def sweep_heatmap(grid: pd.DataFrame, baseline_mse: float, title: str) -> go.Figure:
-    """ΔMSE per (site, head), diverging around 0 (red: removing the head hurts), the value in each cell."""
-    z = grid.to_numpy()
-    fig = go.Figure(go.Heatmap(
-        z=z, x=list(grid.columns), y=list(grid.index), colorscale="RdBu_r", zmid=0,
-        text=[[f"{v:+.3g}" for v in row] for row in z], texttemplate="%{text}", textfont=dict(size=13),
-        customdata=100 * z / baseline_mse, xgap=2, ygap=2, colorbar=dict(title=dict(text="ΔMSE"), thickness=14),
-        hovertemplate="%{y} %{x}<br>ΔMSE %{z:+.4g} (%{customdata:+.2f} % of baseline)<extra></extra>"))
-    fig.update_yaxes(autorange="reversed", title_text="site")
-    fig.update_xaxes(title_text="head", side="bottom")
-    return _layout(fig, title, max(430, 60 * len(grid) + 110))
-
-
-def horizon_figure(rows: pd.DataFrame, label: str, title: str) -> go.Figure:
-    """ΔMSE per horizon step of one removed head. rows: the head's per_step rows (step, delta_mse, mse)."""
-    fig = go.Figure(go.Scatter(x=rows["step"], y=rows["delta_mse"], mode="lines+markers", name=label,
-                               line=dict(color=WORSE, width=2), marker=dict(size=6), customdata=rows["mse"],
-                               hovertemplate="step %{x}: ΔMSE %{y:+.4g} (MSE %{customdata:.4g})<extra></extra>"))
-    fig.add_hline(y=0, line=dict(color="#888888", width=1))
-    fig.update_xaxes(title_text="horizon step", dtick=1 if len(rows) <= 24 else None)
-    fig.update_yaxes(title_text="ΔMSE")
-    return _layout(fig, title, 360)
-
-
-def site_bars(table: pd.DataFrame, title: str) -> go.Figure:
-    """One bar per site (layer masking): ΔMSE with all its heads removed."""
-    rows = table[table["site"] != cache_ablation.BASELINE]
-    fig = go.Figure(go.Bar(x=rows["site"], y=rows["delta_mse"], marker_color=[WORSE if v > 0 else BETTER
-                                                                             for v in rows["delta_mse"]],
-                           text=[f"{v:+.3g}" for v in rows["delta_mse"]], textposition="outside",
-                           hovertemplate="%{x}: ΔMSE %{y:+.4g}<extra></extra>"))
-    fig.add_hline(y=0, line=dict(color="#888888", width=1))
-    fig.update_xaxes(title_text="site (all heads removed)")
-    fig.update_yaxes(title_text="ΔMSE")
-    return _layout(fig, title, 380)
-
-
-def leave_one_in_bars(table: pd.DataFrame, title: str) -> go.Figure:
-    """Grouped bars: per site, one bar per head kept (the site's other heads removed)."""
-    rows = table[table["site"] != cache_ablation.BASELINE]
-    fig = go.Figure()
-    for h, part in rows.groupby("head", sort=True):
-        fig.add_trace(go.Bar(x=part["site"], y=part["delta_mse"], name=f"only h{h} kept",
-                             hovertemplate=f"%{{x}}, only h{h} kept: ΔMSE %{{y:+.4g}}<extra></extra>"))
-    fig.add_hline(y=0, line=dict(color="#888888", width=1))
-    fig.update_layout(barmode="group")
-    fig.update_xaxes(title_text="site")
-    fig.update_yaxes(title_text="ΔMSE")
-    return _layout(fig, title, 400, legend=True)
-
-
-def random_boxes(draws: pd.DataFrame, title: str) -> go.Figure:
-    """A box of ΔMSE over the draws for each k, every draw shown; 0 and 5 % of the baseline MSE marked."""
-    fig = go.Figure()
-    for k, part in draws.groupby("k_percent", sort=True):
-        n = int(part["n_masked"].iloc[0])
-        fig.add_trace(go.Box(y=part["delta_mse"], name=f"{k} % ({n} heads)", boxpoints="all", jitter=0.35,
-                             pointpos=0, marker=dict(size=5, opacity=0.7), line=dict(color=BASELINE),
-                             customdata=[[r, _wrap_heads(m)] for r, m in zip(part["repeat"], part["masked_heads"])],
-                             hovertemplate="draw %{customdata[0]}: ΔMSE %{y:+.4g}<br>%{customdata[1]}<extra></extra>"))
-    fig.add_hline(y=0, line=dict(color="#888888", width=1))
-    limit = cache_ablation.NEGLIGIBLE * float(draws["baseline_mse"].iloc[0])
-    fig.add_hline(y=limit, line=dict(color=BETTER, dash="dash", width=1),
-                  annotation_text="5 % of baseline MSE", annotation_position="top left")
-    fig.update_xaxes(title_text="k: share of all heads removed at random")
-    fig.update_yaxes(title_text="ΔMSE")
-    return _layout(fig, title, 420)
-
-
-def pruning_figure(curve: pd.DataFrame, limit: float, report_split: str, title: str) -> go.Figure:
-    """MSE vs the share of heads removed: the reported split, the selecting split (val) and its tolerance."""
-    x = 100 * curve["fraction_removed"]
-    hover = [[int(s), int(n), _wrap_heads(new), _wrap_heads(all_)] for s, n, new, all_ in
-             zip(curve["step"], curve["n_removed"], curve["newly_removed"], curve["removed_heads"])]
-    template = ("step %{customdata[0]}: %{customdata[1]} removed, MSE %{y:.4g}<br><b>removed now:</b> "
-                "%{customdata[2]}<br><b>removed so far:</b> %{customdata[3]}<extra>%{fullData.name}</extra>")
-    fig = go.Figure()
-    symbols = ["circle" if ok else "x" for ok in curve["within_tolerance"]]  # x: the step past the tolerance
-    fig.add_trace(go.Scatter(x=x, y=curve["mse"], mode="lines+markers", name=f"{report_split} MSE (reported)",
-                             line=dict(color=BASELINE, width=2), marker=dict(size=9, symbol=symbols),
-                             customdata=hover, hovertemplate=template))
-    fig.add_trace(go.Scatter(x=x, y=curve["val_mse"], mode="lines+markers", name="val MSE (chooses heads, stops)",
-                             line=dict(color=VAL, width=1.5, dash="dot"), marker=dict(size=8, symbol=symbols),
-                             customdata=hover, hovertemplate=template))
-    fig.add_hline(y=limit, line=dict(color=VAL, dash="dash", width=1), annotation_text="tolerance (val)",
-                  annotation_position="top left")
-    fig.update_xaxes(title_text="heads removed (%)", ticksuffix=" %", rangemode="tozero")
-    fig.update_yaxes(title_text="MSE (standardised)")
-    return _layout(fig, title, 420, legend=True)
-
-
-def importance_scatter(table: pd.DataFrame, title: str) -> go.Figure:
-    """Gradient importance (normalised per site) against the measured single-head ΔMSE, one colour per kind."""
-    fig = go.Figure()
-    for kind, part in table.groupby("kind", sort=False):
-        fig.add_trace(go.Scatter(
-            x=part["importance_normalised"], y=part["delta_mse"], mode="markers", name=KIND_NAMES.get(kind, kind),
-            marker=dict(size=10, color=KIND_COLOURS.get(kind), line=dict(width=1, color="white")),
-            customdata=list(zip(part["site"], part["head"], part["importance"])),
-            hovertemplate="%{customdata[0]} h%{customdata[1]}<br>importance %{customdata[2]:.4g} "
-                          "(normalised %{x:.3f})<br>ΔMSE %{y:+.4g}<extra></extra>"))
-    fig.add_hline(y=0, line=dict(color="#888888", width=1))
-    fig.update_xaxes(title_text="gradient importance, normalised per site (E|∂L/∂ξ| ÷ site L2 norm)")
-    fig.update_yaxes(title_text="ΔMSE when removed alone")
-    return _layout(fig, title, 440, legend=True)
 
 
 # ------------------------------------------------------------------------------------------ page
