@@ -178,5 +178,27 @@ def window_table(table: pd.DataFrame, column: str) -> pd.DataFrame:
                  "error_change"]].reset_index(drop=True)
 
 
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|$~:])")
+
+
+def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None) -> str:
+    """`df` as a GitHub-flavoured markdown table: values through `formats` (column → format spec, e.g. "{:.3f}"),
+    else str(); numeric columns right-aligned. Characters that markdown (and Streamlit's: $…$ maths, :icon:)
+    would read as markup are backslash-escaped, and line breaks become spaces, so a cell shows its text as is.
+    """
+    formats = formats or {}
+
+    def cell(text: str) -> str:
+        return MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.splitlines()))
+
+    columns = list(df.columns)
+    align = ["---:" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else ":---"
+             for c in columns]
+    shown = [[cell(formats[c].format(v) if c in formats else str(v)) for v in df[c]] for c in columns]
+    lines = ["| " + " | ".join(cell(str(c)) for c in columns) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in zip(*shown)]
+    return "\n".join(lines)
+
+
 def safe_file_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("_") or "x"

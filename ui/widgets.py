@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from . import state
-from .tables import progress_fraction, safe_file_part
+from .tables import markdown_table, progress_fraction, safe_file_part
 
 if TYPE_CHECKING:  # annotations only: the Data page draws its chart with these helpers before torch loads
     from .jobs import JobView
@@ -43,17 +43,17 @@ def table(df: pd.DataFrame, file_name: str, key: str, *, label: str = "Download 
 
 
 def small_table(df: pd.DataFrame, file_name: str, key: str, *, formats: dict[str, str] | None = None,
-                height: int | str = "content", label: str = "Download table (CSV)") -> None:
-    """A short table drawn as plain HTML (st.table), values shown through `formats` (column → format spec,
-    e.g. "{:.3f}", "{:%m-%d %H:%M}"), and a button that downloads the raw values as CSV.
+                height: int | None = None, label: str = "Download table (CSV)") -> None:
+    """A short table drawn as one markdown table (scrolling inside `height` pixels when given), values shown
+    through `formats` (column → format spec, e.g. "{:.3f}", "{:%m-%d %H:%M}"), and a button that downloads the
+    raw values as CSV.
 
-    For tables that a click redraws: redrawing an st.dataframe grid costs the browser ~0.3 s on two cores,
-    a third of the 1 s a re-slicing click may take (benchmarked on the sparsity explorer's grid clicks).
+    For tables that a click redraws. An st.dataframe grid costs the browser ~0.3 s to redraw on two cores, and
+    st.table ~0.15 s for 25 rows (it renders every cell as its own markdown element); one markdown block is one
+    element (benchmarked on the sparsity explorer's grid clicks, where the 1 s budget is tight).
     """
-    shown = df.copy()
-    for column, spec in (formats or {}).items():
-        shown[column] = [spec.format(v) for v in df[column]]
-    st.table(shown, hide_index=True, height=height, border="horizontal")
+    with st.container(height=height, border=False) if height else st.container():
+        st.markdown(markdown_table(df, formats))
     csv_download(df, file_name, key, label)
 
 

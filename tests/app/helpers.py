@@ -33,6 +33,32 @@ def sidebar_text(at) -> str:
     return "\n".join([m.value for m in at.sidebar.markdown] + [c.value for c in at.sidebar.caption])
 
 
+def parse_markdown_table(text: str) -> pd.DataFrame:
+    """A markdown table (as ui.tables.markdown_table writes it) back to the strings a reader sees: cells split on
+    unescaped "|", backslash escapes removed. Written independently of the writer, to check what it shows."""
+    rows = []
+    for line in text.strip().splitlines():
+        cells, cell, escaped = [], "", False
+        for ch in line.strip()[1:-1]:
+            if escaped:
+                cell, escaped = cell + ch, False
+            elif ch == "\\":
+                escaped = True
+            elif ch == "|":
+                cells, cell = cells + [cell.strip()], ""
+            else:
+                cell += ch
+        rows.append(cells + [cell.strip()])
+    header, rule, *body = rows
+    assert all(set(r) <= set(":-") for r in rule), f"the second line is not a header rule: {rule}"
+    return pd.DataFrame(body, columns=header)
+
+
+def markdown_tables(at) -> list[pd.DataFrame]:
+    """Every markdown table drawn in the last run."""
+    return [parse_markdown_table(m.value) for m in at.markdown if m.value.lstrip().startswith("| ")]
+
+
 def charts(at) -> list[dict]:
     """The plotly figures drawn in the last run, as dicts."""
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]

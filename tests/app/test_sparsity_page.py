@@ -8,7 +8,7 @@ import pytest
 from analysis.data import load_csv
 from analysis.sparsity import sparsity_report
 from analysis.workflow import prepare_for_checkpoint
-from tests.app.helpers import array, charts
+from tests.app.helpers import array, charts, markdown_tables
 from tests.conftest import SAMPLE_CSV
 from ui import cache_analyses
 from ui import tables_analyses as views
@@ -155,7 +155,9 @@ def test_the_selected_queries_table_lists_the_chosen_heads_selection(open_app, r
             assert not at.exception
         chosen = queries[(queries.site == "encoder.0.0") & (queries["head"] == head) & queries.selected]
         chosen = chosen.sort_values("position")
-        shown = at.table[0].value  # st.table: a click redraws it cheaply (ui.widgets.small_table)
+        tables = markdown_tables(at)  # one markdown block: a click redraws it cheaply (ui.widgets.small_table)
+        assert len(tables) == 1
+        shown = tables[0]
         assert list(shown.columns) == ["position", "timestamp", "sampled M̄", "exact-M rank"]
         assert [int(p) for p in shown["position"]] == list(chosen.position)
         assert list(shown["sampled M̄"]) == [f"{v:.3f}" for v in chosen.sampled_mbar]

@@ -7,7 +7,8 @@ import pytest
 
 from analysis.errors import ConfigError
 from analysis.training import TrainProgress
-from ui.tables import check_run_name, downsample_minmax, loss_curves, parse_e_layers, progress_fraction
+from tests.app.helpers import parse_markdown_table
+from ui.tables import check_run_name, markdown_table, downsample_minmax, loss_curves, parse_e_layers, progress_fraction
 
 
 def test_loss_curves_recover_each_step_loss_from_running_means():
@@ -56,3 +57,17 @@ def test_parse_e_layers_and_run_names():
     for bad in ("../x", ".hidden", "a/b", ""):
         with pytest.raises(ConfigError):
             check_run_name(bad)
+
+
+def test_a_markdown_table_shows_every_cell_as_its_text():
+    """Markup characters (| splits a row, $ opens maths in Streamlit, :red[...] colours, * emphasis, backslash)
+    and line breaks stay literal text in their own cell; formats apply per column; numbers align right."""
+    df = pd.DataFrame({"a|b": [1, 22], "text": ["x|y \\ z", "$5 *b* :red[z]\nnext"], "v": [0.12345, 2.0],
+                       "when": pd.to_datetime(["2024-01-02 03:04", "2024-12-31 23:00"])})
+    text = markdown_table(df, {"v": "{:.3f}", "when": "{:%m-%d %H:%M}"})
+    assert text.splitlines()[1] == "| ---: | :--- | ---: | :--- |"
+    shown = parse_markdown_table(text)
+    assert list(shown.columns) == ["a|b", "text", "v", "when"]
+    assert shown.values.tolist() == [["1", "x|y \\ z", "0.123", "01-02 03:04"],
+                                     ["22", "$5 *b* :red[z] next", "2.000", "12-31 23:00"]]
+    assert "\\$5 \\*b\\*" in text  # escaped, so not read as maths or emphasis
