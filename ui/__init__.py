@@ -10,6 +10,7 @@
     ui/deferred.py    a fresh server's first run: draw without torch, load it once the browser has drawn
     ui/state.py       per-tab session state: the active model, the active data, the seed
     ui/jobs.py        background training (a thread + stop event in session_state)
-    ui/charts.py      plotly figures;  ui/widgets.py  small drawing helpers (downloads, errors)
+    ui/charts*.py     plotly figures, each built in one go.Figure(traces, charts.layout(...)) call;
+                      ui/widgets.py  small drawing helpers (downloads, errors)
     ui/tables.py      pure presentation helpers (no Streamlit), tested in tests/app
 """
