@@ -16,10 +16,11 @@ TRAIN = "#1f77b4"
 VAL = "#d62728"
 
 
-def layout(title: str, height: int, *, legend: bool | str = True, hovermode: str = "x unified",
+def layout(title: str, height: int, *, legend: bool | str = True, hovermode: str = "closest",
            top: int | None = None, **more) -> dict:
     """A figure's layout as one dict: title top left; legend True (one row above the plot), "right" (a column
-    right of it) or False; `more` adds layout keys (xaxis=..., shapes=[...]).
+    right of it) or False; hover on the point under the cursor unless `hovermode` says otherwise ("x unified"
+    for time series); `more` adds layout keys (xaxis=..., shapes=[...]).
 
     The figures are built in one `go.Figure(traces, layout(...))` call: plotly validates a whole dict at once,
     which takes half the time of a chain of add_trace / update_layout / update_xaxes / add_vline calls (7–10 ms
@@ -55,7 +56,7 @@ def series_figure(long: pd.DataFrame, columns: list[str], title: str) -> go.Figu
         part = long[long["column"] == column]
         fig.add_trace(go.Scatter(x=part["timestamp"], y=part["value"], mode="lines", name=column,
                                    line=dict(width=1)), row=i, col=1)
-    fig.update_layout(layout(title, max(260, 150 * n + 60), legend=False))
+    fig.update_layout(layout(title, max(260, 150 * n + 60), legend=False, hovermode="x unified"))
     fig.update_annotations(font_size=12, x=0, xanchor="left")
     return fig
 
@@ -73,8 +74,8 @@ def loss_figure(steps: pd.DataFrame, epochs: pd.DataFrame, title: str = "Trainin
                                  marker=dict(size=9)))
     last = int(steps["global_step"].max()) if len(steps) else 1
     return go.Figure(traces, layout(
-        title, 340, xaxis=dict(title=dict(text="step"), tickformat="d", dtick=1 if last <= 12 else None,
-                               rangemode="tozero"),
+        title, 340, hovermode="x unified",
+        xaxis=dict(title=dict(text="step"), tickformat="d", dtick=1 if last <= 12 else None, rangemode="tozero"),
         yaxis=dict(title=dict(text="MSE"))))
 
 
@@ -106,7 +107,7 @@ def masking_figure(history: pd.DataFrame, rows: pd.DataFrame, column: str, title
         shapes.append(vline(rows["timestamp"].iloc[0]))
     # Two panels side by side: 60 % / 40 % of the width less an 8 % gap (as make_subplots' column_widths).
     return go.Figure(traces, layout(
-        title, 420, shapes=shapes,
+        title, 420, hovermode="x unified", shapes=shapes,
         xaxis=dict(domain=[0, 0.552], anchor="y"), yaxis=dict(title=dict(text=column), anchor="x"),
         xaxis2=dict(domain=[0.632, 1], anchor="y2", title=dict(text="horizon step"),
                     dtick=1 if len(rows) <= 12 else None),
@@ -125,5 +126,5 @@ def future_figure(history: pd.DataFrame, forecast: pd.DataFrame, time_column: st
                          line=dict(color=TRUTH, width=1.5)),
               go.Scatter(x=x, y=y, mode="lines+markers", name="forecast", line=dict(color=FORECAST, width=2),
                          marker=dict(size=[0] + [5] * len(forecast)))]
-    return go.Figure(traces, layout(title, 400, shapes=[vline(history.index[-1])],
+    return go.Figure(traces, layout(title, 400, hovermode="x unified", shapes=[vline(history.index[-1])],
                                     yaxis=dict(title=dict(text=column))))

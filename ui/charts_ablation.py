@@ -14,11 +14,6 @@ KIND_NAMES = {"encoder": "encoder self", "decoder_self": "decoder self (causal)"
 ZERO = hline(0)
 
 
-def _layout(title: str, height: int, *, legend: bool = False, **more) -> dict:
-    """ui.charts.layout with this page's defaults: no legend, the point under the cursor on hover."""
-    return layout(title, height, legend=legend, hovermode="closest", **more)
-
-
 def _axes(x: str, y: str, **x_more) -> dict:
     return dict(xaxis=dict(title=dict(text=x), **x_more), yaxis=dict(title=dict(text=y)))
 
@@ -41,9 +36,9 @@ def sweep_heatmap(grid: pd.DataFrame, baseline_mse: float, title: str) -> go.Fig
         text=[[f"{v:+.3g}" for v in row] for row in z], texttemplate="%{text}", textfont=dict(size=13),
         customdata=100 * z / baseline_mse, xgap=2, ygap=2, colorbar=dict(title=dict(text="ΔMSE"), thickness=14),
         hovertemplate="%{y} %{x}<br>ΔMSE %{z:+.4g} (%{customdata:+.2f} % of baseline)<extra></extra>")
-    return go.Figure([heatmap], _layout(title, max(430, 60 * len(grid) + 110),
-                                        xaxis=dict(title=dict(text="head"), side="bottom"),
-                                        yaxis=dict(title=dict(text="site"), autorange="reversed")))
+    return go.Figure([heatmap], layout(title, max(430, 60 * len(grid) + 110), legend=False,
+                                       xaxis=dict(title=dict(text="head"), side="bottom"),
+                                       yaxis=dict(title=dict(text="site"), autorange="reversed")))
 
 
 def horizon_figure(rows: pd.DataFrame, label: str, title: str) -> go.Figure:
@@ -51,8 +46,8 @@ def horizon_figure(rows: pd.DataFrame, label: str, title: str) -> go.Figure:
     line = go.Scatter(x=rows["step"], y=rows["delta_mse"], mode="lines+markers", name=label,
                       line=dict(color=WORSE, width=2), marker=dict(size=6), customdata=rows["mse"],
                       hovertemplate="step %{x}: ΔMSE %{y:+.4g} (MSE %{customdata:.4g})<extra></extra>")
-    return go.Figure([line], _layout(title, 360, shapes=[ZERO],
-                                     **_axes("horizon step", "ΔMSE", dtick=1 if len(rows) <= 24 else None)))
+    return go.Figure([line], layout(title, 360, legend=False, shapes=[ZERO],
+                                    **_axes("horizon step", "ΔMSE", dtick=1 if len(rows) <= 24 else None)))
 
 
 def site_bars(table: pd.DataFrame, title: str) -> go.Figure:
@@ -62,7 +57,8 @@ def site_bars(table: pd.DataFrame, title: str) -> go.Figure:
                                                                     for v in rows["delta_mse"]],
                   text=[f"{v:+.3g}" for v in rows["delta_mse"]], textposition="outside",
                   hovertemplate="%{x}: ΔMSE %{y:+.4g}<extra></extra>")
-    return go.Figure([bars], _layout(title, 380, shapes=[ZERO], **_axes("site (all heads removed)", "ΔMSE")))
+    return go.Figure([bars], layout(title, 380, legend=False, shapes=[ZERO],
+                                    **_axes("site (all heads removed)", "ΔMSE")))
 
 
 def leave_one_in_bars(table: pd.DataFrame, title: str) -> go.Figure:
@@ -71,7 +67,7 @@ def leave_one_in_bars(table: pd.DataFrame, title: str) -> go.Figure:
     bars = [go.Bar(x=part["site"], y=part["delta_mse"], name=f"only h{h} kept",
                    hovertemplate=f"%{{x}}, only h{h} kept: ΔMSE %{{y:+.4g}}<extra></extra>")
             for h, part in rows.groupby("head", sort=True)]
-    return go.Figure(bars, _layout(title, 400, legend=True, shapes=[ZERO], barmode="group", **_axes("site", "ΔMSE")))
+    return go.Figure(bars, layout(title, 400, legend=True, shapes=[ZERO], barmode="group", **_axes("site", "ΔMSE")))
 
 
 def random_boxes(draws: pd.DataFrame, title: str) -> go.Figure:
@@ -84,8 +80,8 @@ def random_boxes(draws: pd.DataFrame, title: str) -> go.Figure:
                             customdata=[[r, _wrap_heads(m)] for r, m in zip(part["repeat"], part["masked_heads"])],
                             hovertemplate="draw %{customdata[0]}: ΔMSE %{y:+.4g}<br>%{customdata[1]}<extra></extra>"))
     line, note = _limit_line(NEGLIGIBLE * float(draws["baseline_mse"].iloc[0]), BETTER, "5 % of baseline MSE")
-    return go.Figure(boxes, _layout(title, 420, shapes=[ZERO, line], annotations=[note],
-                                    **_axes("k: share of all heads removed at random", "ΔMSE")))
+    return go.Figure(boxes, layout(title, 420, legend=False, shapes=[ZERO, line], annotations=[note],
+                                   **_axes("k: share of all heads removed at random", "ΔMSE")))
 
 
 def pruning_figure(curve: pd.DataFrame, limit: float, report_split: str, title: str) -> go.Figure:
@@ -103,9 +99,9 @@ def pruning_figure(curve: pd.DataFrame, limit: float, report_split: str, title: 
                         line=dict(color=VAL, width=1.5, dash="dot"), marker=dict(size=8, symbol=symbols),
                         customdata=hover, hovertemplate=template)]
     line, note = _limit_line(limit, VAL, "tolerance (val)")
-    return go.Figure(lines, _layout(title, 420, legend=True, shapes=[line], annotations=[note],
-                                    **_axes("heads removed (%)", "MSE (standardised)", ticksuffix=" %",
-                                            rangemode="tozero")))
+    return go.Figure(lines, layout(title, 420, legend=True, shapes=[line], annotations=[note],
+                                   **_axes("heads removed (%)", "MSE (standardised)", ticksuffix=" %",
+                                           rangemode="tozero")))
 
 
 def importance_scatter(table: pd.DataFrame, title: str) -> go.Figure:
@@ -117,6 +113,6 @@ def importance_scatter(table: pd.DataFrame, title: str) -> go.Figure:
         hovertemplate="%{customdata[0]} h%{customdata[1]}<br>importance %{customdata[2]:.4g} "
                       "(normalised %{x:.3f})<br>ΔMSE %{y:+.4g}<extra></extra>")
         for kind, part in table.groupby("kind", sort=False)]
-    return go.Figure(points, _layout(title, 440, legend=True, shapes=[ZERO],
-                                     **_axes("gradient importance, normalised per site (E|∂L/∂ξ| ÷ site L2 norm)",
-                                             "ΔMSE when removed alone")))
+    return go.Figure(points, layout(title, 440, legend=True, shapes=[ZERO],
+                                    **_axes("gradient importance, normalised per site (E|∂L/∂ξ| ÷ site L2 norm)",
+                                            "ΔMSE when removed alone")))

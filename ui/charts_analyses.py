@@ -10,11 +10,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .charts import layout, vline
+from .charts import HISTORY, TRUTH, layout, vline
 from .tables_analyses import HeadRows, SiteInfo, steps_text
 
-HISTORY = "#8c8c8c"
-TRUTH = "#222222"
 SELECTED = "#d62728"
 EXACT = "#1f77b4"
 HIGHLIGHT = "#ff7f0e"
@@ -25,11 +23,6 @@ MODEL_COLOURS = {"informer": "#d62728", "informer_full_counterfactual": "#1f77b4
                  "last_value": "#7f7f7f", "seasonal_naive": "#2ca02c", "linear": "#ff7f0e"}
 STAMP = "%Y-%m-%d %H:%M"
 REPLICA_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
-
-
-def _layout(title: str, height: int, *, legend: bool | str = True, hovermode: str = "closest", **more) -> dict:
-    """ui.charts.layout with this module's default hover (the point under the cursor)."""
-    return layout(title, height, legend=legend, hovermode=hovermode, **more)
 
 
 def stamps(values) -> np.ndarray:
@@ -66,7 +59,7 @@ def head_grid_figure(grid: pd.DataFrame, sites: Sequence[SiteInfo], n_heads: int
         customdata=np.stack([cells["site_index"], cells["head"]], axis=1),
         text=[f"{label}<br>head {h}: {v}" for label, h, v in zip(cells["label"], cells["head"], value_text)],
         hovertemplate="%{text}<br><i>click to show this head</i><extra></extra>", showlegend=False)
-    return go.Figure([heatmap, markers], _layout(
+    return go.Figure([heatmap, markers], layout(
         statistic, 110 + 46 * n, legend=False, top=80, hoverdistance=-1, clickmode="event+select", dragmode=False,
         xaxis=dict(tickvals=list(range(n_heads)), ticktext=[f"head {h}" for h in range(n_heads)], side="top",
                    showgrid=False, zeroline=False, fixedrange=True, range=[-0.5, n_heads - 0.5]),
@@ -107,7 +100,7 @@ def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, 
         shapes.append(vline(x[future[0]], "#555555"))
         notes.append(dict(x=x[future[0]], y=1.0, yref="paper", text="forecast starts", showarrow=False,
                           xanchor="left", yanchor="bottom", font=dict(size=11, color="#555555")))
-    return go.Figure(traces, _layout(
+    return go.Figure(traces, layout(
         title, 150 + 34 * H, shapes=shapes, annotations=notes, yaxis=dict(autorange="reversed"),
         xaxis=dict(title=dict(text="query timestamp (start of the span it summarises)"))))
 
@@ -132,7 +125,7 @@ def selected_series_figure(series: pd.DataFrame, marks: pd.DataFrame, column: st
             customdata=np.stack([marks["position"], marks["span"], marks["rank"]], axis=1),
             hovertemplate="query %{customdata[0]} · %{customdata[1]}<br>rank by sampled M̄: %{customdata[2]}"
                           f"<br>{column} = %{{y:.4g}}<extra></extra>"))
-    return go.Figure(traces, _layout(
+    return go.Figure(traces, layout(
         title, 330, shapes=[vline(forecast_start)] if forecast_start is not None else [],
         xaxis=dict(title=dict(text="timestamp")), yaxis=dict(title=dict(text=column))))
 
@@ -148,7 +141,7 @@ def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequen
         z=rows.z, x=x, y=labels, customdata=custom, colorscale=WEIGHTS, zmin=0,
         colorbar=dict(title=dict(text="weight"), thickness=12),
         hovertemplate="%{y}<br>key %{x} · %{customdata}<br>weight %{z:.4f}<extra></extra>")
-    return go.Figure([heatmap], _layout(
+    return go.Figure([heatmap], layout(
         title, max(260, 120 + 16 * len(labels)), legend=False,
         xaxis=dict(tickvals=x[::step], ticktext=[f"{i}<br>{key_stamps[i][5:]}" for i in x[::step]],
                    title=dict(text="key position · timestamp" + (" (causal: weight 0 after the query)" if causal
@@ -176,8 +169,8 @@ def exact_vs_sampled_figure(hq: pd.DataFrame, against: str, against_label: str, 
                                  part["rank_exact"]], axis=1),
             hovertemplate="query %{customdata[0]} · %{customdata[1]}<br>sampled M̄ %{y:.4g} (rank %{customdata[2]})"
                           "<br>exact %{x:.4g} (rank by exact M: %{customdata[3]})<extra></extra>"))
-    return go.Figure(traces, _layout(title, 420, legend="right", xaxis=dict(title=dict(text=against_label)),
-                                     yaxis=dict(title=dict(text="sampled M̄ (recorded)"))))
+    return go.Figure(traces, layout(title, 420, legend="right", xaxis=dict(title=dict(text=against_label)),
+                                    yaxis=dict(title=dict(text="sampled M̄ (recorded)"))))
 
 
 # ============================================================================================ pyramid
@@ -242,13 +235,14 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
     titles = ["input window"] + list(cells.drop_duplicates("row").sort_values("row")["row_title"])
     if output is not None:
         titles.append(f"encoder output (L = {len(output)})")
-    return go.Figure(traces, _layout(
+    return go.Figure(traces, layout(
         "The encoder pyramid of this window", 160 + 56 * n_rows, shapes=shapes, barmode="overlay", bargap=0.3,
         clickmode="event+select", dragmode=False,
         yaxis=dict(tickvals=list(range(n_rows)), ticktext=titles, range=[-0.6, n_rows - 0.4], fixedrange=True,
                    showgrid=False, zeroline=False),
         xaxis=dict(title=dict(text="input step of the encoder window (bars: one cell per position, width = length)"),
                    range=[-1, seq_len + 1], showgrid=False, zeroline=False)))
+
 
 def level_heatmap(z: np.ndarray, titles: Sequence[str], custom: np.ndarray | None, title: str, colour: str,
                   x_title: str, zmin: float | None = None, zmax: float | None = None) -> go.Figure:
@@ -258,9 +252,10 @@ def level_heatmap(z: np.ndarray, titles: Sequence[str], custom: np.ndarray | Non
         zmax=zmax, ygap=3, colorbar=dict(title=dict(text=colour), thickness=12),
         hovertemplate="%{y} · position %{x}" + ("<br>%{customdata}" if custom is not None else "")
                       + f"<br>{colour} %{{z:.4g}}<extra></extra>")
-    return go.Figure([heatmap], _layout(title, max(230, 130 + 42 * len(titles)), legend=False,
-                                        yaxis=dict(autorange="reversed", type="category"),
-                                        xaxis=dict(title=dict(text=x_title))))
+    return go.Figure([heatmap], layout(title, max(230, 130 + 42 * len(titles)), legend=False,
+                                       yaxis=dict(autorange="reversed", type="category"),
+                                       xaxis=dict(title=dict(text=x_title))))
+
 
 # ============================================================================================ attribution
 def attribution_heatmap(z: np.ndarray, times: pd.Index, features: Sequence[str], title: str,
@@ -271,9 +266,10 @@ def attribution_heatmap(z: np.ndarray, times: pd.Index, features: Sequence[str],
         z=z, x=pd.DatetimeIndex(times), y=list(features), colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit,
         colorbar=dict(title=dict(text="attribution"), thickness=12), ygap=2,
         hovertemplate="%{y} at %{x}<br>attribution %{z:.4g}<extra></extra>")
-    return go.Figure([heatmap], _layout(title, 150 + 40 * len(features), legend=False,
-                                        xaxis=dict(title=dict(text="encoder input timestamp")),
-                                        yaxis=dict(autorange="reversed")))
+    return go.Figure([heatmap], layout(title, 150 + 40 * len(features), legend=False,
+                                       xaxis=dict(title=dict(text="encoder input timestamp")),
+                                       yaxis=dict(autorange="reversed")))
+
 
 def attribution_time_figure(z: np.ndarray, times: pd.Index, series: pd.Series | None, column: str,
                             title: str) -> go.Figure:
@@ -286,9 +282,10 @@ def attribution_time_figure(z: np.ndarray, times: pd.Index, series: pd.Series | 
         traces.append(go.Scatter(x=series.index, y=series.to_numpy(), mode="lines", name=f"{column} (input)",
                                  line=dict(color=TRUTH, width=1.5), yaxis="y2"))
     # A second y axis on the right for the series (as make_subplots' secondary_y, without its update chain).
-    return go.Figure(traces, _layout(
+    return go.Figure(traces, layout(
         title, 320, xaxis=dict(domain=[0, 0.94]), yaxis=dict(title=dict(text="Σ attribution (red +, blue −)")),
         yaxis2=dict(title=dict(text=column), overlaying="y", side="right", anchor="x", showgrid=False)))
+
 
 # ============================================================================================ compare
 def per_step_figure(per_step: pd.DataFrame, column: str, label: str, labels: dict[str, str]) -> go.Figure:
@@ -297,9 +294,10 @@ def per_step_figure(per_step: pd.DataFrame, column: str, label: str, labels: dic
                          hovertemplate=f"step %{{x}} · {label} %{{y:.4g}}<extra>{model}</extra>")
               for model, part in per_step.groupby("model", sort=False)]
     n = int(per_step["step"].max()) if len(per_step) else 1
-    return go.Figure(traces, _layout(f"{label} per horizon step", 400, legend="right",
-                                     xaxis=dict(title=dict(text="horizon step"), dtick=1 if n <= 24 else None),
-                                     yaxis=dict(title=dict(text=label))))
+    return go.Figure(traces, layout(f"{label} per horizon step", 400, legend="right",
+                                    xaxis=dict(title=dict(text="horizon step"), dtick=1 if n <= 24 else None),
+                                    yaxis=dict(title=dict(text=label))))
+
 
 def overlay_figure(overlay: pd.DataFrame, column: str, models: Sequence[str], labels: dict[str, str],
                    title: str) -> go.Figure:
@@ -318,6 +316,6 @@ def overlay_figure(overlay: pd.DataFrame, column: str, models: Sequence[str], la
         traces.append(go.Scatter(x=rows["timestamp"], y=rows["value"], mode="lines", name=labels.get(model, model),
                                  line=dict(color=MODEL_COLOURS.get(model), width=1.8,
                                            dash="solid" if model.startswith("informer") else "dash")))
-    return go.Figure(traces, _layout(title, 440, hovermode="x unified", legend="right",
-                                     shapes=[vline(truth["timestamp"].iloc[0])] if len(truth) else [],
-                                     yaxis=dict(title=dict(text=column))))
+    return go.Figure(traces, layout(title, 440, hovermode="x unified", legend="right",
+                                    shapes=[vline(truth["timestamp"].iloc[0])] if len(truth) else [],
+                                    yaxis=dict(title=dict(text=column))))
