@@ -1,8 +1,8 @@
 """Informer Lab's Streamlit script: every browser tab runs it (`streamlit run app.py` serves it; see app.py).
 
 It sets the page up, runs the page chosen in the navigation, then draws the shared
-sidebar (active model, device, analysis seed, training jobs). Pages live in `ui/pages/` and are
-registered in `ui/nav.py`.
+sidebar (active model, device, analysis seed, training jobs). Each screen lives in its folder
+`ui/<screen>/` (its script is `page.py`) and is registered in `ui/nav.py`.
 
 The sidebar comes after the page because it loads the active model, and with it torch. On the first
 run of a fresh server the model stack has not loaded yet: the Data & model page then draws its data

@@ -9,7 +9,7 @@ Models compared (all on the same windows of one split, the test split by default
                                    (`train_full_attention_twin`): what ProbSparse costs in training
 - ``last_value``                   every horizon step repeats the last known value of its column
 - ``seasonal_naive``               the value one season earlier, y[t − k·m] with the smallest k ≥ 1 that
-                                   lands in the encoder window (m = `seasonal_period`)
+                                   lands in the encoder window (m = `analysis.data.seasonal_period`)
 - ``linear``                       a DLinear-style model (Zeng et al. 2023): per target column, a moving-
                                    average trend / seasonal split of the window and one linear map
                                    seq_len → pred_len on each part, fitted in closed form (ridge) on the
@@ -30,11 +30,10 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
-from pandas.tseries.frequencies import to_offset
 
 from model import Informer, InformerConfig
 
-from .data import PreparedData
+from .data import PreparedData, seasonal_period
 from .windows import WindowDataset
 from .training import TrainProgress, TrainSettings, predict, train
 
@@ -51,37 +50,6 @@ LINEAR = "linear"
 # ---------------------------------------------------------------------------------------------
 # Naive baselines: [N, seq_len, c_out] known target history → [N, pred_len, c_out]
 # ---------------------------------------------------------------------------------------------
-
-def seasonal_period(freq: str) -> int | None:
-    """The season length in steps of `freq`: one day for steps shorter than a day that divide it
-    ('h' → 24, '15min' → 96, '30min' → 48), one week for daily data (7), one year for weekly (52),
-    monthly (12) and quarterly (4) data, 5 for business days; None when no cycle is obvious.
-
-    Hourly data also has a weekly cycle (168 steps): pass `period=168` to `compare_forecasts` when
-    seq_len ≥ 168.
-    """
-    offset = to_offset(freq)
-    name = offset.rule_code  # 'h', 'min', 'D', 'W-SUN', 'MS', 'QS-JAN', 'B', ...
-    if name == "B":
-        return 5 // offset.n if 5 % offset.n == 0 else None
-    if name.startswith("W"):
-        return 52 if offset.n == 1 else None
-    if name in ("MS", "ME", "BMS", "BME"):
-        return 12 // offset.n if 12 % offset.n == 0 else None
-    if name.startswith(("QS", "QE", "BQS", "BQE")):
-        return 4 // offset.n if 4 % offset.n == 0 else None
-    try:
-        seconds = pd.Timedelta(offset).total_seconds()
-    except (TypeError, ValueError):
-        return None
-    if seconds <= 0:
-        return None
-    if seconds < 86400:
-        return int(86400 // seconds) if 86400 % seconds == 0 else None
-    if seconds == 86400:
-        return 7
-    return None
-
 
 def last_value_forecast(history: np.ndarray, pred_len: int) -> np.ndarray:
     """[N, seq_len, C] → [N, pred_len, C]: the last known value, repeated."""
@@ -356,5 +324,4 @@ def train_full_attention_twin(prepared: PreparedData, checkpoint_config: Informe
 
 __all__ = ["COUNTERFACTUAL", "Comparison", "FULL_MODEL", "INFORMER", "LAST_VALUE", "LINEAR", "LinearBaseline",
            "SEASONAL_NAIVE", "compare_forecasts", "fit_linear_baseline", "last_value_forecast", "moving_average",
-           "seasonal_naive_forecast", "seasonal_period", "split_histories", "train_full_attention_twin",
-           "window_overlay"]
+           "seasonal_naive_forecast", "split_histories", "train_full_attention_twin", "window_overlay"]

@@ -32,11 +32,10 @@ from captum.attr import IntegratedGradients, Saliency
 
 from model import Batch, HeadMask, Informer
 
-from .ablation import BASELINE, all_heads, limit_windows, reference_means
 from .data import PreparedData
-from .windows import split_batches
 from .errors import ConfigError
-from .masking import AblationMode
+from .masking import BASELINE, AblationMode, all_heads, reference_means
+from .windows import limit_windows, split_batches
 
 Method = Literal["saliency", "integrated_gradients"]
 

@@ -1,11 +1,15 @@
 """Head masks as users think of them: a set of (site, head) pairs switched off, zero or mean ablation.
 
+Mean ablation replaces a head with its mean context per position over reference windows (`mean_contexts`);
+`reference_means` picks them for the studies: the `means` given, else the train split's (256 windows evenly
+strided, the same key-sample seed).
+
 Pure functions; nothing here changes the model. A mask is an input to one forward call.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -14,14 +18,31 @@ import torch
 from model import HeadMask, Informer, recording
 
 from .data import PreparedData
+from .errors import ConfigError
 from .windows import WindowDataset, collate
 
 AblationMode = Literal["zero", "mean"]
+BASELINE = "baseline"  # the site of the unmasked row that opens every study table
 
 
 def site_labels(model: Informer) -> list[str]:
     """Readable names of the attention sites in gate order, e.g. 'encoder.0.1', 'decoder_self.0', 'cross.0'."""
     return [site.name for site in model.sites]
+
+
+def head_label(model: Informer, site: int, head: int) -> str:
+    """'encoder.0.1:2' — head 2 of site 1. The form `removed_heads` and `masked_heads` columns use."""
+    return f"{model.sites[site].name}:{head}"
+
+
+def heads_label(model: Informer, heads: Iterable[tuple[int, int]]) -> str:
+    """'site:head;site:head;…' in the order given ('' for none)."""
+    return ";".join(head_label(model, s, h) for s, h in heads)
+
+
+def all_heads(model: Informer) -> list[tuple[int, int]]:
+    """Every (site index, head) in gate order."""
+    return [(s, h) for s in range(model.n_sites) for h in range(model.config.n_heads)]
 
 
 def gates_with_heads_off(model: Informer, off: Iterable[tuple[int, int]], batch_size: int = 1) -> torch.Tensor:
@@ -33,6 +54,11 @@ def gates_with_heads_off(model: Informer, off: Iterable[tuple[int, int]], batch_
                              f"{model.config.n_heads} heads)")
         gates[:, site, head] = 0.0
     return gates
+
+
+def gates_with_sets_off(model: Informer, off_sets: Sequence[Iterable[tuple[int, int]]]) -> torch.Tensor:
+    """[len(off_sets), n_sites, H]: one mask per set, ones with zeros at that set's (site, head) pairs."""
+    return torch.cat([gates_with_heads_off(model, off) for off in off_sets])
 
 
 @torch.no_grad()
@@ -57,6 +83,25 @@ def mean_contexts(model: Informer, prepared: PreparedData, split: str = "train",
             total = ctx.float().sum(dim=0)
             sums[name] = sums[name] + total if name in sums else total
     return tuple(sums[f"{site.name}.context"] / len(picks) for site in model.sites)
+
+
+def check_mode(mode: str) -> None:
+    if mode not in ("zero", "mean"):
+        raise ConfigError(f"ablation mode must be 'zero' or 'mean', got {mode!r}")
+
+
+def reference_means(model: Informer, prepared: PreparedData, mode: AblationMode,
+                    means: Sequence[torch.Tensor] | None, seed: int) -> tuple[torch.Tensor, ...] | None:
+    """What mean ablation replaces heads with: `means` if given, else each site's mean context over the
+    train split. None in zero mode."""
+    check_mode(mode)
+    if mode == "zero":
+        return None
+    if means is None:
+        means = mean_contexts(model, prepared, "train", seed=seed)
+    if len(means) != model.n_sites:
+        raise ConfigError(f"mean ablation needs one mean context per site ({model.n_sites}), got {len(means)}")
+    return tuple(means)
 
 
 def head_mask(model: Informer, off: Iterable[tuple[int, int]], mode: AblationMode = "zero",
@@ -128,5 +173,6 @@ def masked_window_forecast(model: Informer, prepared: PreparedData, split: str, 
     return WindowForecast(table, history)
 
 
-__all__ = ["AblationMode", "WindowForecast", "gates_with_heads_off", "head_mask", "masked_window_forecast",
-           "mean_contexts", "site_labels"]
+__all__ = ["AblationMode", "BASELINE", "WindowForecast", "all_heads", "gates_with_sets_off",
+           "gates_with_heads_off", "head_label", "head_mask", "heads_label", "masked_window_forecast", "mean_contexts",
+           "reference_means", "site_labels"]

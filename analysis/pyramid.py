@@ -25,7 +25,8 @@ import pandas as pd
 from model import Informer
 
 from .data import PreparedData
-from .sparsity import SiteRows, distilled_spans, record_forward, replica_length, site_rows, window_batch
+from .positions import distilled_spans, replica_length
+from .recording import SiteRows, record_forward, site_rows, window_batch
 
 
 def distilled_lengths(length: int, steps: int) -> list[int]:

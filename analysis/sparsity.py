@@ -12,10 +12,8 @@ recorded at each attention site,
 exact top-u over several key-sample seeds. It also summarises each head's computed attention rows:
 entropy, peak weight, attended distance and the dominant lag (previous step, seasonal period).
 
-Positions. Every query and key is placed on the window's input-step axis ("steps", 0 = the first
-encoder input step; decoder position p is step seq_len − label_len + p). An encoder layer after l
-distilling steps sees position i as the span of input steps it tiles (`distilled_spans`); its step is
-the START of that span. Replica r of an encoder stack reads the last seq_len // 2**r steps.
+Positions (query and key steps in the tables) are on the window's input-step axis: see `analysis.positions`.
+The forward passes are recorded by `analysis.recording`, the row statistics come from `analysis.attention_stats`.
 
 Everything is a pure function of (model, data, seed): the model is never changed, every key sample is
 drawn from a seeded generator.
@@ -24,25 +22,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import torch
-from pandas.tseries.frequencies import to_offset
 
-from model import Batch, Informer, InformerConfig, Site, recording
+from model import Informer, Site
 
-from .data import PreparedData
-from .windows import WindowDataset, collate
-
-LAZY_RULES = {"mean": "mean(V)", "cummean": "running mean(V)", "cumsum": "running sum(V)", "full": "full attention"}
-LAZY_ROWS = {
-    "mean(V)": "every unselected query i returns mean_j v_j: a uniform row 1/L_K over all keys",
-    "running mean(V)": "unselected query i returns (1/(i+1))·Σ_{j≤i} v_j: a uniform row 1/(i+1) over keys j ≤ i",
-    "running sum(V)": "unselected query i returns Σ_{j≤i} v_j: weight 1 on every key j ≤ i (not a distribution)",
-    "full attention": "no lazy rows: every query has its softmax row",
-}
+from .attention_stats import as_float64, lag_profile, row_entropy
+from .data import PreparedData, seasonal_periods
+from .positions import SitePositions, lazy_rule, site_positions
+from .recording import ATTENTION_PATTERNS, SiteRows, record_forward, site_rows, window_batch
 
 
 # --------------------------------------------------------------------------------------------
@@ -80,10 +70,6 @@ def exact_sparsity(Q: torch.Tensor, K: torch.Tensor, causal: bool) -> tuple[torc
     return torch.cat(M_parts, dim=-1), torch.cat(Mbar_parts, dim=-1)
 
 
-def _numpy(x) -> np.ndarray:
-    return x.detach().double().cpu().numpy() if torch.is_tensor(x) else np.asarray(x, dtype="float64")
-
-
 def _top_mask(scores: np.ndarray, u: int) -> np.ndarray:
     """Boolean [..., L]: True at the u largest entries of each row (ties broken by position, earliest first)."""
     order = np.argsort(-scores, axis=-1, kind="stable")[..., :u]
@@ -106,7 +92,7 @@ def topk_agreement(sampled, exact, u: int) -> TopkAgreement:
 
     sampled, exact: [..., L] (numpy or torch) → TopkAgreement with [...] arrays. 1 ≤ u ≤ L.
     """
-    a, b = _numpy(sampled), _numpy(exact)
+    a, b = as_float64(sampled), as_float64(exact)
     if a.shape != b.shape or a.ndim < 1:
         raise ValueError(f"sampled and exact scores must have the same shape [..., L], got {a.shape} and {b.shape}")
     if not 1 <= u <= a.shape[-1]:
@@ -126,7 +112,7 @@ def spearman(a, b) -> np.ndarray:
 
     [..., L] → [...]; NaN where either side is constant (ρ undefined).
     """
-    x, y = _numpy(a), _numpy(b)
+    x, y = as_float64(a), as_float64(b)
     if x.shape != y.shape or x.ndim < 1:
         raise ValueError(f"spearman needs two arrays of the same shape [..., L], got {x.shape} and {y.shape}")
     rx, ry = _ranks(x), _ranks(y)
@@ -134,242 +120,6 @@ def spearman(a, b) -> np.ndarray:
     denom = np.sqrt((rx ** 2).sum(-1) * (ry ** 2).sum(-1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(denom > 0, (rx * ry).sum(-1) / np.where(denom > 0, denom, 1.0), np.nan)
-
-
-# --------------------------------------------------------------------------------------------
-# Attention-row statistics
-# --------------------------------------------------------------------------------------------
-def row_entropy(rows) -> np.ndarray:
-    """−Σ_j p_j ln p_j (nats) of each row, with 0·ln 0 = 0. [..., L_K] → [...]."""
-    p = _numpy(rows)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-    return -terms.sum(-1)
-
-
-@dataclass(frozen=True, eq=False)
-class LagProfile:
-    """Mean attention mass per lag i − j over a set of rows.
-
-    mass: Series indexed by lag (ascending), the mass a row puts on keys at that lag, averaged over the
-          rows (a row that cannot reach a lag contributes 0 to it). Sums to 1 for softmax rows.
-    lag:  the lag with the largest mean mass (the smallest |lag| wins a tie, then the positive one).
-    """
-
-    mass: pd.Series
-    lag: int
-    lag_mass: float
-    distance: float  # mean over rows of Σ_j p_ij |i − j|
-
-
-def lag_profile(rows, query_positions, key_positions) -> LagProfile:
-    """Where attention goes, as lags. rows: [N, L_K]; query_positions: [N]; key_positions: [L_K] (integers).
-
-    Lag = query position − key position (positive: the key lies in the past).
-    """
-    p = _numpy(rows)
-    q = np.asarray(query_positions, dtype=np.int64)
-    k = np.asarray(key_positions, dtype=np.int64)
-    if p.ndim != 2 or p.shape != (len(q), len(k)) or len(q) == 0:
-        raise ValueError(f"rows must be [N, L_K] = [{len(q)}, {len(k)}] and non-empty, got {list(p.shape)}")
-    lags = q[:, None] - k[None, :]  # [N, L_K]
-    low = int(lags.min())
-    totals = np.bincount((lags - low).ravel(), weights=p.ravel())
-    mass = pd.Series(totals / len(q), index=pd.RangeIndex(low, low + len(totals), name="lag"), name="mass")
-    candidates = mass.index.to_numpy()
-    best = mass.to_numpy().max()
-    tied = candidates[np.isclose(mass.to_numpy(), best, rtol=0, atol=1e-12)]
-    lag = int(sorted(tied, key=lambda x: (abs(x), -x))[0])
-    distance = float((p * np.abs(lags)).sum(-1).mean())
-    return LagProfile(mass=mass, lag=lag, lag_mass=float(mass[lag]), distance=distance)
-
-
-def seasonal_periods(freq: str) -> tuple[int, ...]:
-    """Seasonal periods, in steps, of a pandas frequency: a day and a week for sub-daily steps
-    (hourly: 24, 168; 15-minute: 96, 672), 7 for daily, 5 for business days, 52 weekly, 12 monthly,
-    4 quarterly; () when none applies."""
-    offset = to_offset(freq)
-    name = offset.rule_code.upper()
-    if name.startswith("W"):
-        return (52,)
-    if name.startswith("Q") or name.startswith("BQ"):
-        return (4,)
-    if name in ("MS", "ME", "M", "BMS", "BME", "BM"):
-        return (12,)
-    if name in ("SMS", "SME", "SM"):  # semi-month
-        return (24,)
-    if name in ("B", "C"):
-        return (5 // offset.n,) if 5 % offset.n == 0 else ()
-    try:
-        seconds = pd.Timedelta(offset).total_seconds()
-    except (ValueError, TypeError):
-        return ()
-    if seconds <= 0:
-        return ()
-    day, week = 86400.0, 7 * 86400.0
-    if seconds < day and day % seconds == 0:
-        return int(day // seconds), int(week // seconds)
-    if seconds == day:
-        return (7,)
-    return ()
-
-
-# --------------------------------------------------------------------------------------------
-# Positions: where each query and key of a site lies on the input-step axis
-# --------------------------------------------------------------------------------------------
-def distilled_spans(length: int, level: int) -> np.ndarray:
-    """[n, 2] (first, last) input step of each position after `level` distilling steps of a length-`length` input.
-
-    Level 0: position i is step i. Each distilling step halves the length to ⌊(L − 1)/2⌋ + 1 and
-    position i covers the spans of positions 2i and 2i + 1 below (only 2i for the last position of an
-    odd length), so the spans of every level tile 0 .. length − 1 exactly.
-    """
-    if length < 1 or level < 0:
-        raise ValueError(f"need length ≥ 1 and level ≥ 0, got {length} and {level}")
-    spans = np.stack([np.arange(length), np.arange(length)], axis=1)  # [L, 2]
-    for _ in range(level):
-        n = len(spans)
-        out = (n - 1) // 2 + 1
-        first = spans[2 * np.arange(out), 0]
-        last = spans[np.minimum(2 * np.arange(out) + 1, n - 1), 1]
-        spans = np.stack([first, last], axis=1)
-    return spans
-
-
-@dataclass(frozen=True, eq=False)
-class SitePositions:
-    """A site's queries and keys on the window's input-step axis (0 = first encoder input step).
-
-    query_start/query_end: [L_Q] first/last input step each query summarises (equal unless distilled)
-    key_start:             [L_K] first input step of each key
-    level:                 distilling steps before this layer (0 for decoder sites)
-    lag_unit:              input steps per unit of the lag the heads table reports in "layer steps"
-    query_layer / key_layer: [L_Q] / [L_K] positions in the layer's own steps (cross: input steps)
-    segment:               [L_Q] "history" (encoder), "label" or "future" (decoder)
-    """
-
-    query_start: np.ndarray
-    query_end: np.ndarray
-    key_start: np.ndarray
-    level: int
-    lag_unit: int
-    query_layer: np.ndarray
-    key_layer: np.ndarray
-    segment: np.ndarray
-
-
-def replica_length(config: InformerConfig, replica: int) -> int:
-    """Replica r of the encoder stack reads the last seq_len // 2**r input steps."""
-    return config.seq_len // 2 ** replica
-
-
-def site_positions(config: InformerConfig, site: Site) -> SitePositions:
-    """Where the queries and keys of `site` lie in the window (see SitePositions)."""
-    c = config
-    dec_steps = c.seq_len - c.label_len + np.arange(c.dec_len)  # [L_dec]
-    dec_segment = np.where(np.arange(c.dec_len) < c.label_len, "label", "future")
-    if site.kind == "encoder":
-        L_r = replica_length(c, site.replica)
-        level = site.layer if c.distil else 0
-        spans = distilled_spans(L_r, level) + (c.seq_len - L_r)  # [L_l, 2]
-        positions = np.arange(len(spans))
-        return SitePositions(spans[:, 0], spans[:, 1], spans[:, 0], level, 2 ** level, positions, positions,
-                             np.full(len(spans), "history"))
-    if site.kind == "decoder_self":
-        positions = np.arange(c.dec_len)
-        return SitePositions(dec_steps, dec_steps, dec_steps, 0, 1, positions, positions, dec_segment)
-    keys = []
-    for r, n_layers in enumerate(c.e_layers):
-        L_r = replica_length(c, r)
-        keys.append(distilled_spans(L_r, n_layers - 1 if c.distil else 0)[:, 0] + (c.seq_len - L_r))
-    key_start = np.concatenate(keys)  # [L_enc'] the joined encoder output, replica by replica
-    return SitePositions(dec_steps, dec_steps, key_start, 0, 1, dec_steps, key_start, dec_segment)
-
-
-def lazy_rule(model: Informer, site: Site) -> str:
-    """What an unselected query returns at `site`: "mean(V)", "running mean(V)", "running sum(V)", or
-    "full attention" (no lazy rows)."""
-    layer = model.attention_layer(site)
-    if layer.kind != "prob":
-        return LAZY_RULES["full"]
-    if layer.causal:
-        return LAZY_RULES[layer.decoder_lazy]
-    return LAZY_RULES["mean"]
-
-
-# --------------------------------------------------------------------------------------------
-# Recording
-# --------------------------------------------------------------------------------------------
-def window_batch(prepared: PreparedData, split: str, windows: Sequence[int]) -> Batch:
-    """The Batch of the given windows of a split (row b is windows[b]). ValueError for a bad window list."""
-    dataset = WindowDataset(prepared, split)
-    windows = [int(w) for w in windows]
-    if not windows:
-        raise ValueError("choose at least one window")
-    if len(set(windows)) != len(windows):
-        raise ValueError(f"windows must be distinct, got {windows}")
-    bad = [w for w in windows if not 0 <= w < len(dataset)]
-    if bad:
-        raise ValueError(f"window {bad[0]} is outside the {split} split's {len(dataset)} windows")
-    batch, _ = collate([dataset[w] for w in windows])
-    return batch
-
-
-def _check_eval(model: Informer) -> None:
-    if model.training:
-        raise ValueError("the model is in training mode (dropout on, batch-norm statistics updating); "
-                         "analyse a model in eval mode (checkpoints load that way)")
-
-
-@torch.no_grad()
-def record_forward(model: Informer, batch: Batch, seed: int, *patterns: str) -> dict[str, torch.Tensor]:
-    """One forward pass with the key sample drawn from `seed`, recording the hook sites matching `patterns`."""
-    _check_eval(model)
-    device = next(model.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(int(seed))
-    with recording(*patterns) as rec:
-        model(batch.to(device), generator=generator)
-    return {name: t.cpu() for name, t in rec.records.items()}
-
-
-@dataclass(frozen=True, eq=False)
-class SiteRows:
-    """The attention rows one site computed, for heatmaps.
-
-    rows:      [B, H, u, L_K] softmax rows of the selected queries (full attention: every query, u = L_Q)
-    selected:  [B, H, u] which query each row belongs to
-    query_steps / key_steps: [L_Q] / [L_K] input step (start of the span) of each query / key
-    lazy_rule: what the unselected queries return; `lazy_rows` says it in words. Lazy rows are NOT in `rows`.
-    """
-
-    site: str
-    kind: str
-    layer: int
-    replica: int
-    level: int
-    rows: np.ndarray
-    selected: np.ndarray
-    query_steps: np.ndarray
-    key_steps: np.ndarray
-    lazy_rule: str
-    lazy_rows: str
-
-
-def site_rows(model: Informer, records: dict[str, torch.Tensor], sites: Sequence[Site] | None = None
-              ) -> tuple[SiteRows, ...]:
-    """SiteRows for every site (or `sites`) from a recording holding "<site>.rows" and "<site>.selected"."""
-    out = []
-    for site in sites if sites is not None else model.sites:
-        pos = site_positions(model.config, site)
-        rule = lazy_rule(model, site)
-        out.append(SiteRows(site.name, site.kind, site.layer, site.replica, pos.level,
-                            records[f"{site.name}.rows"].double().numpy(),
-                            records[f"{site.name}.selected"].numpy().astype(np.int64),
-                            pos.query_start, pos.key_start, rule, LAZY_ROWS[rule]))
-    return tuple(out)
-
-
-ATTENTION_PATTERNS = ("*.queries", "*.keys", "*.scores", "*.selected", "*.rows")
 
 
 # --------------------------------------------------------------------------------------------
@@ -553,7 +303,4 @@ def sparsity_report(model: Informer, prepared: PreparedData, split: str, windows
                           agreement_by_seed=by_seed_table, heads=_heads_table(model, rows, prepared.freq), rows=rows)
 
 
-__all__ = ["LAZY_ROWS", "LAZY_RULES", "LagProfile", "SitePositions", "SiteRows", "SparsityReport", "TopkAgreement",
-           "distilled_spans", "exact_sparsity", "lag_profile", "lazy_rule", "record_forward", "replica_length",
-           "row_entropy", "seasonal_periods", "site_positions", "site_rows", "sparsity_report", "spearman",
-           "topk_agreement", "window_batch"]
+__all__ = ["SparsityReport", "TopkAgreement", "exact_sparsity", "sparsity_report", "spearman", "topk_agreement"]

@@ -1,12 +1,14 @@
 """The data pipeline, tensor half: Informer windows and batches over the splits of `analysis.data`.
 
     WindowDataset / split_batches          (Batch, y) windows for training and evaluation
+    limit_windows(prepared, split, n)      the same data with a split cut to its first n windows
     forecast_batch(frame, spec, scaler)    the Batch that forecasts past the last row
 
 Shapes use the paper's names (see `analysis.data`).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -78,6 +80,21 @@ def split_batches(prepared: PreparedData, split: str, batch_size: int, *, shuffl
         raise ConfigError(f"batch_size must be > 0, got {batch_size}")
     return DataLoader(WindowDataset(prepared, split), batch_size=batch_size, shuffle=shuffle,
                       generator=generator, drop_last=drop_last, collate_fn=collate, num_workers=0)
+
+
+def limit_windows(prepared: PreparedData, split: str, max_windows: int | None) -> PreparedData:
+    """The same data with `split` cut to its first `max_windows` windows (None, or more than it has: unchanged)."""
+    if max_windows is None:
+        return prepared
+    if max_windows < 1:
+        raise ConfigError(f"max_windows must be at least 1, got {max_windows}")
+    part = prepared.split(split)
+    rows = max_windows + prepared.spec.seq_len + prepared.spec.pred_len - 1  # window i reads rows i … i+rows−1
+    if rows >= len(part.values):
+        return prepared
+    cut = replace(part, stop=part.start + rows, values=part.values[:rows], marks=part.marks[:rows],
+                  timestamps=part.timestamps[:rows])
+    return replace(prepared, **{split: cut})
 
 
 def forecast_batch(frame: SeriesFrame, spec: DataSpec, scaler: Scaler) -> tuple[Batch, pd.DatetimeIndex]:

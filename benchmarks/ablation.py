@@ -34,9 +34,10 @@ if str(REPO_ROOT) not in sys.path:  # `python benchmarks/ablation.py` puts bench
 
 import torch  # noqa: E402
 
-from analysis.ablation import limit_windows, single_head_sweep  # noqa: E402
+from analysis.ablation import single_head_sweep  # noqa: E402
 from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
 from analysis.training import TrainSettings, evaluate  # noqa: E402
+from analysis.windows import limit_windows  # noqa: E402
 from analysis.workflow import ModelSize, load_checkpoint, prepare_for_checkpoint, train_on_frame  # noqa: E402
 
 SAMPLE_CSV = REPO_ROOT / "sample_data" / "sample.csv"

@@ -1,11 +1,11 @@
-"""The thin cached layer between pages and `analysis` (STYLE.md, Streamlit).
+"""The cached model and data layer every screen shares (STYLE.md, Streamlit).
 
 - `st.cache_resource`: objects shared by every session and never mutated — loaded checkpoints
   (keyed by folder + manifest mtime, or by the SHA-256 of uploaded files), prepared splits, mean
   contexts, the first-start training job.
-- `st.cache_data` (bounded): analysis results keyed by the model key, the data key and the widget
-  values passed in. CSV frames (keyed by the SHA-256 of the file's bytes) are in `ui.frames`, which
-  does not import torch.
+- Each screen's cached analyses live in its folder (`ui/<screen>/cache.py`, mostly `st.cache_data`, bounded),
+  keyed by the model key, the data key and the widget values passed in. CSV frames (keyed by the SHA-256 of
+  the file's bytes) are in `ui.frames`, which does not import torch.
 
 Arguments whose names start with "_" are not hashed: each such object is fully identified by the
 key arguments next to it (`model_key`, `data_key`). Widgets are never read in here.
@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from analysis.checkpoint import Checkpoint, load_checkpoint, read_checkpoint_files
 from analysis.data import PreparedData, SeriesFrame, load_csv
-from analysis.forecasting import forecast_future
-from analysis.masking import WindowForecast, head_mask, masked_window_forecast, mean_contexts
+from analysis.masking import mean_contexts
 from analysis.windows import WindowDataset
 from analysis.workflow import prepare_for_checkpoint
 from model import pick_device
@@ -37,7 +35,6 @@ def _to_device(checkpoint: Checkpoint) -> Checkpoint:
     return checkpoint
 
 
-# ------------------------------------------------------------------------------------------ models
 @st.cache_resource(max_entries=8, show_spinner="Loading the checkpoint…")
 def checkpoint_from_folder(folder: str, mtime_ns: int) -> Checkpoint:
     """The validated checkpoint of `folder`; `mtime_ns` (of its manifest) makes a rewritten folder reload."""
@@ -49,7 +46,6 @@ def checkpoint_from_upload(files_digest: str, _files: dict[str, bytes]) -> Check
     return _to_device(read_checkpoint_files(_files))
 
 
-# ------------------------------------------------------------------------------------------ data
 @st.cache_resource(max_entries=8, show_spinner=False)
 def prepared_for(model_key: str, data_key: str, _checkpoint: Checkpoint, _frame: SeriesFrame) -> PreparedData:
     """The frame split and scaled as the model was trained (its own scaler). Read-only, shared."""
@@ -60,7 +56,6 @@ def n_windows(prepared: PreparedData, split: str) -> int:
     return len(WindowDataset(prepared, split))
 
 
-# ------------------------------------------------------------------------------------------ analyses
 @st.cache_resource(max_entries=8, show_spinner="Averaging head contexts over train windows…")
 def mean_contexts_for(model_key: str, data_key: str, seed: int, _checkpoint: Checkpoint,
                       _prepared: PreparedData):
@@ -68,23 +63,6 @@ def mean_contexts_for(model_key: str, data_key: str, seed: int, _checkpoint: Che
     return mean_contexts(_checkpoint.model, _prepared, "train", max_windows=MEAN_WINDOWS, seed=seed)
 
 
-@st.cache_data(max_entries=256, show_spinner="Running the masked forecast…")
-def window_forecast(model_key: str, data_key: str, split: str, window: int, off: tuple[tuple[int, int], ...],
-                    mode: str, seed: int, _checkpoint: Checkpoint, _prepared: PreparedData) -> WindowForecast:
-    """Baseline and masked forecast of one window; `off` lists the (site index, head) pairs switched off."""
-    model = _checkpoint.model
-    means = mean_contexts_for(model_key, data_key, seed, _checkpoint, _prepared) if mode == "mean" and off else None
-    mask = head_mask(model, off, mode, means)
-    return masked_window_forecast(model, _prepared, split, window, mask, seed=seed)
-
-
-@st.cache_data(max_entries=32, show_spinner="Forecasting…")
-def future_forecast(model_key: str, data_key: str, seed: int, _checkpoint: Checkpoint,
-                    _frame: SeriesFrame) -> pd.DataFrame:
-    return forecast_future(_checkpoint, _frame, seed=seed)
-
-
-# ------------------------------------------------------------------------------------------ first start
 @st.cache_resource(max_entries=4, show_spinner=False)
 def sample_training(runs: str, quick: bool) -> TrainJob:
     """The one job (per process and runs folder) that trains the sample model on first start."""

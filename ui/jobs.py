@@ -1,10 +1,10 @@
-"""Background training: a thread that calls `analysis.workflow.train_on_frame` and a plain object to poll;
+"""Background work the UI polls: `BackgroundJob` (a daemon thread and its status), `TrainJob` (a training run)
 and `sample_recipe`, what the first-start job trains.
 
 A `TrainJob` lives in `st.session_state` (a user's run) or in `st.cache_resource` (the first-start
 sample model, one per process). The thread never calls Streamlit; pages poll `job.view()` from an
-`st.fragment(run_every=...)`. Stop sets an event that `train` checks between steps; it then keeps
-the best weights so far and still saves the checkpoint.
+`st.fragment(run_every=...)`. Screens build their own jobs on `BackgroundJob` (ui/compare/twin.py,
+ui/ablation/jobs.py).
 """
 from __future__ import annotations
 
@@ -53,64 +53,119 @@ def check_training_inputs(frame: SeriesFrame, spec: DataSpec, size: ModelSize) -
     config_for(prepared, **size.as_dict())
 
 
-class TrainJob:
-    """One training run in a daemon thread; every attribute the UI reads is replaced, never mutated in place."""
+class BackgroundJob:
+    """One piece of work in a daemon thread, polled by the UI; the thread never calls Streamlit.
 
-    def __init__(self, name: str, out: Path, frame: SeriesFrame, spec: DataSpec, size: ModelSize,
-                 settings: TrainSettings):
-        self.name, self.out = name, Path(out)
-        self.spec, self.size, self.settings = spec, size, settings
-        self._frame: SeriesFrame | None = frame
-        self._stop = threading.Event()
+    Subclasses implement `work()` (which sets their results) and may report progress under `self._lock`.
+    A typed error (a user's input) or a ValueError (a config the model refuses) becomes `error` as is; anything
+    else is a bug, logged with its traceback and shown as one line, so a page never spins forever. Every
+    attribute the UI reads is replaced, never mutated in place.
+    """
+
+    what = "the job"  # for messages: "<what> failed unexpectedly: …"
+
+    def __init__(self, thread_name: str):
         self._lock = threading.Lock()
-        self._reports: list[TrainProgress] = []
         self.status = "running"
         self.error: str | None = None
-        self.summary: dict | None = None
         self.started = time.monotonic()
         self.ended: float | None = None
-        self.adopted = False  # set by the UI once it made this run the active model
-        self.thread = threading.Thread(target=self._run, name=f"informer-train-{name}", daemon=True)
+        self.thread = threading.Thread(target=self._run, name=f"informer-{thread_name}", daemon=True)
 
-    def start(self) -> "TrainJob":
+    def start(self):
         self.thread.start()
         return self
 
-    def stop(self) -> None:
-        self._stop.set()
+    def work(self) -> None:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Drop what the work needed (data, closures) once it has ended, whatever the outcome."""
+
+    def explain(self, err: Exception) -> str:
+        """The message for a typed error or a ValueError raised by the work."""
+        return str(err)
+
+    def _fail(self, message: str) -> None:
+        with self._lock:
+            self.error, self.status = message, "failed"
+
+    def _run(self) -> None:
+        try:
+            self.work()
+        except (InformerLabError, ValueError) as err:  # ValueError: e.g. InformerConfig's own validation
+            self._fail(self.explain(err))
+        except Exception as err:  # noqa: BLE001 — a bug, but the UI must show a line, not die silently
+            log.exception("%s failed", self.what)
+            self._fail(f"{self.what} failed unexpectedly: {type(err).__name__}: {err}")
+        finally:
+            self.release()
+            self.ended = time.monotonic()
+
+    @property
+    def seconds(self) -> float:
+        return (self.ended if self.ended is not None else time.monotonic()) - self.started
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.thread.join(timeout)
+        return not self.thread.is_alive()
+
+
+class ProgressJob(BackgroundJob):
+    """A training run: it collects `TrainProgress` reports and shows as a `JobView`."""
+
+    def __init__(self, name: str, out: Path, thread_name: str):
+        super().__init__(thread_name)
+        self.name, self.out = name, Path(out)
+        self._reports: list[TrainProgress] = []
+        self.summary: dict | None = None
 
     def _report(self, progress: TrainProgress) -> None:
         with self._lock:
             self._reports.append(progress)
 
-    def _run(self) -> None:
-        try:
-            _, result = train_on_frame(self._frame, self.spec, self.size, self.settings, out=self.out,
-                                       progress=self._report, should_stop=self._stop.is_set)
-            self.summary = {"test": result.test.as_dict() if result.test else None, "stopped": result.stopped,
-                            "device": result.device, "epochs": len(result.history)}
-            self.status = "stopped" if result.stopped == "user" else "done"
-        except InformerLabError as err:
-            self.error, self.status = str(err), "failed"
-        except ValueError as err:  # InformerConfig's own validation (e.g. d_model not divisible by heads)
-            self.error, self.status = f"invalid model settings: {err}", "failed"
-        except Exception as err:  # noqa: BLE001 — a bug, but the UI must show a line, not die silently
-            log.exception("training %s failed", self.name)
-            self.error, self.status = f"training failed unexpectedly: {type(err).__name__}: {err}", "failed"
-        finally:
-            self._frame = None
-            self.ended = time.monotonic()
+    def stop_requested(self) -> bool:
+        return False
 
     def view(self) -> JobView:
         with self._lock:
             reports = tuple(self._reports)
-        end = self.ended if self.ended is not None else time.monotonic()
-        return JobView(self.name, self.out, self.status, reports, self.error, self.summary, end - self.started,
-                       self._stop.is_set())
+        return JobView(self.name, self.out, self.status, reports, self.error, self.summary, self.seconds,
+                       self.stop_requested())
 
-    def wait(self, timeout: float | None = None) -> bool:
-        self.thread.join(timeout)
-        return not self.thread.is_alive()
+
+class TrainJob(ProgressJob):
+    """One training run of `analysis.workflow.train_on_frame`, saved to `out`. Stop sets an event that `train`
+    checks between steps; it then keeps the best weights so far and still saves the checkpoint."""
+
+    what = "training"
+
+    def __init__(self, name: str, out: Path, frame: SeriesFrame, spec: DataSpec, size: ModelSize,
+                 settings: TrainSettings):
+        super().__init__(name, out, f"train-{name}")
+        self.spec, self.size, self.settings = spec, size, settings
+        self._frame: SeriesFrame | None = frame
+        self._stop = threading.Event()
+        self.adopted = False  # set by the UI once it made this run the active model
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    def explain(self, err: Exception) -> str:
+        return str(err) if isinstance(err, InformerLabError) else f"invalid model settings: {err}"
+
+    def work(self) -> None:
+        _, result = train_on_frame(self._frame, self.spec, self.size, self.settings, out=self.out,
+                                   progress=self._report, should_stop=self._stop.is_set)
+        self.summary = {"test": result.test.as_dict() if result.test else None, "stopped": result.stopped,
+                        "device": result.device, "epochs": len(result.history)}
+        self.status = "stopped" if result.stopped == "user" else "done"
+
+    def release(self) -> None:
+        self._frame = None
 
 
 def sample_recipe(quick: bool) -> tuple[DataSpec, ModelSize, TrainSettings]:

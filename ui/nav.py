@@ -1,24 +1,24 @@
 """The page registry. Sections group pages in the sidebar; a page's `url_path` is its address.
 
-To add a page:
-1. write `ui/pages/<name>.py`, a script that only draws:
+To add a screen `<name>`:
+1. make a folder `ui/<name>/` holding everything only this screen uses: `page.py`, the Streamlit script, which
+   only draws; `charts.py` (its figures, built in one `go.Figure(traces, ui.charts.layout(...))` call),
+   `tables.py` (pure pandas shaping of analysis output), `cache.py` (its cached calls of `analysis`):
 
        import streamlit as st
-       from ui import cache, state, widgets
+       from ui import state, widgets
+       from ui.<name> import cache, charts, tables
 
-       st.title("Sparsity")
-       model = state.require_model()              # or st.info + state.stop_page() when there is none
-       data = state.require_data()
-       prepared = state.require_prepared(model, data)
-       result = cache.<your_cached_call>(model.key, data.key, <widget values>, state.seed(),
-                                         model.checkpoint, prepared)
-       widgets.chart(fig, "file-stem", "key");  widgets.table(df, "file-stem", "key")
+       st.title("…")
+       model, data, prepared, seed = state.require_page()     # a message and a stop when something is missing
+       result = cache.<your_call>(model.key, data.key, <widget values>, seed, model.checkpoint, prepared)
+       widgets.chart(charts.<figure>(tables.<shape>(result)), "file-stem", "key")
 
-   Cached calls go in `ui/cache*.py`: keyed by `model.key`, `data.key` and the widget values; the
-   checkpoint and prepared data are passed as `_`-prefixed (unhashed) arguments; never mutate them.
-2. add one `_page("<name>.py", "<Title>", ":material/<icon>:", "<url-path>")` line below;
-3. add `tests/app/test_<name>_page.py` using the `open_app` fixture (tests/app/conftest.py):
-   `at = open_app("ui/pages/<name>.py")`, then drive its main control and assert what changes.
+   Cached calls are keyed by `model.key`, `data.key` and the widget values; the checkpoint and prepared data are
+   passed as `_`-prefixed (unhashed) arguments; never mutate them.
+2. add one `_page("<name>", "<Title>", ":material/<icon>:", "<url-path>")` line below;
+3. add `tests/ui/<name>/test_page.py` using the `open_app` fixture (tests/ui/conftest.py):
+   `at = open_app("ui/<name>/page.py")`, then drive its main control and assert what changes.
 """
 from __future__ import annotations
 
@@ -26,25 +26,25 @@ from pathlib import Path
 
 import streamlit as st
 
-PAGES_DIR = Path(__file__).resolve().parent / "pages"
+UI_DIR = Path(__file__).resolve().parent
 
 
-def _page(file: str, title: str, icon: str, url_path: str, *, default: bool = False) -> st.Page:
-    return st.Page(PAGES_DIR / file, title=title, icon=icon, url_path=url_path, default=default)
+def _page(screen: str, title: str, icon: str, url_path: str, *, default: bool = False) -> st.Page:
+    return st.Page(UI_DIR / screen / "page.py", title=title, icon=icon, url_path=url_path, default=default)
 
 
 def pages() -> dict[str, list[st.Page]]:
     return {
         "Model": [
-            _page("data_model.py", "Data & model", ":material/dataset:", "data-model", default=True),
-            _page("forecast.py", "Forecast", ":material/trending_up:", "forecast"),
-            _page("compare.py", "Compare", ":material/compare_arrows:", "compare"),
+            _page("data_model", "Data & model", ":material/dataset:", "data-model", default=True),
+            _page("forecast", "Forecast", ":material/trending_up:", "forecast"),
+            _page("compare", "Compare", ":material/compare_arrows:", "compare"),
         ],
         "Attention": [
-            _page("head_masking.py", "Head masking", ":material/grid_on:", "head-masking"),
-            _page("sparsity.py", "Sparsity explorer", ":material/scatter_plot:", "sparsity"),
-            _page("pyramid.py", "Distilling pyramid", ":material/filter_list:", "pyramid"),
-            _page("ablation.py", "Ablation studies", ":material/science:", "ablation"),
-            _page("attribution.py", "Attribution", ":material/insights:", "attribution"),
+            _page("head_masking", "Head masking", ":material/grid_on:", "head-masking"),
+            _page("sparsity", "Sparsity explorer", ":material/scatter_plot:", "sparsity"),
+            _page("pyramid", "Distilling pyramid", ":material/filter_list:", "pyramid"),
+            _page("ablation", "Ablation studies", ":material/science:", "ablation"),
+            _page("attribution", "Attribution", ":material/insights:", "attribution"),
         ],
     }

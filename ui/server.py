@@ -19,7 +19,8 @@ from contextlib import asynccontextmanager
 # What a fresh server's first run imports before the Data & model page's chart, torch-free
 # (tests/app/test_cold_path.py checks that this covers what the first run imports, and that none of it is torch).
 DATA_HALF = ("pandas", "plotly.graph_objects", "plotly.subplots", "analysis.data", "ui.state", "ui.frames",
-             "ui.charts", "ui.tables", "ui.widgets", "ui.settings", "ui.deferred", "ui.nav")
+             "ui.charts", "ui.tables", "ui.widgets", "ui.settings", "ui.deferred", "ui.nav", "ui.data_model.charts",
+             "ui.data_model.tables")
 
 _LOG = logging.getLogger(__name__)
 THREAD = "informer-lab-warm-up"
@@ -42,7 +43,8 @@ def warm_up() -> None:
     import plotly.io
     import plotly.tools
 
-    from ui import charts, state, tables
+    from ui import state
+    from ui.data_model import charts, tables
 
     try:
         frame = state.load_data(state.sample_data_ref()).frame

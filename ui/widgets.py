@@ -1,7 +1,7 @@
 """Small drawing helpers shared by pages: charts with an HTML download, tables with a CSV download."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -103,3 +103,10 @@ def seed_input() -> None:
 def model_line(ref: state.ModelRef) -> str:
     """The sidebar's "Model:" line: the active model's name and where it comes from."""
     return f"**Model:** `{ref.name}` ({'uploaded' if ref.source == 'upload' else 'runs/'})"
+
+
+def clickable_chart(fig: go.Figure, file_name: str, key: str, on_select: Callable[[], None]) -> None:
+    """A plotly chart whose point clicks rerun the page through `on_select` (which reads
+    st.session_state[f"chart_{key}"]), and its HTML download."""
+    st.plotly_chart(fig, key=f"chart_{key}", config=PLOTLY_CONFIG, on_select=on_select, selection_mode="points")
+    html_download(fig, file_name, key)

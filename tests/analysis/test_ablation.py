@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.ablation import (all_heads, evaluate_masks, first_masked_site, head_sweep, layer_masking,
-                               leave_one_in, limit_windows, n_to_mask, pruning_curve, random_head_sets,
+from analysis.ablation import (head_sweep, layer_masking, leave_one_in, n_to_mask, pruning_curve, random_head_sets,
                                random_masking, random_masking_summary, single_head_sweep)
-from analysis.windows import WindowDataset
+from analysis.mask_scoring import evaluate_masks, first_masked_site
+from analysis.windows import WindowDataset, limit_windows
 from analysis.errors import ConfigError
-from analysis.masking import gates_with_heads_off, head_mask, masked_window_forecast, mean_contexts
+from analysis.masking import all_heads, gates_with_heads_off, head_mask, masked_window_forecast, mean_contexts
 from analysis.training import evaluate
 from model import HeadMask
 

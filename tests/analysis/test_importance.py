@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.ablation import limit_windows
-from analysis.windows import split_batches
+from analysis.windows import limit_windows, split_batches
 from analysis.importance import head_importance, rank_correlation, window_losses
 
 

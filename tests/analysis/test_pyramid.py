@@ -7,7 +7,7 @@ import torch
 
 from analysis.data import DataSpec, prepare
 from analysis.pyramid import pyramid_report, receptive_fields, spans_with_norms
-from analysis.sparsity import record_forward, window_batch
+from analysis.recording import record_forward, window_batch
 from analysis.training import config_for
 from model import Informer
 

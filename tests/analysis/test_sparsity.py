@@ -5,8 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.sparsity import (distilled_spans, exact_sparsity, lag_profile, record_forward, row_entropy,
-                               seasonal_periods, sparsity_report, spearman, topk_agreement)
+from analysis.attention_stats import lag_profile, row_entropy
+from analysis.data import seasonal_periods
+from analysis.positions import distilled_spans
+from analysis.recording import record_forward
+from analysis.sparsity import exact_sparsity, sparsity_report, spearman, topk_agreement
 from model import Informer, KeySample, probsparse_attention
 
 WINDOWS = [0, 5]
@@ -25,7 +28,7 @@ def report(model, tiny_prepared):
 @pytest.fixture(scope="module")
 def records(model, tiny_prepared):
     """The same forward pass as the report's seed 0, recording Q, K and the key sample."""
-    from analysis.sparsity import window_batch
+    from analysis.recording import window_batch
 
     batch = window_batch(tiny_prepared, "test", WINDOWS)
     return record_forward(model, batch, 0, "*.queries", "*.keys", "*.key_index", "*.scores")

@@ -1,0 +1,88 @@
+"""Attribution page: Integrated Gradients runs on submit; what it shows is input_attribution's result."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.attribution import input_attribution
+from analysis.data import load_csv
+from analysis.workflow import prepare_for_checkpoint
+from tests.ui.helpers import array, charts, metric
+from tests.conftest import SAMPLE_CSV
+
+PAGE = "ui/attribution/page.py"
+
+
+def _expected(tiny_trained, **kwargs):
+    checkpoint = tiny_trained[0]
+    prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
+    return input_attribution(checkpoint.model, prepared, **kwargs)
+
+
+def _heatmap(at) -> dict:
+    found = [f for f in charts(at) if f["layout"]["title"]["text"].startswith("Attribution to f(x)")]
+    assert len(found) == 1
+    return found[0]
+
+
+def _z(field) -> np.ndarray:
+    if isinstance(field, dict) and "shape" in field:
+        return array(field).reshape([int(n) for n in str(field["shape"]).split(",")]).astype(float)
+    return np.asarray(field, dtype=float)
+
+
+def _run(at):
+    [button] = [b for b in at.button if b.label == "Run"]
+    button.click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_nothing_runs_until_run_is_pressed(open_app):
+    at = open_app(PAGE)
+    assert not at.exception
+    assert not charts(at)
+    assert any("press **Run**" in i.value for i in at.info)
+
+
+def test_running_shows_the_attribution_and_its_checks(open_app, tiny_trained):
+    at = open_app(PAGE)
+    at.slider(key="at_window_test").set_value(3)
+    at.number_input(key="at_step").set_value(5)
+    at.number_input(key="at_n_steps").set_value(16)
+    _run(at)
+    expected = _expected(tiny_trained, split="test", window=3, step=5, target_column="load", n_steps=16, seed=0)
+    assert metric(at, "Convergence delta") == f"{expected.convergence_delta:+.3g}"
+    assert metric(at, "Completeness gap") == f"{expected.relative_gap:.2%}"
+    assert metric(at, "Selection changed") == f"{expected.path_selection_changes} of 16"
+    assert metric(at, "f(x)") == f"{expected.forecast:.4f}"
+    figure = _heatmap(at)
+    np.testing.assert_allclose(_z(figure["data"][0]["z"]), expected.array.T, rtol=1e-6, atol=1e-12)
+    assert list(figure["data"][0]["y"]) == ["temperature", "humidity", "price", "load"]
+    assert figure["data"][0]["zmid"] == 0
+    stamps = pd.DatetimeIndex(figure["data"][0]["x"])
+    assert stamps[0] == expected.values.timestamp.iloc[0] and len(stamps) == 48
+    heading = [s.value for s in at.subheader][0]
+    target_time = expected.values.timestamp.iloc[-1] + pd.Timedelta(hours=5)
+    assert heading.startswith(f"load at {target_time} (step 5 of window 3, test)")
+    totals = next(d.value for d in at.dataframe if "Σ attribution" in d.value.columns)
+    np.testing.assert_allclose(totals["Σ attribution"].sum(), expected.array.sum(), rtol=1e-9)
+    # the gap is explained in words when it is large, and named small otherwise
+    explained = any("selection" in w.value and "jumps" in w.value for w in at.warning)
+    assert explained == (expected.relative_gap > 0.01)
+    # the form holds other values now: the result stays until Run is pressed again
+    at.number_input(key="at_step").set_value(7).run()
+    assert metric(at, "Convergence delta") == f"{expected.convergence_delta:+.3g}"
+
+
+def test_full_attention_and_baseline_choices_reach_the_analysis(open_app, tiny_trained):
+    at = open_app(PAGE)
+    at.number_input(key="at_n_steps").set_value(8)
+    at.radio(key="at_baseline").set_value("window_mean")
+    at.radio(key="at_attention").set_value("full")
+    _run(at)
+    expected = _expected(tiny_trained, split="test", window=0, step=1, target_column="load", n_steps=8,
+                         baseline="window_mean", attention="full", seed=0)
+    assert metric(at, "Selection changed") == "0 of 8"  # no top-u selection under full attention
+    assert metric(at, "Convergence delta") == f"{expected.convergence_delta:+.3g}"
+    np.testing.assert_allclose(_z(_heatmap(at)["data"][0]["z"]), expected.array.T, rtol=1e-6, atol=1e-12)

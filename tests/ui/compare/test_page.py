@@ -1,0 +1,94 @@
+"""Compare page: one row per model with compare_forecasts' numbers, ε shown, and the full-attention twin."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis.comparison import compare_forecasts
+from analysis.data import load_csv
+from analysis.workflow import prepare_for_checkpoint
+from tests.ui.helpers import array, charts, metric, sidebar_text
+from tests.conftest import SAMPLE_CSV
+
+PAGE = "ui/compare/page.py"
+BASE = ["informer", "informer_full_counterfactual", "last_value", "seasonal_naive", "linear"]
+
+
+@pytest.fixture(scope="module")
+def expected_val(tiny_trained):
+    checkpoint = tiny_trained[0]
+    prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
+    return compare_forecasts(checkpoint.model, prepared, split="val", seed=0)
+
+
+def _metrics(at):
+    return next(d.value for d in at.dataframe if "MSE (std.)" in d.value.columns)
+
+
+def _overlay(at) -> dict:
+    return next(f for f in charts(at) if "every forecast" in f["layout"]["title"]["text"])
+
+
+def _run(at, split="val"):
+    at.radio(key="cp_split").set_value(split)
+    [button] = [b for b in at.button if b.label == "Run comparison"]
+    button.click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_nothing_runs_until_asked(open_app):
+    at = open_app(PAGE)
+    assert not at.exception and not charts(at)
+    assert any("Run comparison" in i.value for i in at.info)
+    assert "Device:" in sidebar_text(at)  # the page stopped early (state.stop_page) and kept its sidebar
+
+
+def test_a_row_per_model_epsilon_and_the_window_overlay(open_app, expected_val):
+    at = _run(open_app(PAGE))
+    table = _metrics(at)
+    assert list(table["model"]) == BASE
+    metrics = expected_val.metrics.set_index(["model", "scale"])
+    for model, row in table.set_index("model").iterrows():
+        np.testing.assert_allclose(row["MSE (std.)"], metrics.loc[(model, "standardised"), "mse"])
+        np.testing.assert_allclose(row["MAE (orig.)"], metrics.loc[(model, "original"), "mae"])
+    assert set(table["windows"]) == {len(expected_val.truth)}
+    assert metric(at, "ε (counterfactual gap)") == f"{expected_val.epsilon:.4f}"
+    # per-horizon MSE: one line per model
+    per_step = next(f for f in charts(at) if f["layout"]["title"]["text"].startswith("MSE (standardised)"))
+    assert len(per_step["data"]) == len(BASE)
+    informer = expected_val.per_step[expected_val.per_step.model == "informer"]
+    np.testing.assert_allclose(array(per_step["data"][0]["y"]), informer.mse)
+    # the overlay: history, truth and every model; moving the window moves it
+    overlay = _overlay(at)
+    assert [t["name"] for t in overlay["data"]][:2] == ["history (input)", "truth"]
+    assert len(overlay["data"]) == 2 + len(BASE)
+    truth = array(overlay["data"][1]["y"])
+    at.slider(key="cp_window_val").set_value(30).run()
+    assert not at.exception
+    moved = _overlay(at)
+    assert not np.allclose(array(moved["data"][1]["y"]), truth)
+    wide = next(d.value for d in at.dataframe if "truth" in d.value.columns)
+    assert list(wide.columns) == ["timestamp", "column", "truth", *BASE] and len(wide) == 12 * 4
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download this window (CSV)" in labels and labels.count("Download chart (HTML)") == 2
+
+
+def test_the_full_attention_twin_trains_in_the_background_and_joins_the_table(open_app):
+    at = open_app(PAGE)
+    at.number_input(key="cp_twin_steps").set_value(3)
+    at.number_input(key="cp_twin_batch").set_value(8)
+    [train] = [b for b in at.button if b.label == "Train the twin"]
+    train.click().run()
+    assert not at.exception
+    [key] = [k for k in at.session_state.keys() if str(k).startswith("cp_twin::")]
+    job = at.session_state[key]
+    assert job.wait(timeout=300) and job.status == "done", job.error
+    assert job.model.config.encoder_attention == "full" and job.model.config.decoder_attention == "full"
+    at.run()
+    assert not at.exception
+    assert at.checkbox(key="cp_with_twin").value  # offered once the twin is ready
+    _run(at)
+    table = _metrics(at)
+    assert list(table["model"]) == BASE[:2] + ["full_attention_model"] + BASE[2:]
+    assert table.set_index("model").loc["full_attention_model", "description"].startswith("Full-attention twin")

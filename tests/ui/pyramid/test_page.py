@@ -1,0 +1,108 @@
+"""Distilling pyramid page: lengths, spans, survival and norms are the pyramid report's; picking only re-slices."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis.data import load_csv
+from analysis.pyramid import pyramid_report
+from analysis.workflow import prepare_for_checkpoint
+from ui.pyramid import cache as screen_cache
+from ui.pyramid import tables as views
+from tests.ui.helpers import array, charts
+from tests.conftest import SAMPLE_CSV
+
+PAGE = "ui/pyramid/page.py"
+
+
+@pytest.fixture(scope="module")
+def report_for(tiny_trained):
+    checkpoint = tiny_trained[0]
+    prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
+    return lambda split, window, seed=0: pyramid_report(checkpoint.model, prepared, split, window, seed=seed)
+
+
+def _figure(at, title_start: str) -> dict:
+    found = [f for f in charts(at) if f["layout"]["title"]["text"].startswith(title_start)]
+    assert found, f"no chart titled {title_start!r} among {[f['layout']['title']['text'] for f in charts(at)]}"
+    return found[0]
+
+
+def _z(field) -> np.ndarray:
+    if isinstance(field, dict) and "shape" in field:
+        return array(field).reshape([int(n) for n in str(field["shape"]).split(",")]).astype(float)
+    return np.asarray(field, dtype=float)
+
+
+def _link(at) -> list[float]:
+    """x of the band joining the chosen position to its span (cell left, cell right, span end + 1, span start)."""
+    band = [t for t in _figure(at, "The encoder pyramid")["data"] if t.get("fill") == "toself"]
+    assert len(band) == 1
+    return [float(v) for v in array(band[0]["x"])[:4]]
+
+
+def test_renders_lengths_picture_survival_norms_and_rows(open_app, report_for, monkeypatch):
+    calls = []
+    real = screen_cache.pyramid_report
+    monkeypatch.setattr(screen_cache, "pyramid_report", lambda *a, **k: calls.append(a[2:]) or real(*a, **k))
+    at = open_app(PAGE)
+    assert not at.exception and not at.error
+    report = report_for("test", 0)
+    lengths = next(d.value for d in at.dataframe if "recorded" in d.value.columns)
+    assert list(lengths["recorded"]) == [48, 24] and list(lengths["match"]) == ["✓", "✓"]
+    assert any("✓ every recorded length matches the formula" in m.value for m in at.markdown)
+    picture = _figure(at, "The encoder pyramid")
+    cells = picture["data"][1]
+    assert len(array(cells["base"])) == 48 + 24  # one unit cell per position of each layer
+    np.testing.assert_allclose(array(cells["marker"]["color"]), report.norms.sort_values(["level", "position"]).norm)
+    # the default choice: the deepest layer, position 0, which tiles input steps 0–1
+    assert _link(at) == [12.0, 13.0, 2.0, 0.0]
+    survival = _z(_figure(at, "Max-pool survival")["data"][0]["z"])
+    np.testing.assert_allclose(survival[0], report.survival.survived)
+    norms = _z(_figure(at, "Feature norm")["data"][0]["z"])
+    np.testing.assert_allclose(norms[0], report.norms[report.norms.level == 0].norm)
+    np.testing.assert_allclose(norms[1, :24], report.norms[report.norms.level == 1].norm)
+    assert np.isnan(norms[1, 24:]).all()
+    rows = report.attention[0]
+    np.testing.assert_allclose(_z(_figure(at, "Softmax rows")["data"][0]["z"]),
+                               rows.rows[0, 0][np.argsort(rows.selected[0, 0])])
+    assert len(calls) == 1
+
+
+def test_choosing_a_position_a_layer_and_a_head_reslices(open_app, report_for, monkeypatch):
+    calls = []
+    real = screen_cache.pyramid_report
+    monkeypatch.setattr(screen_cache, "pyramid_report", lambda *a, **k: calls.append(a[2:]) or real(*a, **k))
+    at = open_app(PAGE)
+    at.slider(key="py_position_0:1").set_value(5).run()
+    assert not at.exception
+    assert _link(at) == [17.0, 18.0, 12.0, 10.0]  # position 5 of layer 1 tiles input steps 10–11
+    assert any("position 5** tiles input steps 10–11" in m.value for m in at.markdown)
+    at.selectbox(key="py_row").set_value("0:0").run()
+    assert not at.exception
+    assert _link(at) == [0.0, 1.0, 1.0, 0.0]
+    at.selectbox(key="py_site").set_value("encoder.0.1").run()
+    at.selectbox(key="py_head").set_value(3).run()
+    assert not at.exception
+    rows = report_for("test", 0).attention[1]
+    np.testing.assert_allclose(_z(_figure(at, "Softmax rows")["data"][0]["z"]),
+                               rows.rows[0, 3][np.argsort(rows.selected[0, 3])])
+    assert len(calls) == 1
+
+
+def test_the_window_changes_the_recorded_data(open_app, report_for):
+    at = open_app(PAGE)
+    before = _z(_figure(at, "Feature norm")["data"][0]["z"])
+    at.slider(key="py_window_test").set_value(9).run()
+    assert not at.exception
+    after = _z(_figure(at, "Feature norm")["data"][0]["z"])
+    np.testing.assert_allclose(after[0], report_for("test", 9).norms.query("level == 0").norm)
+    assert not np.allclose(after[0], before[0])
+
+
+def test_pyramid_pick_reads_a_clicked_cell():
+    cell = {"customdata": [0, 1, 5, 10, 11, "2024-10-17 10:00 → 2024-10-17 11:00", 9, 12, "", 3.9]}
+    click = {"selection": {"points": [cell], "point_indices": [5], "box": [], "lasso": []}}
+    assert views.pyramid_pick(click) == (0, 1, 5)
+    input_row = {"selection": {"points": [{"customdata": [3, "2024-10-17 03:00"]}]}}
+    assert views.pyramid_pick(input_row) is None

@@ -1,0 +1,98 @@
+"""One head's computed softmax rows and what its lazy queries get instead: the view the Sparsity and Pyramid
+screens share (its shaping, its figure and its drawing)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from analysis.recording import SiteRows
+
+from . import widgets
+from .charts import WEIGHTS, layout
+
+
+def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequence[str], title: str,
+                 causal: bool) -> go.Figure:
+    """The computed softmax rows of one head: y = its selected queries (in time order), x = keys."""
+    labels = [f"q{p} · {s}" for p, s in zip(rows.query_positions, query_stamps)]
+    x = list(range(len(key_stamps)))
+    custom = np.broadcast_to(np.asarray(key_stamps, dtype=object), rows.z.shape)
+    step = max(1, len(x) // 12)
+    heatmap = go.Heatmap(
+        z=rows.z, x=x, y=labels, customdata=custom, colorscale=WEIGHTS, zmin=0,
+        colorbar=dict(title=dict(text="weight"), thickness=12),
+        hovertemplate="%{y}<br>key %{x} · %{customdata}<br>weight %{z:.4f}<extra></extra>")
+    return go.Figure([heatmap], layout(
+        title, max(260, 120 + 16 * len(labels)), legend=False,
+        xaxis=dict(tickvals=x[::step], ticktext=[f"{i}<br>{key_stamps[i][5:]}" for i in x[::step]],
+                   title=dict(text="key position · timestamp" + (" (causal: weight 0 after the query)" if causal
+                                                                 else ""))),
+        yaxis=dict(autorange="reversed", type="category", tickfont=dict(size=10))))
+
+
+def ranges_text(positions: Iterable[int], limit: int = 24) -> str:
+    """[0, 1, 2, 5, 7, 8] → '0–2, 5, 7–8' (at most `limit` runs, then '…')."""
+    values = sorted(int(p) for p in positions)
+    runs: list[tuple[int, int]] = []
+    for p in values:
+        if runs and p == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], p)
+        else:
+            runs.append((p, p))
+    parts = [f"{a}" if a == b else f"{a}–{b}" for a, b in runs]
+    return ", ".join(parts[:limit]) + (", …" if len(parts) > limit else "") if parts else "none"
+
+
+@dataclass(frozen=True, eq=False)
+class HeadRows:
+    """The computed attention rows of one head, ordered by query position, for a heatmap.
+
+    z: [u, L_K]; query_positions/query_steps: [u]; key_steps: [L_K]; lazy: positions without a row.
+    """
+
+    z: np.ndarray
+    query_positions: np.ndarray
+    query_steps: np.ndarray
+    key_steps: np.ndarray
+    lazy: np.ndarray
+    rule: str
+    rule_text: str
+
+
+def head_rows(site_rows: SiteRows, head: int, batch_index: int = 0) -> HeadRows:
+    rows = site_rows.rows[batch_index, head]  # [u, L_K]
+    selected = site_rows.selected[batch_index, head]  # [u]
+    order = np.argsort(selected, kind="stable")
+    L_Q = len(site_rows.query_steps)
+    lazy = np.setdiff1d(np.arange(L_Q), selected)
+    return HeadRows(rows[order], selected[order], site_rows.query_steps[selected[order]], site_rows.key_steps,
+                    lazy, site_rows.lazy_rule, site_rows.lazy_rows)
+
+
+def draw(site_rows: SiteRows, head: int, step_stamps: Sequence[str], file_stem: str, key: str) -> None:
+    """What a head's lazy queries get (in words), then its computed softmax rows as a heatmap.
+
+    step_stamps: the timestamp label of every input step of the window (queries and keys sit at steps).
+    """
+    rows = head_rows(site_rows, head)
+    L_Q, L_K = len(site_rows.query_steps), len(site_rows.key_steps)
+    with st.container(border=True):
+        if rows.rule != "full attention":
+            st.markdown(f"**Lazy queries: {len(rows.lazy)} of {L_Q}, not drawn below (no softmax row).** "
+                        f"Rule at this site: **{rows.rule}**: {rows.rule_text}.  \n"
+                        f"Lazy positions: {ranges_text(rows.lazy)}")
+        else:
+            st.markdown(f"**No lazy queries**: {rows.rule_text}.")
+    widgets.chart(rows_heatmap(rows, [step_stamps[s] for s in rows.query_steps],
+                               [step_stamps[s] for s in rows.key_steps],
+                               f"Softmax rows of head {head} at {site_rows.site}: "
+                               f"{len(rows.query_positions)} computed rows × {L_K} keys",
+                               site_rows.kind == "decoder_self"),
+                  f"{file_stem}-{site_rows.site}-h{head}-rows", key)
+    if site_rows.level:
+        st.caption(f"After {site_rows.level} distilling step(s) each query and key stands for a span of input "
+                   "steps; the labels give the span's first timestamp.")

@@ -1,0 +1,181 @@
+"""Compare: the Informer's forecasts next to its full-attention counterfactual and simple baselines.
+
+`analysis.comparison.compare_forecasts` forecasts every window of a split with each model, so it runs on
+"Run comparison" and is cached by (model, data, split, seed, twin). The optional full-attention twin is
+trained on demand in a background thread of this tab (ui/compare/twin.py) and kept in memory only.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis.errors import InformerLabError
+from analysis.training import TrainSettings
+from ui import state, widgets
+from ui.compare import cache, charts, tables as views
+from ui.cache import n_windows
+from ui.tables import safe_file_part
+from ui.compare.twin import TwinJob
+from ui.widgets import csv_download
+
+PARAMS_KEY = "cp_params"
+LEARNING_RATES = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4]
+METRICS = {"mse": "MSE", "mae": "MAE"}
+SCALES = {"standardised": "standardised", "original": "original units"}
+
+st.title("Compare")
+st.caption("Every window of a split, forecast by the Informer as trained, by the same weights with full attention "
+           "at every site (the counterfactual), by an optional separately trained full-attention twin, and by three "
+           "baselines: the last value, the seasonal naive forecast and a DLinear-style linear model fitted in "
+           "closed form on the train windows.")
+
+model, data, prepared, seed = state.require_page()
+checkpoint = model.checkpoint
+config = checkpoint.config
+twin_state_key = f"cp_twin::{model.key}::{data.key}"
+twin: TwinJob | None = st.session_state.get(twin_state_key)
+twin_ready = twin is not None and twin.status == "done" and twin.model is not None
+if twin_ready and st.session_state.get("cp_twin_offered") != twin.key:
+    st.session_state["cp_with_twin"] = True  # tick "include the twin" once, when a new twin is ready
+    st.session_state["cp_twin_offered"] = twin.key
+
+# ------------------------------------------------------------------------------------------ run
+with st.form("cp_form", border=True):
+    c = st.columns([1.2, 3, 1.4], vertical_alignment="bottom", gap="medium")
+    split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="cp_split", persist_state="session")
+    with_twin = c[1].checkbox("Include the full-attention twin", key="cp_with_twin", disabled=not twin_ready,
+                              help="Train one below first." if not twin_ready else "The twin trained in this tab.")
+    run = c[2].form_submit_button("Run comparison", type="primary", icon=":material/play_arrow:", width="stretch")
+    st.caption(f"Forecasts all {n_windows(prepared, 'val'):,} val / {n_windows(prepared, 'test'):,} test "
+               "windows with each model (tens of seconds on a CPU for the sample model); results are cached.")
+if run:
+    st.session_state[PARAMS_KEY] = dict(split=split, twin=twin.key if (with_twin and twin_ready) else None)
+
+# ------------------------------------------------------------------------------------------ twin
+with st.expander("Full-attention twin: train on demand", expanded=twin is not None and not twin_ready):
+    st.markdown("A model with this checkpoint's configuration but **full** encoder and decoder self-attention "
+                "(cross-attention as configured), trained **in the background** on the same train split with the "
+                "settings below, kept in this tab's memory (not saved as a run). It answers what ProbSparse costs "
+                "*in training*, where the counterfactual answers what it costs at inference with the same weights.")
+    running = twin is not None and not twin.view().finished
+    with st.form("cp_twin_form", border=False):
+        c = st.columns(5)
+        epochs = c[0].number_input("epochs", 1, 50, 1, key="cp_twin_epochs", persist_state="session")
+        max_steps = c[1].number_input("max steps per epoch (0: all)", 0, 100000, 50, key="cp_twin_steps",
+                                      persist_state="session")
+        batch_size = c[2].number_input("batch size", 1, 1024, 32, key="cp_twin_batch", persist_state="session")
+        learning_rate = c[3].selectbox("learning rate", LEARNING_RATES, index=2, key="cp_twin_lr",
+                                       format_func=lambda v: f"{v:g}", persist_state="session")
+        train_seed = c[4].number_input("seed", 0, 2**31 - 1, 0, key="cp_twin_seed", persist_state="session")
+        train = st.form_submit_button("Train the twin", disabled=running, icon=":material/model_training:")
+    if train and not running:
+        try:
+            settings = TrainSettings(epochs=int(epochs), batch_size=int(batch_size), learning_rate=float(learning_rate),
+                                     seed=int(train_seed), max_steps_per_epoch=int(max_steps) or None)
+        except ValueError as err:
+            st.error(str(err))
+        else:
+            st.session_state[twin_state_key] = TwinJob(model.key, data.key, prepared, config, settings).start()
+            st.rerun()
+
+    @st.fragment(run_every=1.0)
+    def _live_twin() -> None:
+        job: TwinJob = st.session_state[twin_state_key]
+        widgets.job_progress(job.view())
+        if job.view().finished:
+            st.rerun()
+
+    if twin is not None:
+        if running:
+            _live_twin()
+        else:
+            widgets.job_progress(twin.view())
+            if twin_ready:
+                used = (st.session_state.get(PARAMS_KEY) or {}).get("twin") == twin.key
+                st.caption("In the comparison below." if used else
+                           "Ready: *Include the full-attention twin* is ticked above; run the comparison to add it.")
+
+params = st.session_state.get(PARAMS_KEY)
+if params is not None and params["twin"] is not None and not (twin_ready and twin.key == params["twin"]):
+    params = dict(params, twin=None)  # the twin is gone (another model or data): compare without it
+if params is None or params["split"] not in ("val", "test"):
+    st.info("Press **Run comparison** to forecast every window of the split with each model.")
+    state.stop_page()
+try:
+    comparison = cache.comparison(model.key, data.key, params["split"], seed, params["twin"], checkpoint,
+                                           prepared, twin.model if params["twin"] else None)
+except (InformerLabError, ValueError) as err:
+    st.error(f"The comparison cannot be computed: {err}")
+    state.stop_page()
+
+# ------------------------------------------------------------------------------------------ results
+models = list(comparison.models)
+labels = {m: views.short_label(m) for m in models}
+stem = f"compare-{safe_file_part(model.ref.name)}-{comparison.split}-seed{seed}" + \
+       ("-twin" if params["twin"] else "")
+n_windows = len(comparison.truth)
+st.header(f"{comparison.split} split: {n_windows:,} windows × {config.pred_len} steps × "
+          f"{len(comparison.target_columns)} column{'s' if len(comparison.target_columns) > 1 else ''}", divider="gray")
+
+with st.container(border=True):
+    e, text = st.columns([1, 3], vertical_alignment="center", gap="large")
+    e.metric("ε (counterfactual gap)", f"{comparison.epsilon:.4f}",
+             help="‖Y_prob − Y_full‖_F / ‖Y_full‖_F over all the split's standardised forecasts.")
+    text.markdown(f"**ε = ‖Y_prob − Y_full‖_F / ‖Y_full‖_F = {comparison.epsilon:.4g}**: how far the "
+                  f"forecasts of the model as trained (ProbSparse, key-sample seed {comparison.seed}) lie from the "
+                  "same weights run with full attention at every site, relative to the latter, over every "
+                  "standardised forecast of the split. 0 exactly when ProbSparse selects every query (u = L).")
+    if config.encoder_attention == "full" and config.decoder_attention == "full":
+        st.caption("This checkpoint already uses full self-attention, so the counterfactual is the model itself.")
+
+metrics = views.metrics_view(comparison.metrics, models)
+widgets.table(metrics, f"{stem}-metrics", "cp_metrics",
+              column_config={c: st.column_config.NumberColumn(format="%.4f") for c in metrics.columns
+                             if c.startswith(("MSE", "MAE"))})
+st.caption("MSE / MAE over every window, step and target column; *std.* on the train-split standardised scale (as "
+           "papers report), *orig.* in the data's units (columns with large values weigh more).  \n" +
+           "  \n".join(f"· {note}" for note in comparison.notes))
+
+
+@st.fragment
+def per_step_section() -> None:
+    """The error per horizon step, in the metric and scale chosen here. A fragment: a choice slices the cached
+    comparison and reruns only this part."""
+    c = st.columns([1, 1, 3])
+    metric = c[0].radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True, key="cp_metric",
+                        persist_state="session")
+    scale = c[1].radio("Scale", list(SCALES), format_func=SCALES.get, horizontal=True, key="cp_scale",
+                       persist_state="session")
+    column = metric if scale == "standardised" else f"{metric}_original"
+    label = f"{METRICS[metric]} ({SCALES[scale]})"
+    widgets.chart(charts.per_step_figure(comparison.per_step, column, label, labels), f"{stem}-per-step-{column}",
+                  "cp_per_step")
+    st.markdown(f"**{label} per horizon step**")
+    widgets.table(views.per_step_wide(comparison.per_step, column, models), f"{stem}-per-step-{column}",
+                  "cp_per_step_table",
+                  column_config={m: st.column_config.NumberColumn(labels[m], format="%.4f") for m in models})
+    csv_download(comparison.per_step, f"{stem}-per-step-all", "cp_per_step_all",
+                 "Download MSE and MAE per step, both scales, every model (CSV)")
+
+
+@st.fragment
+def window_section() -> None:
+    """One window's history, truth and every forecast. A fragment: the window and the column slice the cached
+    comparison and rerun only this part."""
+    st.subheader("One window")
+    targets = list(comparison.target_columns)
+    c = st.columns([4, 1.4])
+    window = c[0].slider(f"Window (0 … {n_windows - 1} of the {comparison.split} split)", 0, n_windows - 1, 0,
+                         key=f"cp_window_{comparison.split}", persist_state="session")
+    target = c[1].selectbox("Column", targets, index=len(targets) - 1, key="cp_column",
+                            persist_state="session") if len(targets) > 1 else targets[0]
+    overlay = cache.overlay(model.key, data.key, comparison.split, seed, params["twin"], window,
+                                     comparison, prepared)
+    widgets.chart(charts.overlay_figure(overlay, target, models, labels, f"{target}: window {window}, history, "
+                                        "truth and every forecast (original units)"),
+                  f"{stem}-w{window}-{target}", "cp_overlay")
+    widgets.table(views.overlay_wide(overlay, models), f"{stem}-w{window}-forecasts", "cp_overlay_table",
+                  height=300, label="Download this window (CSV)")
+
+
+per_step_section()
+window_section()

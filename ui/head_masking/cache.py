@@ -1,0 +1,19 @@
+"""The Head masking screen's cached call: one window forecast with and without a mask."""
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis.checkpoint import Checkpoint
+from analysis.data import PreparedData
+from analysis.masking import WindowForecast, head_mask, masked_window_forecast
+from ui.cache import mean_contexts_for
+
+
+@st.cache_data(max_entries=256, show_spinner="Running the masked forecast…")
+def window_forecast(model_key: str, data_key: str, split: str, window: int, off: tuple[tuple[int, int], ...],
+                    mode: str, seed: int, _checkpoint: Checkpoint, _prepared: PreparedData) -> WindowForecast:
+    """Baseline and masked forecast of one window; `off` lists the (site index, head) pairs switched off."""
+    model = _checkpoint.model
+    means = mean_contexts_for(model_key, data_key, seed, _checkpoint, _prepared) if mode == "mean" and off else None
+    mask = head_mask(model, off, mode, means)
+    return masked_window_forecast(model, _prepared, split, window, mask, seed=seed)

@@ -1,0 +1,115 @@
+"""Head masking: switch attention heads off and see one window's forecast change.
+
+The mask is a per-call input (analysis.masking.head_mask); the shared model is never touched. The
+checkboxes live in this tab's session state, so two tabs can hold different masks.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import state, widgets
+from ui.cache import MEAN_WINDOWS
+from ui.head_masking import cache, charts, tables
+from ui.tables import safe_file_part
+
+st.title("Head masking")
+st.caption("A switched-off head is silenced on every row of its per-head context, after the ProbSparse lazy "
+           "fill and before the output projection: *zero* sets its context to 0, *mean* replaces it with its "
+           f"mean context per position over up to {MEAN_WINDOWS} train windows.")
+
+model, data, prepared, seed = state.require_page()
+checkpoint = model.checkpoint
+config, sites = checkpoint.config, checkpoint.model.sites
+H = config.n_heads
+
+# ------------------------------------------------------------------------------------------ controls
+c = st.columns([1, 1, 5.3], gap="medium")
+split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="hm_split", persist_state="session")
+mode = c[1].radio("Ablation", ["zero", "mean"], horizontal=True, key="hm_mode", persist_state="session")
+n = state.require_windows(prepared, data, split)
+window = state.window_slider(c[2], n, split, "hm")
+targets = list(checkpoint.schema.target_columns)
+
+# ------------------------------------------------------------------------------------------ head grid
+keys = {(s.index, h): tables.head_key(model.key, s.index, h) for s in sites for h in range(H)}
+for key in keys.values():
+    st.session_state.setdefault(key, True)
+
+
+def _all_on() -> None:
+    for key in keys.values():
+        st.session_state[key] = True
+
+
+head_title, head_button = st.columns([5, 1], vertical_alignment="bottom")
+head_title.subheader("Heads (checked = on)")
+head_button.button("All heads on", on_click=_all_on, key="hm_all_on", width="stretch")
+
+kinds = [(kind, title, [s for s in sites if s.kind == kind]) for kind, title in tables.SITE_KINDS]
+kinds = [k for k in kinds if k[2]]
+blocks = st.columns(len(kinds), border=True) if H <= 8 else [st.container(border=True) for _ in kinds]
+off: list[tuple[int, int]] = []
+for block, (kind, title, kind_sites) in zip(blocks, kinds):
+    with block:
+        st.markdown(f"**{title}**")
+        spec = [2.2] + [1] * H
+        header = st.columns(spec, vertical_alignment="center", gap="xsmall")
+        for h in range(H):
+            header[h + 1].caption(f"h{h}")
+        for site in kind_sites:
+            row = st.columns(spec, vertical_alignment="center", gap="xsmall")
+            row[0].markdown(tables.layer_label(site))
+            for h in range(H):
+                if not row[h + 1].checkbox(f"{site.name} head {h}", key=keys[(site.index, h)],
+                                           persist_state="session", label_visibility="collapsed"):
+                    off.append((site.index, h))
+if config.mix:
+    st.caption("This model mixes heads in the decoder self-attention (official `mix=True`); the gate acts on "
+               "each head's context before the mixing.")
+st.markdown(f"**Off ({len(off)} of {len(keys)}):** {tables.off_description(off, sites)}")
+
+# ------------------------------------------------------------------------------------------ result
+result = cache.window_forecast(model.key, data.key, split, window, tuple(sorted(off)), mode, seed, checkpoint,
+                               prepared)
+
+
+@st.fragment
+def result_section() -> None:
+    """The masked forecast of the column chosen here. A fragment: choosing the column slices the cached
+    forecast and reruns only this part, not the head grid."""
+    pick, about = st.columns([1.3, 5], gap="medium", vertical_alignment="bottom")
+    column = pick.selectbox("Plotted column", targets, index=len(targets) - 1, key="hm_column",
+                            persist_state="session") if len(targets) > 1 else targets[0]
+    rows = tables.window_table(result.table, column)
+    history_start = result.history["timestamp"].iloc[0]
+    about.caption(f"Window {window} of the {split} split: encoder input {history_start} → "
+                  f"{result.history['timestamp'].iloc[-1]} ({config.seq_len} steps), forecast "
+                  f"{rows['timestamp'].iloc[0]} → {rows['timestamp'].iloc[-1]} ({config.pred_len} steps). "
+                  f"Original units · seed {seed}.")
+
+    base_mae, masked_mae = rows["baseline_error"].mean(), rows["masked_error"].mean()
+    m = st.columns(4)
+    m[0].metric(f"MAE baseline ({column})", f"{base_mae:.4g}")
+    m[1].metric(f"MAE masked ({column})", f"{masked_mae:.4g}",
+                delta=f"{masked_mae - base_mae:+.4g}" if off else None, delta_color="inverse")
+    m[2].metric("Max |masked − baseline|", f"{(rows['masked'] - rows['baseline']).abs().max():.4g}")
+    m[3].metric("Steps made worse", f"{int((rows['error_change'] > 0).sum())} of {len(rows)}")
+
+    stem = f"head-mask-{safe_file_part(model.ref.name)}-{split}-w{window}-{column}"
+    widgets.chart(charts.masking_figure(result.history, rows, column, f"{column}: window {window}, forecast with "
+                                        "and without the mask"), f"{stem}-forecast", "hm_forecast")
+    if not off:
+        st.caption("All heads are on, so the masked forecast is the baseline: uncheck heads above.")
+
+    st.subheader(f"Numbers ({column}, original units)")
+    widgets.table(rows, stem, "hm_table",
+                  column_config={k: st.column_config.NumberColumn(format="%.4f")
+                                 for k in ("truth", "baseline", "masked", "baseline_error", "masked_error",
+                                           "error_change")})
+    if len(targets) > 1:
+        st.download_button(f"Download all {len(targets)} target columns (CSV)", widgets.csv_bytes(result.table),
+                           file_name=f"{stem.rsplit('-', 1)[0]}-all-columns.csv", mime="text/csv",
+                           key="dl_csv_hm_all", on_click="ignore", icon=":material/download:")
+
+
+result_section()
