@@ -23,6 +23,7 @@ from . import frames, settings
 
 if TYPE_CHECKING:
     from analysis.checkpoint import Checkpoint
+    from model import InformerConfig
 
 SEED_KEY = "analysis_seed"
 MODEL_KEY = "active_model_ref"
@@ -201,14 +202,16 @@ class PageInputs(NamedTuple):
     data: ActiveData
     prepared: PreparedData
     seed: int
+    checkpoint: Checkpoint  # model.checkpoint
+    config: InformerConfig  # its model's config
 
 
 def require_page() -> PageInputs:
-    """What an analysis page starts from: the active model, the active data prepared for it, the analysis seed.
-    A message and stop_page() when any is missing or they do not fit."""
+    """What an analysis page starts from: the active model, the active data prepared for it, the analysis seed,
+    and the model's checkpoint and config. A message and stop_page() when any is missing or they do not fit."""
     model = require_model()
     data = require_data()
-    return PageInputs(model, data, require_prepared(model, data), seed())
+    return PageInputs(model, data, require_prepared(model, data), seed(), model.checkpoint, model.checkpoint.config)
 
 
 def require_windows(prepared, data: ActiveData, split: str) -> int:

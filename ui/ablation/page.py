@@ -37,8 +37,7 @@ st.caption("Remove heads (zero: context set to 0; mean: replaced by its mean con
            "MSE on the standardised scale (train-split scaler), and every mask of a study is **paired**: it "
            "sees the same ProbSparse key samples as the baseline, so differences are not sampling noise.")
 
-model, data, prepared, seed = state.require_page()
-checkpoint = model.checkpoint
+model, data, prepared, seed, checkpoint, config = state.require_page()
 net = checkpoint.model
 n_heads = net.n_sites * net.config.n_heads
 
@@ -160,32 +159,27 @@ with tabs[0]:
                            file_name=f"{stem}-sweep-per-step.csv", mime="text/csv", key="dl_csv_abl_sweep_steps",
                            on_click="ignore", icon=":material/download:")
 
-# ------------------------------------------------------------------------------------------ layer masking
+# ------------------------------------------------------------------------------------------ site studies
+def site_study(name: str, button: str, key: str, figure, chart_title: str) -> None:
+    """A study without settings of its own (layer masking, leave-one-in): Run, then its bars and table."""
+    result = study(name, (), st.button(button, key=f"abl_run_{key}", **RUN))
+    if result is not None:
+        result = tables.with_relative(result)
+        file_part = f"{stem}-{name.replace('_', '-')}"
+        widgets.chart(figure(result, f"{chart_title} ({split}, {mode})"), file_part, f"abl_{key}_chart")
+        widgets.table(tables.lead(result, *FIRST), file_part, f"abl_{key}_table", column_config=METRIC_COLUMNS)
+
+
 with tabs[1]:
     st.caption(f"**Measured:** ΔMSE when every head of one attention site is removed at once, on {where}. "
                f"{net.n_sites + 1} paired masks.")
-    run = st.button("Run layer masking", key="abl_run_layers", **RUN)
-    layers = study("layers", (), run)
-    if layers is not None:
-        layers = tables.with_relative(layers)
-        widgets.chart(site_bars(layers, f"ΔMSE with a whole site removed ({split}, {mode})"),
-                      f"{stem}-layers", "abl_layers_chart")
-        widgets.table(tables.lead(layers, *FIRST), f"{stem}-layers", "abl_layers_table",
-                      column_config=METRIC_COLUMNS)
+    site_study("layers", "Run layer masking", "layers", site_bars, "ΔMSE with a whole site removed")
 
-# ------------------------------------------------------------------------------------------ leave-one-in
 with tabs[2]:
     st.caption(f"**Measured:** at one site keep only head h (the site's other heads removed, every other site "
                f"whole); ΔMSE from the all-heads baseline on {where}. A bar near 0: that head alone carries "
                "its site.")
-    run = st.button("Run leave-one-in", key="abl_run_loi", **RUN)
-    kept = study("leave_one_in", (), run)
-    if kept is not None:
-        kept = tables.with_relative(kept)
-        widgets.chart(leave_one_in_bars(kept, f"ΔMSE with one head kept per site ({split}, {mode})"),
-                      f"{stem}-leave-one-in", "abl_loi_chart")
-        widgets.table(tables.lead(kept, *FIRST), f"{stem}-leave-one-in", "abl_loi_table",
-                      column_config=METRIC_COLUMNS)
+    site_study("leave_one_in", "Run leave-one-in", "loi", leave_one_in_bars, "ΔMSE with one head kept per site")
 
 # ------------------------------------------------------------------------------------------ random masking
 with tabs[3]:

@@ -27,9 +27,7 @@ st.caption("Integrated Gradients of one forecast value f(x) (one window, horizon
            "The decoder's label part follows x, the time marks stay fixed, and every path point uses the same key "
            "sample (the seed).")
 
-model, data, prepared, seed = state.require_page()
-checkpoint = model.checkpoint
-config = checkpoint.config
+model, data, prepared, seed, checkpoint, config = state.require_page()
 targets = list(prepared.target_columns)
 columns = list(prepared.columns)
 

@@ -28,9 +28,7 @@ st.caption("Every window of a split, forecast by the Informer as trained, by the
            "baselines: the last value, the seasonal naive forecast and a DLinear-style linear model fitted in "
            "closed form on the train windows.")
 
-model, data, prepared, seed = state.require_page()
-checkpoint = model.checkpoint
-config = checkpoint.config
+model, data, prepared, seed, checkpoint, config = state.require_page()
 twin_state_key = f"cp_twin::{model.key}::{data.key}"
 twin: TwinJob | None = st.session_state.get(twin_state_key)
 twin_ready = twin is not None and twin.status == "done" and twin.model is not None

@@ -17,9 +17,8 @@ st.caption("A switched-off head is silenced on every row of its per-head context
            "fill and before the output projection: *zero* sets its context to 0, *mean* replaces it with its "
            f"mean context per position over up to {MEAN_WINDOWS} train windows.")
 
-model, data, prepared, seed = state.require_page()
-checkpoint = model.checkpoint
-config, sites = checkpoint.config, checkpoint.model.sites
+model, data, prepared, seed, checkpoint, config = state.require_page()
+sites = checkpoint.model.sites
 H = config.n_heads
 
 # ------------------------------------------------------------------------------------------ controls

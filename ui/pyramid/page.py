@@ -25,9 +25,7 @@ st.caption("Between encoder layers, distilling (Conv1d k=3 circular → BatchNor
            "maps length L to ⌊(L − 1)/2⌋ + 1. In an encoder stack, replica r reads only the last seq_len / 2^r "
            "input steps and has one layer fewer; the replicas' outputs are joined along time.")
 
-model, data, prepared, seed = state.require_page()
-checkpoint = model.checkpoint
-config = checkpoint.config
+model, data, prepared, seed, checkpoint, config = state.require_page()
 H = config.n_heads
 
 c = st.columns([1, 4], gap="medium")

@@ -26,9 +26,7 @@ st.caption("ProbSparse ranks each query by M̄ = max_j s_ij − mean_j s_ij (s =
            "returns a stand-in. Here every site is recorded on one window and compared with the exact "
            "M = ln Σ_j exp(s_ij) − mean_j s_ij over all (allowed) keys.")
 
-model, data, prepared, seed = state.require_page()
-checkpoint = model.checkpoint
-config = checkpoint.config
+model, data, prepared, seed, checkpoint, config = state.require_page()
 H = config.n_heads
 
 # ------------------------------------------------------------------------------------------ controls
