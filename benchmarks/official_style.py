@@ -14,7 +14,7 @@ official training step costs on the same machine:
   module exists but is never applied (as in the official code);
 * `mix` only in the decoder self-attention; full cross-attention.
 
-`tests/test_official_style.py` checks that its eval forward equals the independent functional
+`tests/benchmarks/test_official_style.py` checks that its eval forward equals the independent functional
 rewrite `tests.analysis.official_reference.official_forward` seed for seed, and that our model importing
 its weights with the official quirks reproduces it.
 

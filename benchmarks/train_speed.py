@@ -13,7 +13,7 @@ every block on the same batches, after one untimed warm-up block. Ratios are tak
                         decoder input built as the official `_process_one_batch` does (label part, then zeros).
                         It is a re-implementation of the official operations (the same module tree, ProbSparse
                         gather, global-RNG key samples, mask and lazy rows), verified to compute the official
-                        function by tests/test_official_style.py; it is NOT the official code itself.
+                        function by tests/benchmarks/test_official_style.py; it is NOT the official code itself.
   ours                  `model.Informer` with default options, `analysis.training.make_adam`, called as the
                         train loop calls it: model(batch, generator=g).
   ours_official_quirks  the same with `analysis.official.OFFICIAL_QUIRKS` (the official forward's semantics).

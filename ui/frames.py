@@ -2,7 +2,7 @@
 
 Split from `ui.cache` so that the Data & model page can read and plot the data before torch has loaded
 (on a cold start the model stack loads only once the browser has drawn the page: ui/deferred.py).
-A test (tests/app/test_cold_path.py) keeps this module, `ui.state` and `analysis.data` free of torch.
+A test (tests/ui/test_cold_path.py) keeps this module, `ui.state` and `analysis.data` free of torch.
 """
 from __future__ import annotations
 

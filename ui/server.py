@@ -17,7 +17,7 @@ import threading
 from contextlib import asynccontextmanager
 
 # What a fresh server's first run imports before the Data & model page's chart, torch-free
-# (tests/app/test_cold_path.py checks that this covers what the first run imports, and that none of it is torch).
+# (tests/ui/test_cold_path.py checks that this covers what the first run imports, and that none of it is torch).
 DATA_HALF = ("pandas", "plotly.graph_objects", "plotly.subplots", "analysis.data", "ui.state", "ui.frames",
              "ui.charts", "ui.tables", "ui.widgets", "ui.settings", "ui.deferred", "ui.nav", "ui.data_model.charts",
              "ui.data_model.tables")
