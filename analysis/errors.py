@@ -1,23 +1,49 @@
-"""Typed errors. Every message names the problem (column, row, value) so the UI and CLI can show it as is."""
+"""Typed errors. Every message names the problem (column, row, value) so the UI and CLI can show it as is.
+
+Messages are kept short (at most MESSAGE_CHARS characters, cut at a word): a cell that is 10 MB long must not
+become a 10-MB error line.
+"""
 from __future__ import annotations
+
+MESSAGE_CHARS = 300
+
+
+def _short(message: str) -> str:
+    if len(message) <= MESSAGE_CHARS:
+        return message
+    return message[: MESSAGE_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
 class InformerLabError(Exception):
     """Base of every error a user can cause; the UI shows str(err), the CLI prints it and exits 2."""
 
+    def __init__(self, message: str = "", *args):
+        super().__init__(_short(str(message)), *args)
+
 
 class DataError(InformerLabError):
-    """A CSV that cannot be used. `column`, `row` (0-based data row) and `value` say where, when known."""
+    """A CSV that cannot be used. `column`, `row` (0-based data row) and `value` say where, when known.
 
-    def __init__(self, message: str, *, column: str | None = None, row: int | None = None, value: object = None):
+    `repairable` is True when `--repair interpolate|ffill` (the app's Repair) would fix it: the message then
+    names that option.
+    """
+
+    def __init__(self, message: str, *, column: str | None = None, row: int | None = None, value: object = None,
+                 repairable: bool = False):
         super().__init__(message)
         self.column = column
         self.row = row
         self.value = value
+        self.repairable = repairable
 
 
 class CheckpointError(InformerLabError):
-    """A checkpoint folder or file that is missing, tampered with, or does not match its config."""
+    """A checkpoint folder or file that is missing, tampered with, or does not match its config.
+    `field` names the config field, file or tensor at fault, when one is."""
+
+    def __init__(self, message: str = "", *, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 class ConfigError(InformerLabError):

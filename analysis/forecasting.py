@@ -1,6 +1,7 @@
 """Forecast the future: the pred_len steps after a CSV's last row, in original units, with timestamps."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -25,6 +26,12 @@ def forecast_future(checkpoint: Checkpoint, frame: SeriesFrame, *, seed: int = 0
     with torch.no_grad():
         out = model(batch.to(device), generator=torch.Generator(device=device).manual_seed(seed))  # [1, pred, c_out]
     values = schema.scaler.inverse_transform(out[0].float().cpu().numpy(), schema.target_columns)
+    broken = ~np.isfinite(values).all(axis=0)
+    if broken.any():
+        column = schema.target_columns[int(np.argmax(broken))]
+        raise DataError(f"the forecast of {column!r} is not finite in the data's units (its scale, std "
+                        f"{schema.scaler.std[schema.columns.index(column)]:.3g}, overflows float64); rescale the column "
+                        "and train again", column=column)
     table = pd.DataFrame(values, columns=list(schema.target_columns))
     table.insert(0, schema.datetime_column, future)
     return table

@@ -8,7 +8,7 @@ from typing import Callable
 from model import InformerConfig
 
 from .checkpoint import Checkpoint, DataSchema, load_checkpoint, save_checkpoint
-from .data import DataSpec, PreparedData, SeriesFrame, load_csv, prepare
+from .data import DataSpec, PreparedData, ReadOptions, SeriesFrame, load_csv, prepare
 from .errors import DataError
 from .training import TrainProgress, TrainResult, TrainSettings, config_for, train
 
@@ -59,12 +59,13 @@ def rescale(prepared: PreparedData, schema: DataSchema) -> PreparedData:
 
 
 def train_on_csv(csv: str | Path | bytes, spec: DataSpec, size: ModelSize, settings: TrainSettings, *,
-                 out: str | Path | None = None, datetime_column: str | None = None,
+                 out: str | Path | None = None, options: ReadOptions | None = None,
                  progress: Callable[[TrainProgress], None] | None = None,
                  should_stop: Callable[[], bool] | None = None,
                  config_overrides: dict | None = None) -> tuple[Checkpoint, TrainResult]:
-    """Load, prepare, train and (if `out`) save a checkpoint. Returns it with the training record."""
-    frame = load_csv(csv, datetime_column=datetime_column)
+    """Load (with the reading options), prepare, train and (if `out`) save a checkpoint. Returns it with the
+    training record."""
+    frame = load_csv(csv, options)
     return train_on_frame(frame, spec, size, settings, out=out, progress=progress, should_stop=should_stop,
                           config_overrides=config_overrides)
 

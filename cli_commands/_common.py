@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.checkpoint import Checkpoint, load_checkpoint
-from analysis.data import PreparedData, load_csv
+from analysis.data import FILLS, PreparedData, ReadOptions, SeriesFrame, load_csv
 from analysis.training import TrainProgress
 from analysis.workflow import prepare_for_checkpoint
 
@@ -23,10 +23,43 @@ def positive_int(text: str) -> int:
     return value
 
 
+def add_csv_options(parser: argparse.ArgumentParser, *, help: str = "the CSV") -> None:
+    """--csv and how to read it: every command that reads a CSV takes the same options."""
+    parser.add_argument("--csv", required=True, type=Path, help=help)
+    read = parser.add_argument_group("reading the CSV")
+    read.add_argument("--datetime-column", default=None, help="the timestamp column (default: found by its content)")
+    read.add_argument("--repair", choices=FILLS, default="none",
+                      help="none: refuse gaps, repeated or unsorted timestamps and missing cells (the default); "
+                           "interpolate / ffill: regularise them and fill missing cells, listing every change")
+    read.add_argument("--freq", default=None, help="the grid a repair regularises to, a pandas alias such as h, "
+                                                   "15min, D, W-SUN, MS (default: inferred)")
+    read.add_argument("--dayfirst", action=argparse.BooleanOptionalAction, default=None,
+                      help="dates such as 01/02/2021 put the day first (--dayfirst) or the month first "
+                           "(--no-dayfirst); default: decided from the whole column")
+    read.add_argument("--decimal", choices=(".", ","), default=None,
+                      help="the decimal mark of the numbers (default: decided from the file)")
+
+
+def read_options(args: argparse.Namespace) -> ReadOptions:
+    return ReadOptions(datetime_column=args.datetime_column, repair=args.repair, freq=args.freq,
+                       dayfirst=args.dayfirst, decimal=args.decimal)
+
+
+def open_csv(args: argparse.Namespace) -> SeriesFrame:
+    """The CSV of --csv read with the reading options; what a repair changed is summarised on stderr."""
+    frame = load_csv(args.csv, read_options(args))
+    for note in frame.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not frame.repairs.empty:
+        print(f"repaired {frame.name} ({args.repair}, {len(frame.repairs.changes)} changes):", file=sys.stderr)
+        for line in frame.repairs.summary():
+            print(f"  {line}", file=sys.stderr)
+    return frame
+
+
 def add_checkpoint_and_csv(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", required=True, type=Path, help="checkpoint folder written by `train`")
-    parser.add_argument("--csv", required=True, type=Path, help="CSV with the model's columns")
-    parser.add_argument("--datetime-column", default=None, help="the timestamp column (default: detected)")
+    add_csv_options(parser, help="CSV with the model's columns")
 
 
 def open_checkpoint(path: Path) -> Checkpoint:
@@ -36,7 +69,7 @@ def open_checkpoint(path: Path) -> Checkpoint:
 def open_checkpoint_and_data(args: argparse.Namespace) -> tuple[Checkpoint, PreparedData]:
     """The checkpoint of --checkpoint and the CSV of --csv prepared for it (`add_checkpoint_and_csv`'s arguments)."""
     checkpoint = open_checkpoint(args.checkpoint)
-    return checkpoint, prepare_for_checkpoint(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column))
+    return checkpoint, prepare_for_checkpoint(checkpoint, open_csv(args))
 
 
 def write_table(table: pd.DataFrame, out: Path) -> None:

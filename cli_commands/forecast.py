@@ -3,10 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.data import load_csv
 from analysis.forecasting import forecast_future
 
-from ._common import add_checkpoint_and_csv, open_checkpoint, write_table
+from ._common import add_checkpoint_and_csv, open_checkpoint, open_csv, write_table
 
 
 def register(sub) -> None:
@@ -19,7 +18,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     checkpoint = open_checkpoint(args.checkpoint)
-    table = forecast_future(checkpoint, load_csv(args.csv, datetime_column=args.datetime_column), seed=args.seed)
+    table = forecast_future(checkpoint, open_csv(args), seed=args.seed)
     write_table(table, args.out)
     print(f"{len(table)} steps from {table.iloc[0, 0]} to {table.iloc[-1, 0]} written to {args.out}")
     return 0

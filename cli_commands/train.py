@@ -5,18 +5,17 @@ from pathlib import Path
 
 from analysis.data import DataSpec
 from analysis.training import TrainSettings
-from analysis.workflow import ModelSize, train_on_csv
+from analysis.workflow import ModelSize, train_on_frame
 
-from ._common import ConsoleProgress, positive_int
+from ._common import ConsoleProgress, add_csv_options, open_csv, positive_int
 
 
 def register(sub) -> None:
     p = sub.add_parser("train", help="train on a CSV, write a checkpoint folder")
-    p.add_argument("--csv", required=True, type=Path)
+    add_csv_options(p)
     p.add_argument("--target", required=True, help="column to forecast")
     p.add_argument("--features", choices=("M", "S", "MS"), default="M",
                    help="M: all in, all out; S: target only; MS: all in, target out")
-    p.add_argument("--datetime-column", default=None)
     p.add_argument("--seq-len", type=positive_int, default=96)
     p.add_argument("--label-len", type=positive_int, default=48)
     p.add_argument("--pred-len", type=positive_int, default=24)
@@ -57,8 +56,7 @@ def run(args) -> int:
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              patience=args.patience, seed=args.seed, device=args.device,
                              max_steps_per_epoch=args.max_steps)
-    checkpoint, result = train_on_csv(args.csv, spec, size, settings, out=args.out,
-                                      datetime_column=args.datetime_column, progress=ConsoleProgress())
+    checkpoint, result = train_on_frame(open_csv(args), spec, size, settings, out=args.out, progress=ConsoleProgress())
     t = result.test
     print(f"device {result.device}, {len(result.history)} epochs ({result.stopped}), "
           f"{result.train_seconds_per_epoch:.1f} s/epoch training ({result.seconds_per_epoch:.1f} with validation)")

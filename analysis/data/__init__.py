@@ -4,8 +4,9 @@ Everything here is a pure function or a frozen dataclass; nothing imports Stream
 torch: the app reads and plots a CSV before torch has loaded (cold start). The tensor half, windows and
 batches, is `analysis.windows`. This package's modules, by stage (import the names from here):
 
-    reading      load_csv(source)            -> SeriesFrame     validate, parse, infer the frequency
-    frequency    infer_frequency, future_timestamps             the series' step
+    reading      load_csv(source, ReadOptions) -> SeriesFrame   read, validate, repair (table, timestamps,
+                                                                numbers, repair: its stages)
+    frequency    infer_frequency, fit_frequency, describe_frequency, future_timestamps   the series' step
     calendar     time_features, seasonal_periods                what a step means on the calendar
     scaling      Scaler, fit_scaler                             standardisation on the train rows
     splits       prepare(frame, DataSpec)    -> PreparedData    order columns, split in time, scale on train
@@ -21,13 +22,15 @@ columns, F = n_marks time features.
 from __future__ import annotations
 
 from .calendar import n_time_features, seasonal_period, seasonal_periods, time_feature_names, time_features
-from .frequency import future_timestamps, infer_frequency
-from .reading import DATETIME_NAMES, SeriesFrame, Source, load_csv
+from .frequency import describe_frequency, fit_frequency, future_timestamps, infer_frequency
+from .reading import DATETIME_NAMES, ReadOptions, SeriesFrame, Source, load_csv
+from .repair import FILLS, RepairReport, empty_report
 from .scaling import Scaler, fit_scaler
 from .splits import (ETT_COLUMNS, ETT_HOURLY_BORDERS, ETT_STEPS_PER_HOUR, SPLITS, DataSpec, Features, PreparedData,
                      Split, column_layout, ett_steps_per_hour, prepare, split_borders)
 
-__all__ = ["DATETIME_NAMES", "DataSpec", "ETT_COLUMNS", "ETT_HOURLY_BORDERS", "ETT_STEPS_PER_HOUR", "Features",
+__all__ = ["DATETIME_NAMES", "DataSpec", "FILLS", "ReadOptions", "RepairReport", "describe_frequency", "empty_report",
+           "fit_frequency", "ETT_COLUMNS", "ETT_HOURLY_BORDERS", "ETT_STEPS_PER_HOUR", "Features",
            "PreparedData", "SPLITS", "Scaler", "SeriesFrame", "Source", "Split", "column_layout", "ett_steps_per_hour",
            "fit_scaler", "future_timestamps", "infer_frequency", "load_csv", "n_time_features", "prepare",
            "seasonal_period", "seasonal_periods", "split_borders", "time_feature_names", "time_features"]

@@ -9,16 +9,7 @@ from pandas.tseries.frequencies import to_offset
 
 from analysis.errors import ConfigError, DataError
 
-
-# ---------------------------------------------------------------------------------------------
-# Where: the row phrase every message uses (reading's too: it lives here because reading imports this module)
-# ---------------------------------------------------------------------------------------------
-
-def where_in_file(row: int, lines: np.ndarray | None) -> str:
-    """'row 5 (line 6 of the file)' for 0-based data row 4; 'row 5' when the file lines are unknown."""
-    if lines is None:
-        return f"row {row + 1}"
-    return f"row {row + 1} (line {int(lines[row])} of the file)"
+from .messages import REPAIR_HINT, where_in_file
 
 
 def _describe_step(step: pd.Timedelta) -> str:
@@ -70,35 +61,30 @@ def infer_frequency(
     lines: np.ndarray | None = None,
     raw: pd.Series | None = None,
 ) -> str:
-    """The series' step as a pandas offset alias: 'h', '15min', 'D', '3D', 'W-SUN', 's', 'B', 'MS', ...
+    """The step of a regular series as a pandas offset alias: 'h', '15min', 'D', '3D', 'W-SUN', 's', 'B', 'MS', ...
 
-    The step is the most common gap; every gap must equal it (or the timestamps must follow a
-    calendar rule: business days, month/quarter/year starts or ends). Otherwise DataError at the
-    first row whose gap differs, stating that gap and the inferred step. `column`, `lines` (file
-    line of each row) and `raw` (the cells as written) only make the message friendlier.
+    Every timestamp must sit on the step's grid with none missing (a calendar rule counts: business days,
+    month/quarter/year starts or ends). Otherwise DataError at the first row off the grid or after a gap, naming
+    the option that repairs it. `column`, `lines` (file line of each row) and `raw` (the cells as written) only
+    make the message friendlier.
     """
     ts = pd.DatetimeIndex(timestamps)
     if len(ts) < 2:
         raise DataError(f"need at least 2 timestamps to infer the frequency, got {len(ts)}", column=column)
     _check_order(ts, raw, column, lines)
-    gaps = np.diff(ts.asi8)  # in the index's unit
-    unique, counts = np.unique(gaps, return_counts=True)
-    step_units = unique[np.argmax(counts)]  # ties → the smallest gap
-    unit_ns = pd.Timedelta(1, unit=ts.unit).value
-    step = pd.Timedelta(int(step_units) * unit_ns, unit="ns")
-    if (gaps == step_units).all():
-        return _alias_for_step(step, ts[0])
-    calendar = _calendar_alias(ts)
-    if calendar is not None:
-        return calendar
-    row = int(np.flatnonzero(gaps != step_units)[0]) + 1
-    gap = ts[row] - ts[row - 1]
+    freq, _ = fit_frequency(ts)
+    points = grid(ts[0], ts[-1], freq)
+    position = points.get_indexer(ts)
+    if (position >= 0).all() and len(points) == len(ts):
+        return freq
+    off = np.flatnonzero(position < 0)
+    row = int(off[0]) if len(off) else int(np.flatnonzero(np.diff(position) > 1)[0]) + 1
     value = raw.iloc[row] if raw is not None else ts[row]
+    gap = ts[row] - ts[row - 1]
     raise DataError(
         f"irregular spacing at {where_in_file(row, lines)}: {str(value)!r} comes {_describe_step(gap)} after the "
-        f"previous timestamp, but the series steps by {_describe_step(step)} (its most common gap); "
-        "fill in or remove rows so that every step is the same",
-        column=column, row=row, value=value,
+        f"previous timestamp, but the series steps {describe_frequency(freq)}; fill the gaps with {REPAIR_HINT}",
+        column=column, row=row, value=value, repairable=True,
     )
 
 
@@ -113,20 +99,126 @@ def _alias_for_step(step: pd.Timedelta, first: pd.Timestamp) -> str:
     return to_offset(step).freqstr
 
 
-def _calendar_alias(ts: pd.DatetimeIndex) -> str | None:
-    """The calendar rule (business day, month, quarter, year) that generates `ts` exactly, if any."""
-    month = ts[0].month_name()[:3].upper()
-    for alias in ("B", "MS", "ME", "BMS", "BME", f"QS-{month}", f"QE-{month}", f"YS-{month}", f"YE-{month}"):
-        expected = pd.date_range(start=ts[0], periods=len(ts), freq=alias)
-        if expected[0] == ts[0] and bool((expected == ts).all()):
-            return alias
-    return None
-
-
 def future_timestamps(last_timestamp: pd.Timestamp, freq: str, n: int) -> pd.DatetimeIndex:
     """[n] timestamps continuing the series after `last_timestamp` by one `freq` step each."""
     offset = to_offset(freq)
     return pd.date_range(start=pd.Timestamp(last_timestamp) + offset, periods=n, freq=offset)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fitting a grid to timestamps that are not regular (repair)
+# ---------------------------------------------------------------------------------------------
+
+CALENDAR_STEPS_FROM = pd.Timedelta(days=1)  # calendar rules are tried only for steps of a day or more
+NICE_STEPS = [pd.Timedelta(x) for x in ("1s", "2s", "5s", "10s", "15s", "20s", "30s", "1min", "2min", "5min", "10min",
+                                        "15min", "20min", "30min", "1h", "2h", "3h", "4h", "6h", "8h", "12h", "1D",
+                                        "7D")]
+
+
+def grid(first: pd.Timestamp, last: pd.Timestamp, freq: str) -> pd.DatetimeIndex:
+    """Every timestamp of `freq` from `first` to `last` (both included when on the grid)."""
+    return pd.date_range(start=first, end=last, freq=to_offset(freq))
+
+
+def _candidates(ts: pd.DatetimeIndex) -> list[str]:
+    gaps = np.diff(ts.asi8)
+    gaps = gaps[gaps > 0]
+    unique, counts = np.unique(gaps, return_counts=True)
+    unit_ns = pd.Timedelta(1, unit=ts.unit).value
+    step = pd.Timedelta(int(unique[np.argmax(counts)]) * unit_ns, unit="ns")
+    out = [_alias_for_step(step, ts[0])]
+    median = pd.Timedelta(int(np.median(gaps)) * unit_ns, unit="ns")
+    nice = min(NICE_STEPS, key=lambda candidate: abs(np.log(candidate / median)))
+    if abs(np.log(nice / median)) < np.log(1.25):  # readings a little off a round step (10:02 in an hourly series)
+        out.append(_alias_for_step(nice, ts[0]))
+    common = int(np.gcd.reduce(gaps))
+    span = (ts[-1] - ts[0]) / pd.Timedelta(common * unit_ns, unit="ns")
+    if common != unique[np.argmax(counts)] and span <= 2 * len(ts):  # a finer step that still fits every point
+        out.append(_alias_for_step(pd.Timedelta(common * unit_ns, unit="ns"), ts[0]))
+    if step >= CALENDAR_STEPS_FROM:
+        month = ts[0].month_name()[:3].upper()
+        out += ["B", "MS", "ME", "BMS", "BME", f"QS-{month}", f"QE-{month}", f"YS-{month}", f"YE-{month}"]
+    return list(dict.fromkeys(out))
+
+
+def fit_frequency(timestamps: pd.DatetimeIndex) -> tuple[str, float]:
+    """The step that best explains sorted, distinct timestamps with gaps or stray points, and the share of the
+    timestamps on its grid (1.0: every timestamp is on it; only rows are missing).
+
+    Candidates: the most common gap, the round step nearest the median gap, a finer common step that still fits
+    every point, and (for steps of a day or more) the calendar rules. The winner puts the most timestamps on its grid, then has the fewest grid points.
+    """
+    ts = pd.DatetimeIndex(timestamps)
+    if len(ts) < 2:
+        raise DataError(f"need at least 2 timestamps to infer the frequency, got {len(ts)}")
+    best = None
+    for alias in _candidates(ts):
+        try:
+            points = grid(ts[0], ts[-1], alias)
+        except (ValueError, OverflowError):
+            continue
+        if len(points) > 50 * len(ts) + 100:  # a grid far finer than the data: not its step
+            continue
+        on = float(ts.isin(points).mean())
+        key = (on, -len(points))
+        if best is None or key > best[0]:
+            best = (key, alias)
+    if best is None:
+        raise DataError(f"the timestamps are too irregular to find their step (gaps from {ts[1] - ts[0]} on); "
+                        "choose one with --freq (e.g. --freq h)")
+    return best[1], best[0][0]
+
+
+def regularity(timestamps: pd.DatetimeIndex) -> float:
+    """1.0 for timestamps on a grid with nothing missing; lower the more points are off it or missing
+    (timestamps on the fitted grid ÷ its size); 0.0 for unordered timestamps."""
+    ts = pd.DatetimeIndex(timestamps).dropna()
+    if len(ts) < 3:
+        return 1.0
+    if (np.diff(ts.asi8) < 0).mean() > 0.01:
+        return 0.0
+    ts = ts.sort_values().unique()
+    freq, _ = fit_frequency(ts)
+    return float(ts.isin(grid(ts[0], ts[-1], freq)).sum() / max(1, len(grid(ts[0], ts[-1], freq))))
+
+
+def describe_frequency(freq: str) -> str:
+    """A frequency in words: 'hourly', 'every 15 minutes', 'daily', 'weekly (Saturdays)', 'monthly (month start)',
+    'business days', 'quarterly (quarter start, from January)', …; the alias itself when there are no words."""
+    try:
+        offset = to_offset(freq)
+    except (ValueError, TypeError):
+        return str(freq)
+    n = offset.n
+    units = ((pd.offsets.Second, "second"), (pd.offsets.Minute, "minute"), (pd.offsets.Hour, "hour"),
+             (pd.offsets.Day, "day"))
+    adverbs = {"second": "every second", "minute": "every minute", "hour": "hourly", "day": "daily"}
+    for cls, unit in units:
+        if isinstance(offset, cls):
+            return adverbs[unit] if n == 1 else f"every {n} {unit}s"
+    every = "" if n == 1 else f"every {n} "
+    if isinstance(offset, pd.offsets.Week):
+        day = "" if offset.weekday is None else f" ({pd.Timestamp(2024, 1, 1 + offset.weekday).day_name()}s)"
+        return (f"weekly{day}" if n == 1 else f"every {n} weeks{day}")
+    if isinstance(offset, pd.offsets.BusinessDay):
+        return "business days" if n == 1 else f"every {n} business days"
+    names = ((pd.offsets.MonthBegin, "monthly", "month start"), (pd.offsets.MonthEnd, "monthly", "month end"),
+             (pd.offsets.BusinessMonthBegin, "monthly", "first business day"),
+             (pd.offsets.BusinessMonthEnd, "monthly", "last business day"),
+             (pd.offsets.SemiMonthBegin, "twice a month", "1st and 15th"),
+             (pd.offsets.SemiMonthEnd, "twice a month", "15th and month end"),
+             (pd.offsets.QuarterBegin, "quarterly", "quarter start"), (pd.offsets.QuarterEnd, "quarterly", "quarter end"),
+             (pd.offsets.YearBegin, "yearly", "year start"), (pd.offsets.YearEnd, "yearly", "year end"))
+    for cls, word, anchor in names:
+        if isinstance(offset, cls):
+            month = getattr(offset, "startingMonth", None) or getattr(offset, "month", None)
+            default = 12 if cls in (pd.offsets.QuarterEnd, pd.offsets.YearEnd) else 1
+            cycle = 3 if word == "quarterly" else 12
+            if month and (month - default) % cycle:
+                anchor += f", {pd.Timestamp(2024, month, 1).month_name()}"
+            unit = {"monthly": "months", "quarterly": "quarters", "yearly": "years"}.get(word)
+            return f"{word} ({anchor})" if n == 1 or unit is None else f"{every}{unit} ({anchor})"
+    return str(freq)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -137,6 +229,7 @@ _MONTHLY_OFFSETS = (
     pd.offsets.MonthBegin, pd.offsets.MonthEnd, pd.offsets.BusinessMonthBegin, pd.offsets.BusinessMonthEnd,
     pd.offsets.SemiMonthBegin, pd.offsets.SemiMonthEnd, pd.offsets.QuarterBegin, pd.offsets.QuarterEnd,
     pd.offsets.BQuarterBegin, pd.offsets.BQuarterEnd,
+    pd.offsets.YearBegin, pd.offsets.YearEnd, pd.offsets.BYearBegin, pd.offsets.BYearEnd,  # month: a constant
 )
 
 
@@ -153,7 +246,7 @@ def frequency_kind(freq: str) -> str:
             return kind
     raise ConfigError(
         f"frequency {freq!r} is not supported: time features exist for steps of seconds, minutes, "
-        "hours, days, weeks, months and quarters"
+        "hours, days, weeks, months, quarters and years"
     )
 
 
@@ -164,4 +257,4 @@ def check_supported_frequency(freq: str) -> None:
         raise DataError(f"the series steps by {freq!r}, which cannot be used: {err}") from None
 
 
-__all__ = ["future_timestamps", "infer_frequency"]
+__all__ = ["describe_frequency", "fit_frequency", "future_timestamps", "grid", "infer_frequency", "regularity"]

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from analysis.errors import ConfigError
+from analysis.errors import ConfigError, DataError
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,8 +52,12 @@ class Scaler:
         mean = np.asarray(data["mean"], dtype="float64")
         std = np.asarray(data["std"], dtype="float64")
         columns = tuple(data["columns"])
-        if not (mean.shape == std.shape == (len(columns),)) or not np.all(std > 0):
+        if not (mean.shape == std.shape == (len(columns),)):
             raise ConfigError(f"invalid scaler: {len(columns)} columns, mean {mean.shape}, std {std.shape}")
+        bad = [c for c, m, s in zip(columns, mean, std) if not (np.isfinite(m) and np.isfinite(s) and s > 0)]
+        if bad:
+            raise ConfigError(f"invalid scaler: column {bad[0]!r} has mean {mean[columns.index(bad[0])]} and std "
+                              f"{std[columns.index(bad[0])]} (a mean must be finite, a std finite and > 0)")
         return cls(mean, std, columns)
 
 
@@ -74,12 +78,28 @@ def _like(stat: np.ndarray, values):
 
 
 def fit_scaler(train_values, columns: Sequence[str]) -> Scaler:
-    """Mean and (population) std of each column of [N, C] training rows; a constant column gets std 1."""
+    """Mean and (population) std of each column of [N, C] training rows; a constant column gets std 1.
+
+    Values near the float64 limit (±1e308) overflow the plain sums: those columns are computed on values divided
+    by their largest magnitude. A column whose statistics stay non-finite (a std beyond float64) is a DataError
+    naming it.
+    """
     values = np.asarray(train_values, dtype="float64")
     if values.ndim != 2 or values.shape[1] != len(columns) or values.shape[0] == 0:
         raise ValueError(f"expected [N > 0, {len(columns)}] training values, got {values.shape}")
-    mean = values.mean(axis=0)
-    std = values.std(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = values.mean(axis=0)
+        std = values.std(axis=0)
+        overflow = ~(np.isfinite(mean) & np.isfinite(std))
+        if overflow.any():
+            scale = np.abs(values[:, overflow]).max(axis=0)
+            part = values[:, overflow] / scale
+            mean[overflow], std[overflow] = part.mean(axis=0) * scale, part.std(axis=0) * scale
+    bad = [c for c, m, s in zip(columns, mean, std) if not (np.isfinite(m) and np.isfinite(s))]
+    if bad:
+        raise DataError(f"column {bad[0]!r}: its values (up to {np.abs(values[:, list(columns).index(bad[0])]).max():.3g})"
+                        " are too large to standardise (the standard deviation exceeds float64); rescale the column",
+                        column=bad[0])
     constant = std <= 1e-12 * np.maximum(1.0, np.abs(mean))
     return Scaler(mean, np.where(constant, 1.0, std), tuple(columns))
 

@@ -183,7 +183,13 @@ def prepare(frame: SeriesFrame, spec: DataSpec) -> PreparedData:
     raw = frame.values[list(columns)].to_numpy(dtype="float64")  # [N_all, enc_in]
     train_start, train_stop = borders["train"]
     scaler = fit_scaler(raw[train_start:train_stop], columns)
-    scaled = scaler.transform(raw).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = scaler.transform(raw).astype(np.float32)
+    broken = ~np.isfinite(scaled).all(axis=0)
+    if broken.any():
+        column = columns[int(np.argmax(broken))]
+        raise DataError(f"column {column!r}: its values do not fit float32 once standardised (they span more than "
+                        "float64 can subtract); rescale the column", column=column)
     marks = time_features(frame.timestamps, frame.freq)  # [N_all, F]
     splits = {
         name: Split(name, start, stop, scaled[start:stop], marks[start:stop], frame.timestamps[start:stop])

@@ -34,7 +34,7 @@ def test_infer_frequency_uses_the_most_common_step():
     with pytest.raises(DataError) as info:
         infer_frequency(stamps)
     assert info.value.row == 3
-    assert "comes 2 days after" in str(info.value) and "steps by 1 day" in str(info.value)
+    assert "comes 2 days after" in str(info.value) and "steps daily" in str(info.value)
 
 
 @pytest.mark.parametrize("freq", ["h", "15min", "D", "MS", "W-SUN"])

@@ -128,7 +128,7 @@ def test_non_numeric_value(tmp_path):
     rows[3] = rows[3].rsplit(",", 1)[0] + ",abc"
     err = load_error(tmp_path, csv_text(rows))
     assert (err.column, err.row, err.value) == ("y", 3, "abc")
-    assert "non-numeric value 'abc' in column 'y' at row 4 (line 5 of the file)" in str(err)
+    assert "column 'y': 1 cell not a number ('abc' at row 4 (line 5 of the file))" in str(err)
 
 
 @pytest.mark.parametrize("cell", ["", "NaN", "NA"])
@@ -138,7 +138,7 @@ def test_missing_value(tmp_path, cell):
     rows[4] = f"{ts},{cell},{y}"
     err = load_error(tmp_path, csv_text(rows))
     assert (err.column, err.row) == ("x", 4)
-    assert "missing value" in str(err) and "column 'x'" in str(err) and "row 5 (line 6 of the file)" in str(err)
+    assert "missing values: 1 in 'x'" in str(err) and "row 5 (line 6 of the file)" in str(err)
 
 
 def test_infinite_value(tmp_path):
@@ -169,7 +169,7 @@ def test_duplicated_timestamp(tmp_path):
     err = load_error(tmp_path, csv_text(rows))
     assert (err.column, err.row, err.value) == ("date", 4, "2024-01-01 03:00:00")
     assert "duplicated timestamp '2024-01-01 03:00:00' at row 5 (line 6 of the file)" in str(err)
-    assert "already at row 4" in str(err)
+    assert err.repairable and "--repair" in str(err)
 
 
 def test_unsorted_timestamps(tmp_path):
@@ -185,8 +185,8 @@ def test_irregular_spacing(tmp_path):
     del rows[5]  # 04:00 → 06:00
     err = load_error(tmp_path, csv_text(rows))
     assert (err.column, err.row, err.value) == ("date", 5, "2024-01-01 06:00:00")
-    assert "irregular spacing at row 6 (line 7 of the file)" in str(err)
-    assert "comes 2 h after" in str(err) and "steps by 1 h" in str(err)
+    assert "irregular spacing: '2024-01-01 06:00:00' at row 6 (line 7 of the file) comes after a gap" in str(err)
+    assert "1 missing step" in str(err) and "steps hourly" in str(err)
 
 
 def test_missing_file():

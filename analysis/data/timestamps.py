@@ -1,0 +1,213 @@
+"""Which column holds the timestamps, found by its content whatever it is called, and how to read it.
+
+Forms read (decided from the whole column, never from its first rows alone):
+
+- ISO 8601 and its kin: '2021-01-17', '2021-01-17 13:00', '2021-01-17T13:00:00+01:00', '2021/01/17';
+  offsets are converted to UTC (daylight-saving changes then leave no gap);
+- day or month first: '17.01.2021 00:00', '01/17/2021', '17-01-21'. Day first when some first field exceeds
+  12, month first when some second field does; when neither does, the reading whose timestamps sit best on a
+  grid (`frequency.regularity`); when both fit equally well, day first for dots and dashes ('01.03.2021', the
+  European forms) and, for slashes, the column is ambiguous and the message names `--dayfirst` / `--no-dayfirst`;
+- integers: epoch seconds or milliseconds (1970-based, years 1973–2128), and YYYYMMDD;
+- anything else pandas reads with one format for the whole column ('Jan 2021', '17 January 2021').
+
+A text column is the datetime column when at least 90 % of its cells read as dates (50 % for the first column
+and for columns named like one, 'date', 'ds', 'Datum', 'time', …, which are tried first); its other cells are
+then reported as unreadable timestamps. A numeric column is one only when asked for by name, or
+when it is the first column, named like one or holding whole numbers that read as epoch times or YYYYMMDD.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import DataError
+
+from .frequency import regularity
+from .messages import cell
+from .table import RawTable, is_text, text_cells
+
+TIME_NAMES = ("date", "datetime", "time", "timestamp", "ds", "datum", "fecha", "data", "zeit", "dt", "day",
+              "period", "month", "week", "date_time", "time_stamp", "utc", "local_time")
+DAY_MONTH = re.compile(r"^(\d{1,2})[./-](\d{1,2})[./-](\d{4}|\d{2})(?=$|[ T])(.*)$")
+YEAR_FIRST = re.compile(r"^\d{4}([-/.])\d{1,2}\1\d{1,2}")
+EPOCH_SECONDS = (1e8, 5e9)  # 1973-03 … 2128
+EPOCH_MILLISECONDS = (1e11, 5e12)
+DETECT_SAMPLE = 400  # cells tried when looking for the datetime column
+DETECT_SHARE = 0.9  # of a text column's cells that must read as dates for it to be the datetime column …
+DETECT_SHARE_NAMED = 0.5  # … or of a column named like one ('date', 'Datum', …) or the first column
+
+
+@dataclass(frozen=True)
+class ParsedTimes:
+    """A column read as timestamps: values [N] (NaT where a cell is missing or not a date), how they were read."""
+
+    column: str
+    values: pd.DatetimeIndex
+    form: str  # "ISO 8601", "day first", "month first", "epoch seconds", "epoch milliseconds", "YYYYMMDD", ...
+    note: str | None = None
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "could not infer format" chatter
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, TypeError, OverflowError):
+            return None
+
+
+def _to_naive(parsed) -> pd.DatetimeIndex | None:
+    if parsed is None:
+        return None
+    index = pd.DatetimeIndex(parsed)
+    return index.tz_convert("UTC").tz_localize(None) if index.tz is not None else index
+
+
+def _iso(text: pd.Series) -> tuple[pd.DatetimeIndex | None, str | None]:
+    normalised = text.str.replace(r"^(\d{4})[/.](\d{1,2})[/.](\d{1,2})", r"\1-\2-\3", regex=True)
+    parsed = _quiet(pd.to_datetime, normalised, format="ISO8601", errors="coerce")
+    note = None
+    if parsed is None:  # several UTC offsets (daylight saving): read in UTC
+        parsed = _quiet(pd.to_datetime, normalised, format="ISO8601", errors="coerce", utc=True)
+        note = "timestamps carry UTC offsets and were converted to UTC"
+    elif getattr(parsed.dt, "tz", None) is not None:
+        note = "timestamps carry a UTC offset and were converted to UTC"
+    return _to_naive(parsed), note
+
+
+def _reorder(fields: pd.DataFrame, dayfirst: bool) -> pd.Series:
+    """'17.01.2021 13:00' fields → '2021-01-17 13:00' (two-digit years: 00–69 → 20xx, 70–99 → 19xx)."""
+    y = fields[2]
+    two_digit = y.str.len() == 2
+    century = pd.Series(np.where(y.where(two_digit, "0").astype(int) < 70, "20", "19"), index=y.index)
+    year = y.where(~two_digit, century + y)
+    day, month = (fields[0], fields[1]) if dayfirst else (fields[1], fields[0])
+    return year + "-" + month.str.zfill(2) + "-" + day.str.zfill(2) + fields[3]
+
+
+def _day_month(text: pd.Series, column: str, dayfirst: bool | None) -> tuple[pd.DatetimeIndex | None, str]:
+    fields = text.str.extract(DAY_MONTH)
+    ok = fields[0].notna()
+    first, second = fields.loc[ok, 0].astype(int), fields.loc[ok, 1].astype(int)
+    if dayfirst is None:
+        day_first, month_first = bool((first > 12).any()), bool((second > 12).any())
+        if day_first and month_first:
+            a, b = text[ok][first > 12].iloc[0], text[ok][second > 12].iloc[0]
+            raise DataError(f"column {cell(column)} mixes day-first {cell(a)} and month-first {cell(b)} dates; "
+                            "use one order throughout", column=column, value=b)
+        if day_first or month_first:
+            dayfirst = day_first
+    readings = {}
+    for order in ([dayfirst] if dayfirst is not None else [True, False]):
+        iso, _ = _iso(_reorder(fields.where(ok), order).where(ok))
+        readings[order] = iso
+    if len(readings) == 2:
+        scores = {order: regularity(index) if index is not None else -1.0 for order, index in readings.items()}
+        if scores[True] == scores[False] and not text[ok].str.match(r"^\d{1,2}[.-]").all():
+            sample = text[ok].iloc[0]
+            raise DataError(f"column {cell(column)} reads as dates with the day first or the month first "
+                            f"({cell(sample)}); choose with --dayfirst or --no-dayfirst", column=column, value=sample)
+        dayfirst = scores[True] >= scores[False]  # a tie with dots or dashes ('01.03.2021'): the European order
+    return readings[dayfirst], "day first" if dayfirst else "month first"
+
+
+def parse_text_times(text: pd.Series, column: str, dayfirst: bool | None = None) -> ParsedTimes:
+    """Read stripped text cells (None: missing) as timestamps; NaT where a cell is not a date."""
+    present = text.dropna()
+    if present.empty:
+        return ParsedTimes(column, pd.DatetimeIndex([pd.NaT] * len(text)), "empty")
+    out = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
+    if present.str.match(YEAR_FIRST).mean() >= DETECT_SHARE:
+        parsed, note = _iso(present)
+        form = "ISO 8601"
+    elif present.str.match(DAY_MONTH).mean() >= DETECT_SHARE:
+        parsed, form = _day_month(present, column, dayfirst)
+        note = f"dates read {form}" if dayfirst is None else None
+    else:
+        parsed = _to_naive(_quiet(pd.to_datetime, present, errors="coerce", dayfirst=bool(dayfirst)))
+        form, note = "inferred format", None
+    if parsed is not None:
+        out[present.index] = np.asarray(parsed, dtype="datetime64[ns]")
+    return ParsedTimes(column, pd.DatetimeIndex(out), form, note)
+
+
+def parse_number_times(values: pd.Series, column: str) -> ParsedTimes | None:
+    """Whole numbers as epoch seconds, epoch milliseconds or YYYYMMDD; None when they are none of these."""
+    present = values.dropna()
+    if present.empty or not np.all(np.mod(present.to_numpy(dtype="float64"), 1) == 0):
+        return None
+    as_int = present.astype("int64")
+    low, high = int(as_int.min()), int(as_int.max())
+    out = pd.Series(pd.NaT, index=values.index, dtype="datetime64[ns]")
+    if 18000101 <= low and high <= 22001231:
+        parsed = _quiet(pd.to_datetime, as_int.astype(str), format="%Y%m%d", errors="coerce")
+        form = "YYYYMMDD"
+    elif EPOCH_SECONDS[0] <= low and high <= EPOCH_SECONDS[1]:
+        parsed, form = _quiet(pd.to_datetime, as_int, unit="s", errors="coerce"), "epoch seconds"
+    elif EPOCH_MILLISECONDS[0] <= low and high <= EPOCH_MILLISECONDS[1]:
+        parsed, form = _quiet(pd.to_datetime, as_int, unit="ms", errors="coerce"), "epoch milliseconds"
+    else:
+        return None
+    if parsed is None or parsed.isna().any():
+        return None
+    out[present.index] = np.asarray(parsed, dtype="datetime64[ns]")
+    return ParsedTimes(column, pd.DatetimeIndex(out), form, f"{column!r} read as {form}")
+
+
+def _named_like_time(name: str) -> bool:
+    lower = name.strip().lower()
+    return lower in TIME_NAMES or any(word in lower for word in ("date", "time", "datum", "zeit", "fecha"))
+
+
+def _candidate(table: RawTable, column: str, dayfirst: bool | None, first: bool) -> ParsedTimes | None:
+    values = table.cells[column]
+    share = DETECT_SHARE_NAMED if first or _named_like_time(column) else DETECT_SHARE
+    if is_text(values):
+        text = text_cells(values)
+        sample = text.dropna().iloc[:DETECT_SAMPLE]
+        if sample.empty:
+            return None
+        try:
+            trial = parse_text_times(sample, column, dayfirst)
+        except DataError:
+            trial = None  # an ambiguous sample: the full column decides below
+        if trial is not None and trial.values.notna().mean() < share:
+            return None
+        return parse_text_times(text, column, dayfirst)
+    if pd.api.types.is_numeric_dtype(values) and values.dtype != bool and (first or _named_like_time(column)):
+        return parse_number_times(values, column)
+    return None
+
+
+def find_times(table: RawTable, requested: str | None, dayfirst: bool | None) -> ParsedTimes:
+    """The datetime column of a table and its timestamps (see the module docstring). DataError when none."""
+    columns = list(table.cells.columns)
+    if requested is not None:
+        if requested not in columns:
+            shown = ", ".join(columns[:10]) + (", …" if len(columns) > 10 else "")
+            raise DataError(f"there is no column named {cell(requested)} in {table.name}; its columns are {shown}",
+                            column=requested)
+        values = table.cells[requested]
+        found = parse_text_times(text_cells(values), requested, dayfirst) if is_text(values) \
+            else parse_number_times(values, requested)
+        if found is None or found.values.notna().sum() == 0:
+            raise DataError(f"column {cell(requested)} does not hold dates or times that can be read "
+                            f"(e.g. {cell(values.dropna().iloc[0]) if values.notna().any() else 'nothing'})",
+                            column=requested)
+        return found
+    order = sorted(range(len(columns)), key=lambda i: not _named_like_time(columns[i]))
+    for i in order:
+        found = _candidate(table, columns[i], dayfirst, first=i == 0)
+        if found is not None:
+            return found
+    shown = ", ".join(columns[:10]) + (", …" if len(columns) > 10 else "")
+    raise DataError(f"no datetime column found in {table.name}: none of its columns ({shown}) holds dates or "
+                    "times that can be read; choose it with --datetime-column (in the app: Datetime column)")
+
+
+__all__ = ["ParsedTimes", "TIME_NAMES", "find_times", "parse_number_times", "parse_text_times"]
