@@ -3,6 +3,9 @@ import math
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import chisquare
 
 from model.attention import (AttentionLayer, active_count, draw_key_sample, full_attention, lazy_context,
                              probsparse_attention, sampled_dot_products, sparsity_from_samples)
@@ -224,3 +227,40 @@ def test_causal_sampling_scores_only_keys_the_query_may_attend_to(divisor, block
                                     sample_block=block, generator=torch.Generator().manual_seed(2),
                                     causal_sampling=False)
     assert not torch.allclose(official.scores, result.scores)  # the official score counts future keys
+
+
+# --------------------------------------------------------------------------------------------
+# U follows L_K, u follows L_Q (lengths with different ⌈ln L⌉), and the key draws are uniform
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("block", [1, 16])
+@pytest.mark.parametrize("L_Q, L_K", [(72, 48), (48, 72), (12, 200)])
+def test_key_sample_size_follows_L_K_and_selected_queries_follow_L_Q(L_Q, L_K, block):
+    assert math.ceil(math.log(L_Q)) != math.ceil(math.log(L_K))  # so that mixing them up would show
+    Q, K, V = qkv(L_Q=L_Q, L_K=L_K)
+    result = prob(Q, K, V, block=block, seed=4)
+    U, u = 5 * math.ceil(math.log(L_K)), min(L_Q, 5 * math.ceil(math.log(L_Q)))
+    assert result.key_index.shape == (L_Q, min(U, L_K))
+    assert result.selected.shape == (2, 3, u) and result.scores.shape == (2, 3, L_Q)
+    brute = torch.empty(2, 3, L_Q, dtype=torch.float64)
+    for i in range(L_Q):
+        dots = torch.einsum("bhd,bhkd->bhk", Q[:, :, i], K[:, :, result.key_index[i]]) / math.sqrt(8)
+        brute[:, :, i] = dots.amax(-1) - dots.mean(-1)
+    torch.testing.assert_close(result.scores, brute, atol=1e-10, rtol=0)
+    # every query that was not selected returns mean(V) over all L_K keys; the selected ones their softmax row
+    lazy = torch.ones(2, 3, L_Q, dtype=torch.bool).scatter_(2, result.selected, False)
+    mean_v = V.mean(dim=2, keepdim=True).expand(-1, -1, L_Q, -1)
+    torch.testing.assert_close(result.context[lazy], mean_v[lazy], atol=1e-12, rtol=0)
+    full = reference_attention(Q, K, V, causal=False)
+    torch.testing.assert_close(result.context[~lazy], full[~lazy], atol=1e-10, rtol=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(L_Q=st.integers(1, 120), L_K=st.integers(2, 120), U=st.integers(1, 40), block=st.sampled_from([1, 3, 512]),
+       seed=st.integers(0, 2**31 - 1))
+def test_every_key_index_is_drawn_at_a_uniform_rate(L_Q, L_K, U, block, seed):
+    generator = torch.Generator().manual_seed(seed)
+    draws = torch.cat([draw_key_sample(L_Q, L_K, U, block, generator, torch.device("cpu")).index[::block].reshape(-1)
+                       for _ in range(max(1, (40 * L_K) // (U * (-(-L_Q // block)))))])  # ≥ 40 draws per key
+    assert int(draws.min()) >= 0 and int(draws.max()) < L_K
+    counts = torch.bincount(draws, minlength=L_K).numpy()
+    assert chisquare(counts).pvalue > 1e-6, counts

@@ -202,3 +202,21 @@ def test_variants_share_rows_and_still_equal_the_loop_for_many_masks(e_layers, d
         for k in range(0, len(singles) + 1, 5):
             alone = run(model, batch, head_mask=HeadMask(gates[k:k + 1], m))
             torch.testing.assert_close(together[k * 2:(k + 1) * 2], alone, atol=1e-5, rtol=0)
+
+
+def test_probsparse_cross_attention_samples_encoder_keys_and_equals_full_when_every_query_is_active():
+    config = tiny(cross_attention="prob", e_layers=(3,), seq_len=96, label_len=48, pred_len=24)
+    model, batch = model_for(config), batch_for(config)
+    with recording("cross.0.*") as rec:
+        out = run(model, batch)
+    L_dec, L_enc = config.dec_len, 24  # 96 → 48 → 24 after two distilling steps: ⌈ln 72⌉ = 5, ⌈ln 24⌉ = 4
+    assert rec.records["cross.0.key_index"].shape == (L_dec, 5 * 4)  # U follows the encoder's length
+    assert rec.records["cross.0.scores"].shape == (2, config.n_heads, L_dec)
+    assert int(rec.records["cross.0.key_index"].max()) < L_enc
+    # every query active (factor large): ProbSparse cross-attention is full cross-attention
+    wide = config.replace(factor=100)
+    full = config.replace(cross_attention="full", factor=100)
+    a, b = model_for(wide), model_for(full)
+    b.load_state_dict(a.state_dict())
+    torch.testing.assert_close(run(a, batch), run(b, batch), atol=1e-6, rtol=1e-5)
+    assert not torch.allclose(out, run(b, batch), atol=1e-6)  # with u < L_Q the lazy rows differ
