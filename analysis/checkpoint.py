@@ -1,31 +1,42 @@
 """Checkpoints: a folder of safetensors weights and JSON (config, data schema, metrics, manifest).
 
-No pickle anywhere. Written to a temporary folder and renamed into place, so a crash never leaves a
-half-written checkpoint. Loading checks the manifest's SHA-256 of every file, the config, and that
-every tensor has the shape the config implies; anything else is refused with a CheckpointError.
+    weights.safetensors  config.json  schema.json  metrics.json  manifest.json  [repair.json]
+
+No pickle anywhere. `save_checkpoint` puts the folder in place atomically (`checkpoint_store`: a kill at any
+instant leaves a complete checkpoint at the path, old or new; leftovers are recovered or deleted by the next
+load or save). `repair.json`, optional, is the repair report of the CSV the model was trained on.
+
+Loading trusts nothing and allocates nothing before the checks pass (`checkpoint_checks`, `weights_checks`):
+size caps on every file, the manifest's SHA-256 of every file, config.json's field types and ranges and the
+model's size counted from it, schema.json's scaler finite with std > 0 and matching the config, then the
+safetensors header (names, float dtypes, shapes, byte ranges); only then are tensors read, and every weight
+must be finite. Anything else is refused with a CheckpointError whose `field` names the file, config field or
+tensor at fault.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import tempfile
+import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors_bytes
-from safetensors.torch import save_file
+from safetensors.torch import save as safetensors_bytes
 
 from model import Informer, InformerConfig
 
+from .checkpoint_checks import (FORMAT, KNOWN, MANIFEST, REPAIR, REQUIRED, WEIGHTS, check_config, check_manifest,
+                                check_schema_dict, check_schema_matches, check_size, config_from_dict, parse_json,
+                                sha256, state_shapes)
+from .checkpoint_store import recover, wait_for, write_folder
 from .data import DataSpec, PreparedData, Scaler
 from .errors import CheckpointError, ConfigError
+from .weights_checks import check_header, check_values
 
-FORMAT = "informer-lab/1"
-FILES = ("weights.safetensors", "config.json", "schema.json", "metrics.json")
+FILES = REQUIRED  # the four files the manifest always hashes (kept for callers of the old name)
 
 
 @dataclass(frozen=True)
@@ -53,13 +64,16 @@ class DataSchema:
 
     @classmethod
     def from_dict(cls, data: dict) -> "DataSchema":
+        """The schema of schema.json's object; CheckpointError unless it is well-formed (finite scaler, std > 0)."""
+        check_schema_dict(data)
         try:
             schema = cls(DataSpec(**data["spec"]), Scaler.from_dict(data["scaler"]), tuple(data["target_columns"]),
-                         str(data["datetime_column"]), str(data["freq"]))
+                         data["datetime_column"], data["freq"])
         except (TypeError, KeyError, ValueError, ConfigError) as err:
-            raise CheckpointError(f"schema.json is not a valid data schema: {err}") from None
+            raise CheckpointError(f"schema.json is not a valid data schema: {err}", field="schema.json") from None
         if schema.target_columns != schema.columns[len(schema.columns) - len(schema.target_columns):]:
-            raise CheckpointError("schema.json: the target columns are not the last input columns")
+            raise CheckpointError("schema.json: the target columns are not the last input columns",
+                                  field="target_columns")
         return schema
 
 
@@ -68,83 +82,69 @@ class Checkpoint:
     model: Informer
     schema: DataSchema
     metrics: dict = field(default_factory=dict)
+    repair: dict | None = None  # the repair report of the training CSV (repair.json), when saved with one
 
     @property
     def config(self) -> InformerConfig:
         return self.model.config
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _json_bytes(data: dict) -> bytes:
+    return json.dumps(data, indent=2, sort_keys=True).encode()
 
 
-def _write_json(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=2, sort_keys=True))
+def checkpoint_files(model: Informer, schema: DataSchema, metrics: dict | None = None, *,
+                     repair: dict | None = None) -> dict[str, bytes]:
+    """The checkpoint's files as bytes, manifest included. CheckpointError for a model that loading would refuse
+    (a config outside the caps, a NaN weight), so that nothing unloadable is ever written."""
+    if repair is not None and not isinstance(repair, dict):
+        raise TypeError(f"repair must be a dict (the repair report), not {type(repair).__name__}")
+    check_config(model.config)
+    state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
+    check_values(state)
+    files = {WEIGHTS: safetensors_bytes(state, metadata={"format": FORMAT}),
+             "config.json": _json_bytes(asdict(model.config)), "schema.json": _json_bytes(schema.to_dict()),
+             "metrics.json": _json_bytes(metrics or {})}
+    if repair is not None:
+        files[REPAIR] = _json_bytes(repair)
+    files[MANIFEST] = _json_bytes({"format": FORMAT, "sha256": {name: sha256(data) for name, data in files.items()}})
+    return files
 
 
-def save_checkpoint(folder: str | Path, model: Informer, schema: DataSchema, metrics: dict | None = None) -> Path:
-    """Write the checkpoint folder atomically (temporary sibling folder, then rename)."""
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
-        save_file(state, str(tmp / "weights.safetensors"), metadata={"format": FORMAT})
-        _write_json(tmp / "config.json", asdict(model.config))
-        _write_json(tmp / "schema.json", schema.to_dict())
-        _write_json(tmp / "metrics.json", metrics or {})
-        _write_json(tmp / "manifest.json", {"format": FORMAT, "sha256": {f: _sha256(tmp / f) for f in FILES}})
-        for f in (*FILES, "manifest.json"):
-            with open(tmp / f, "rb") as handle:
-                os.fsync(handle.fileno())
-        old = None
-        if folder.exists():
-            old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
-            os.replace(folder, old)
-        os.replace(tmp, folder)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return folder
+def save_checkpoint(folder: str | Path, model: Informer, schema: DataSchema, metrics: dict | None = None, *,
+                    repair: dict | None = None) -> Path:
+    """Write the checkpoint folder atomically (see `checkpoint_store`): afterwards, and at every instant before,
+    `folder` holds a complete checkpoint (the old one until the new one is complete). `repair`, when given, is
+    written as repair.json and hashed in the manifest. A folder that is not a checkpoint is never replaced."""
+    return write_folder(folder, checkpoint_files(model, schema, metrics, repair=repair))
 
 
 def read_checkpoint_files(files: dict[str, bytes]) -> Checkpoint:
-    """Validate and load a checkpoint given as {file name: bytes} (an upload or a folder's contents)."""
-    missing = [f for f in (*FILES, "manifest.json") if f not in files]
-    if missing:
-        raise CheckpointError(f"checkpoint is missing {', '.join(missing)}")
-    try:
-        manifest = json.loads(files["manifest.json"])
-        recorded = manifest["sha256"]
-        assert manifest.get("format") == FORMAT, f"unknown format {manifest.get('format')!r}"
-    except (ValueError, KeyError, TypeError, AssertionError) as err:
-        raise CheckpointError(f"manifest.json is not a valid manifest: {err}") from None
-    for name in FILES:
-        if hashlib.sha256(files[name]).hexdigest() != recorded.get(name):
-            raise CheckpointError(f"{name} does not match its SHA-256 in manifest.json: the file was changed or damaged")
+    """Validate and load a checkpoint given as {file name: bytes} (an upload or a folder's contents).
 
-    def json_of(name):
-        try:
-            data = json.loads(files[name])
-        except (ValueError, UnicodeDecodeError) as err:
-            raise CheckpointError(f"{name} is not readable JSON: {err}") from None
-        if not isinstance(data, dict):
-            raise CheckpointError(f"{name} must hold a JSON object")
-        return data
-
+    Order: sizes, manifest and hashes, config.json (types, ranges, the model's size against the cap and the weights
+    file), schema.json and its agreement with the config, metrics.json and repair.json, the safetensors header
+    against the shapes the config implies; then the tensors are read and checked finite."""
+    for name, data in files.items():
+        check_size(name, len(data))
+    check_manifest(files)
+    config = config_from_dict(parse_json("config.json", files["config.json"]))
+    shapes = state_shapes(config)
+    numbers = sum(int(torch.Size(s).numel()) for s in shapes.values())
+    if len(files[WEIGHTS]) < 2 * numbers:
+        raise CheckpointError(f"config.json describes {numbers:,} weights, but {WEIGHTS} has only "
+                              f"{len(files[WEIGHTS]):,} bytes", field=WEIGHTS)
+    schema = DataSchema.from_dict(parse_json("schema.json", files["schema.json"]))
+    check_schema_matches(schema, config)
+    metrics = parse_json("metrics.json", files["metrics.json"])
+    repair = parse_json(REPAIR, files[REPAIR]) if REPAIR in files else None
+    check_header(files[WEIGHTS], shapes)
     try:
-        config = InformerConfig.from_dict(json_of("config.json"))
-    except (TypeError, ValueError) as err:
-        raise CheckpointError(f"config.json is not a valid model config: {err}") from None
-    schema = DataSchema.from_dict(json_of("schema.json"))
-    metrics = json_of("metrics.json")
-    try:
-        state = load_safetensors_bytes(files["weights.safetensors"])
-    except (SafetensorError, ValueError, RuntimeError) as err:
-        raise CheckpointError(f"weights.safetensors is not a valid safetensors file: {err}") from None
-    return Checkpoint(model=_model_from_state(config, state), schema=schema, metrics=metrics)
+        state = load_safetensors_bytes(files[WEIGHTS])
+    except (SafetensorError, ValueError, RuntimeError) as err:  # not expected after check_header
+        raise CheckpointError(f"{WEIGHTS} is not a valid safetensors file: {str(err)[:120]}", field=WEIGHTS) from None
+    return Checkpoint(model=_model_from_state(config, check_values(state)), schema=schema, metrics=metrics,
+                      repair=repair)
 
 
 def _model_from_state(config: InformerConfig, state: dict[str, torch.Tensor]) -> Informer:
@@ -152,23 +152,73 @@ def _model_from_state(config: InformerConfig, state: dict[str, torch.Tensor]) ->
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
-    if missing or unexpected:
+    if missing or unexpected:  # state_shapes and the model disagree: a bug, caught by the tests
         raise CheckpointError(f"weights do not match the config: missing {missing[:3]}, unexpected {unexpected[:3]}")
     for name, tensor in expected.items():
         if state[name].shape != tensor.shape:
             raise CheckpointError(f"weight {name} has shape {list(state[name].shape)}, "
-                                  f"the config implies {list(tensor.shape)}")
+                                  f"the config implies {list(tensor.shape)}", field=name)
     model.load_state_dict(state, strict=True)
     return model.eval()
 
 
-def load_checkpoint(folder: str | Path) -> Checkpoint:
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise CheckpointError(f"checkpoint folder {folder} does not exist")
+def _read_each(folder: Path, dir_fd: int | None) -> dict[str, bytes]:
     files = {}
-    for name in (*FILES, "manifest.json"):
-        path = folder / name
-        if path.is_file():
-            files[name] = path.read_bytes()
-    return read_checkpoint_files(files)
+    for name in KNOWN:
+        where = name if dir_fd is not None else folder / name
+        try:
+            st = os.stat(where, dir_fd=dir_fd)
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            raise CheckpointError(f"cannot read {name} in {folder}: {err.strerror}", field=name) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise CheckpointError(f"{name} in {folder} is not a regular file", field=name)
+        check_size(name, st.st_size)
+        fd = os.open(where, os.O_RDONLY, dir_fd=dir_fd)
+        with os.fdopen(fd, "rb") as handle:
+            files[name] = handle.read(st.st_size + 1)
+        check_size(name, len(files[name]))  # it grew since stat
+    return files
+
+
+def _read_files(folder: Path) -> dict[str, bytes]:
+    """The checkpoint's files, all from one folder: read through a handle on the folder, and read again when a save
+    swapped another folder in meanwhile (so a reader never mixes the files of two checkpoints)."""
+    if os.open not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
+        return _read_each(folder, None)
+    for _ in range(5):
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as err:
+            raise CheckpointError(f"cannot open the checkpoint folder {folder}: {err.strerror}",
+                                  field=str(folder)) from None
+        try:
+            files = _read_each(folder, fd)
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(folder))
+            except FileNotFoundError:
+                same = False
+        finally:
+            os.close(fd)
+        if same:
+            break
+    return files
+
+
+def load_checkpoint(folder: str | Path) -> Checkpoint:
+    """Load and validate the checkpoint folder `folder` (see `read_checkpoint_files`).
+
+    First recovers from an interrupted save (`checkpoint_store.recover`): a missing folder is restored from a
+    complete leftover copy, stale leftovers are deleted."""
+    folder = Path(folder)
+    try:
+        recover(folder)
+        wait_for(folder)
+    except OSError:  # a read-only parent: load what is there
+        pass
+    if not os.path.lexists(folder):
+        raise CheckpointError(f"checkpoint folder {folder} does not exist", field=str(folder))
+    if not folder.is_dir():
+        raise CheckpointError(f"{folder} is not a checkpoint folder (it is a file)", field=str(folder))
+    return read_checkpoint_files(_read_files(folder))

@@ -33,7 +33,10 @@ import torch
 
 from model import Informer, InformerConfig
 
+from .checkpoint_checks import MAX_REPLICAS, check_config
 from .errors import CheckpointError
+from .torch_file import FLOAT_DTYPES, TensorRef, code_message, inspect_torch_file
+from .weights_checks import check_values
 
 
 log = logging.getLogger(__name__)
@@ -44,8 +47,9 @@ OFFICIAL_QUIRKS = {"mean_divisor": "L_K", "decoder_lazy": "cumsum", "mix": True,
 
 _IGNORED = re.compile(r"^(enc|dec)_embedding\.position_embedding\.pe$")
 _NON_TIMEF = re.compile(r"^(enc|dec)_embedding\.temporal_embedding\.(?!embed\.(weight|bias)$)")
-_STACK = re.compile(r"^encoder\.encoders\.(\d+)\.")
+_STACK = re.compile(r"^encoder\.encoders\.(\d{1,9})\.")
 _SHOWN = 5  # keys listed in an error message
+MAX_ENTRIES = 20_000  # tensors in a state_dict (the largest Informer the caps allow has about 4000)
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,16 +201,19 @@ def infer_official_config(state_dict: Mapping[str, torch.Tensor], *, seq_len: in
 
     if _is_stack(sd):
         replicas = sorted({int(_STACK.match(k).group(1)) for k in sd if _STACK.match(k)})
+        if len(replicas) > MAX_REPLICAS:
+            raise CheckpointError(f"an InformerStack of {len(replicas):,} encoder replicas (at most {MAX_REPLICAS})",
+                                  field="e_layers")
         if replicas != list(range(len(replicas))):
             raise CheckpointError(f"InformerStack encoder replicas are not numbered 0..n-1: {replicas}")
         prefixes = [f"encoder.encoders.{r}." for r in replicas]
     else:
         prefixes = ["encoder."]
-    e_layers = tuple(_count(sd, rf"^{re.escape(p)}attn_layers\.(\d+)\.") for p in prefixes)
-    n_convs = [_count(sd, rf"^{re.escape(p)}conv_layers\.(\d+)\.") for p in prefixes]
+    e_layers = tuple(_count(sd, rf"^{re.escape(p)}attn_layers\.(\d{{1,9}})\.") for p in prefixes)
+    n_convs = [_count(sd, rf"^{re.escape(p)}conv_layers\.(\d{{1,9}})\.") for p in prefixes]
     if 0 in e_layers:
         raise CheckpointError(f"an encoder replica without attention layers (layers per replica: {e_layers})")
-    d_layers = _count(sd, r"^decoder\.layers\.(\d+)\.")
+    d_layers = _count(sd, r"^decoder\.layers\.(\d{1,9})\.")
     if d_layers == 0:
         raise CheckpointError("not an official Informer checkpoint: no decoder.layers.* tensors")
     d_ff, _, _ = dims(f"{prefixes[0]}attn_layers.0.conv1.weight", 3)
@@ -218,29 +225,54 @@ def infer_official_config(state_dict: Mapping[str, torch.Tensor], *, seq_len: in
                     mark_bias=biases["enc"], **OFFICIAL_QUIRKS)
     settings.update(overrides)
     try:
-        return InformerConfig(**settings)
+        config = InformerConfig(**settings)
     except (TypeError, ValueError) as err:
         raise CheckpointError(f"cannot build a config for this official checkpoint: {err}") from err
+    check_config(config, "the official checkpoint")  # sizes read off the tensors: capped before any model exists
+    return config
 
 
 def load_official_checkpoint(path: str | Path, **settings) -> tuple[Informer, InformerConfig]:
     """Read an official `checkpoint.pth` and return our Informer (eval mode, on the CPU) and its config.
 
     `settings` go to `infer_official_config` (seq_len, label_len, pred_len required; factor, n_heads and
-    config overrides optional). The file is read with `weights_only=True`: it may be a bare state_dict or a
-    dict holding one under "model" or "state_dict"; a `module.` prefix (nn.DataParallel) is stripped.
-    Anything else is refused with a CheckpointError: a missing or unreadable file, a file that is not a torch
-    checkpoint or needs arbitrary pickled objects, missing or unknown keys, shapes that do not match.
+    config overrides optional). The file may be a bare state_dict or a dict holding one under "model" or
+    "state_dict"; a `module.` prefix (nn.DataParallel) is stripped.
+
+    Before torch reads a byte of tensor data, `torch_file.inspect_torch_file` reads the archive's pickle without
+    running it: code to run (any class or function beyond tensors) is refused in plain words, storages must fit
+    their records, tensors must not be expanded (zero strides), overlap or reach outside their storage; every
+    weight must be floating point. Then `torch.load(weights_only=True, mmap=True)` maps the file, every weight
+    must be finite, and the config read off the shapes must be inside the caps (`checkpoint_checks`) before the
+    model is built. Anything else is a CheckpointError naming the file, key or field: a missing or unreadable
+    file, missing or unknown keys, shapes that do not match.
     """
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"official checkpoint {str(path)!r} does not exist or is not a file")
+    described = _unwrap(inspect_torch_file(path), path)
+    if len(described) > MAX_ENTRIES:
+        raise CheckpointError(f"{path.name!r} holds {len(described):,} entries; an Informer has at most a few "
+                              "thousand", field=path.name)
+    for name, value in described.items():
+        if isinstance(value, TensorRef) and value.dtype not in FLOAT_DTYPES and not (
+                name.endswith("num_batches_tracked") and value.dtype != "bool" and len(value.shape) <= 1):
+            raise CheckpointError(f"{path.name!r}: tensor {name} has dtype {value.dtype}; weights must be floating "
+                                  "point", field=name)
     try:
-        loaded = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # UnpicklingError, RuntimeError, EOFError, KeyError, ...
+        loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception as err:  # not expected after the inspection; UnpicklingError, RuntimeError, ...
         raise CheckpointError(_load_failure(path, err)) from err
 
     state_dict = _unwrap(loaded, path)
+    for name, value in state_dict.items():
+        ref = described.get(name)
+        if isinstance(value, torch.Tensor) != isinstance(ref, TensorRef) or (
+                isinstance(value, torch.Tensor) and tuple(value.shape) != ref.shape):
+            raise CheckpointError(f"{path.name!r}: torch.load gave {name} another form than the file describes",
+                                  field=name)
+    state_dict.update(check_values({k: v for k, v in state_dict.items() if isinstance(v, torch.Tensor)},
+                                   source="tensor"))
     config = infer_official_config(state_dict, **settings)
     ours = official_state_dict_to_ours(state_dict, config)
     model = Informer(config)
@@ -260,7 +292,8 @@ def _unwrap(loaded: object, path: Path) -> dict[str, torch.Tensor]:
                 loaded = loaded[key]
                 break
     if not isinstance(loaded, Mapping) or not loaded:
-        raise CheckpointError(f"{str(path)!r} holds a {type(loaded).__name__}, not a state_dict "
+        kind = "tensor" if isinstance(loaded, (TensorRef, torch.Tensor)) else type(loaded).__name__
+        raise CheckpointError(f"{str(path)!r} holds a {kind}, not a state_dict "
                               "(a dict of parameter name → tensor, or one under 'model' / 'state_dict')")
     if not all(isinstance(k, str) for k in loaded):
         raise CheckpointError(f"{str(path)!r} holds a dict whose keys are not all parameter names")
@@ -274,13 +307,12 @@ def _count(state_dict: Mapping[str, object], pattern: str) -> int:
 
 
 def _load_failure(path: Path, err: Exception) -> str:
-    """Say why `torch.load(weights_only=True)` refused: objects beyond tensors, or not a checkpoint at all."""
-    text = str(err)
-    unpickler = re.search(r"WeightsUnpickler error:(.*?)(?:Please use|Check the documentation|$)", text, re.S)
-    detail = " ".join(unpickler.group(1).split()) if unpickler else ""
-    if "Unsupported global" in detail:  # e.g. "Unsupported global: GLOBAL __main__.Foo was not an allowed global ..."
-        return (f"{str(path)!r} needs arbitrary pickled objects, which a checkpoint of weights must not hold "
-                f"(refused by torch.load(weights_only=True)): {detail}")
-    if not detail:
-        detail = " ".join(text.split("If you are seeing")[0].split()) or "(no message)"
-    return f"{str(path)!r} is not a torch checkpoint file: torch.load failed with {type(err).__name__}: {detail}"
+    """Why `torch.load(weights_only=True)` refused, in plain words: never torch's advice to retry with
+    weights_only=False (which would run whatever code the file carries)."""
+    text = " ".join(str(err).split("If you are seeing")[0].split())
+    if re.search(r"unsupported global|weights[ _]only load failed|WeightsUnpickler", text, re.IGNORECASE):
+        found = re.search(r"GLOBAL (\S+)", text)
+        return code_message(path, found.group(1) if found else "an object that is not a tensor")
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text) if "weights_only" not in s]
+    detail = " ".join(sentences)[:160] or "(no message)"
+    return f"{path.name!r} is not a torch checkpoint file: torch.load failed with {type(err).__name__}: {detail}"
