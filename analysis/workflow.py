@@ -1,6 +1,7 @@
 """The end-to-end steps shared by the CLI and the app: CSV → prepared data → trained checkpoint."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -8,8 +9,8 @@ from typing import Callable
 from model import InformerConfig
 
 from .checkpoint import Checkpoint, DataSchema, load_checkpoint, save_checkpoint
-from .data import DataSpec, PreparedData, ReadOptions, SeriesFrame, load_csv, prepare
-from .errors import DataError
+from .data import DataSpec, PreparedData, ReadOptions, SeriesFrame, describe_frequency, load_csv, prepare
+from .errors import DataError, InformerLabError
 from .training import TrainProgress, TrainResult, TrainSettings, config_for, train
 
 
@@ -32,15 +33,50 @@ class ModelSize:
         return dict(self.__dict__)
 
 
+def schema_misfit(schema: DataSchema, frame: SeriesFrame) -> str | None:
+    """Why a frame cannot feed a model of this schema (its step, missing columns), or None when it can."""
+    if frame.freq != schema.freq:
+        return (f"the model was trained on {describe_frequency(schema.freq)} data ({schema.freq!r}), but "
+                f"{frame.name} is {describe_frequency(frame.freq)} ({frame.freq!r})")
+    missing = [c for c in schema.columns if c not in frame.columns]
+    if missing:
+        return (f"{frame.name} lacks column {missing[0]!r}{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}"
+                f"; the model needs {', '.join(schema.columns)}")
+    return None
+
+
+def read_schema(folder: str | Path) -> DataSchema | None:
+    """The data schema of a checkpoint folder from its schema.json alone (no weights read); None if unreadable."""
+    path = Path(folder) / "schema.json"
+    try:
+        if path.stat().st_size > 1 << 20:
+            return None
+        return DataSchema.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, InformerLabError):
+        return None
+
+
+def fitting_runs(runs: Path, frame: SeriesFrame) -> list[str]:
+    """Checkpoint folders under `runs` whose models can read `frame` (by their schema.json), sorted by name."""
+    if not Path(runs).is_dir():
+        return []
+    names = []
+    for folder in sorted(p for p in Path(runs).iterdir() if p.is_dir() and not p.name.startswith(".")):
+        schema = read_schema(folder)
+        if schema is not None and schema_misfit(schema, frame) is None:
+            names.append(folder.name)
+    return names
+
+
 def prepare_for_checkpoint(checkpoint: Checkpoint, frame: SeriesFrame) -> PreparedData:
     """Split and window a frame exactly as the checkpoint's model was trained, scaled with its own scaler.
 
     The scaler of the checkpoint is kept (not refitted), so evaluation uses the training statistics.
     """
     schema = checkpoint.schema
-    if frame.freq != schema.freq:
-        raise DataError(f"the model was trained on data every {schema.freq!r}, but {frame.name} is every "
-                        f"{frame.freq!r}", value=frame.freq)
+    misfit = schema_misfit(schema, frame)
+    if misfit is not None:
+        raise DataError(misfit, value=frame.freq)
     prepared = prepare(frame, schema.spec)
     if tuple(prepared.columns) != schema.columns:
         raise DataError(f"{frame.name} gives columns {', '.join(prepared.columns)}, "
@@ -80,10 +116,12 @@ def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings
     metrics = {"test": result.test.as_dict(), "history": [h.__dict__ for h in result.history],
                "stopped": result.stopped, "device": result.device, "seconds_per_epoch": result.seconds_per_epoch,
                "data": frame.name}
-    checkpoint = Checkpoint(model=result.model, schema=schema, metrics=metrics)
+    repair = None if frame.repairs.empty else frame.repairs.to_dict()
+    checkpoint = Checkpoint(model=result.model, schema=schema, metrics=metrics, repair=repair)
     if out is not None:
-        save_checkpoint(out, result.model, schema, metrics)
+        save_checkpoint(out, result.model, schema, metrics, repair=repair)
     return checkpoint, result
 
 
-__all__ = ["ModelSize", "load_checkpoint", "prepare_for_checkpoint", "rescale", "train_on_csv", "train_on_frame"]
+__all__ = ["ModelSize", "fitting_runs", "load_checkpoint", "prepare_for_checkpoint", "read_schema", "rescale",
+           "schema_misfit", "train_on_csv", "train_on_frame"]

@@ -8,20 +8,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.checkpoint import DataSchema, save_checkpoint
-from analysis.data import DataSpec, load_csv, prepare
+from analysis.data import DataSpec, prepare
 from analysis.errors import CheckpointError
 from analysis.official import load_official_checkpoint
 
-from ._common import positive_int
+from ._common import add_csv_options, open_csv, positive_int
 
 
 def register(sub) -> None:
     p = sub.add_parser("import", help="convert an official Informer2020 checkpoint.pth into a checkpoint folder")
     p.add_argument("--official", required=True, type=Path, help="the official run's checkpoint.pth")
-    p.add_argument("--csv", required=True, type=Path, help="the CSV the official run trained on")
+    add_csv_options(p, help="the CSV the official run trained on")
     p.add_argument("--target", required=True, help="the official run's --target")
     p.add_argument("--features", choices=("M", "S", "MS"), default="M")
-    p.add_argument("--datetime-column", default=None)
     p.add_argument("--seq-len", type=positive_int, default=96)
     p.add_argument("--label-len", type=positive_int, default=48)
     p.add_argument("--pred-len", type=positive_int, default=24)
@@ -40,7 +39,7 @@ def run(args) -> int:
     model, config = load_official_checkpoint(args.official, seq_len=args.seq_len, label_len=args.label_len,
                                              pred_len=args.pred_len, factor=args.factor, n_heads=args.n_heads,
                                              **overrides)
-    frame = load_csv(args.csv, datetime_column=args.datetime_column)
+    frame = open_csv(args)
     prepared = prepare(frame, DataSpec(target=args.target, features=args.features, seq_len=args.seq_len,
                                        label_len=args.label_len, pred_len=args.pred_len))
     if (prepared.enc_in, prepared.c_out, prepared.n_marks) != (config.enc_in, config.c_out, config.n_marks):

@@ -2,7 +2,7 @@
 
 - `st.cache_resource`: objects shared by every session and never mutated — loaded checkpoints
   (keyed by folder + manifest mtime, or by the SHA-256 of uploaded files), prepared splits, mean
-  contexts, the first-start training job.
+  contexts.
 - Each screen's cached analyses live in its folder (`ui/<screen>/cache.py`, mostly `st.cache_data`, bounded),
   keyed by the model key, the data key and the widget values passed in. CSV frames (keyed by the SHA-256 of
   the file's bytes) are in `ui.frames`, which does not import torch.
@@ -12,19 +12,16 @@ key arguments next to it (`model_key`, `data_key`). Widgets are never read in he
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import streamlit as st
 
 from analysis.checkpoint import Checkpoint, load_checkpoint, read_checkpoint_files
-from analysis.data import PreparedData, SeriesFrame, load_csv
+from analysis.data import PreparedData, SeriesFrame
 from analysis.masking import mean_contexts
 from analysis.windows import WindowDataset
 from analysis.workflow import prepare_for_checkpoint
 from model import pick_device
 
-from . import settings
-from .jobs import TrainJob, sample_recipe
 
 MEAN_WINDOWS = 256  # train windows averaged for mean ablation (evenly strided through the split)
 
@@ -61,12 +58,3 @@ def mean_contexts_for(model_key: str, data_key: str, seed: int, _checkpoint: Che
                       _prepared: PreparedData):
     """Each site's mean per-head context over up to MEAN_WINDOWS train windows (mean ablation)."""
     return mean_contexts(_checkpoint.model, _prepared, "train", max_windows=MEAN_WINDOWS, seed=seed)
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def sample_training(runs: str, quick: bool) -> TrainJob:
-    """The one job (per process and runs folder) that trains the sample model on first start."""
-    spec, size, train_settings = sample_recipe(quick)
-    frame = load_csv(settings.SAMPLE_CSV)
-    return TrainJob(settings.SAMPLE_RUN, Path(runs) / settings.SAMPLE_RUN, frame, spec, size,
-                    train_settings).start()

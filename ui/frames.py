@@ -1,25 +1,51 @@
-"""The cached layer's torch-free half: CSV frames, keyed by the SHA-256 of the file's bytes.
+"""The cached layer's torch-free half: CSV frames, keyed by the SHA-256 of the file's bytes and the reading options.
 
 Split from `ui.cache` so that the Data & model page can read and plot the data before torch has loaded
 (on a cold start the model stack loads only once the browser has drawn the page: ui/deferred.py).
 A test (tests/ui/test_cold_path.py) keeps this module, `ui.state` and `analysis.data` free of torch.
+
+Frames are shared read-only by every session (like `st.cache_resource`), in a small LRU of our own rather
+than `st.cache_data`: a cache hit then costs nothing (st.cache_data unpickles a copy per call: a second for a
+10,000-column file), and a miss can draw its own progress bar (a cached function's elements would be replayed).
+Refused files are not cached; the page remembers them instead.
 """
 from __future__ import annotations
 
 import hashlib
 import io
+import threading
+from collections import OrderedDict
+from typing import Callable
 
-import streamlit as st
+from analysis.data import ReadOptions, SeriesFrame, load_csv
 
-from analysis.data import SeriesFrame, load_csv
+MAX_FRAMES = 8
+_FRAMES: OrderedDict[tuple, SeriesFrame] = OrderedDict()
+_LOCK = threading.Lock()
 
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@st.cache_data(max_entries=8, show_spinner="Reading the CSV…")
-def frame_from_bytes(data_digest: str, _data: bytes, name: str, datetime_column: str | None) -> SeriesFrame:
-    buffer = io.BytesIO(_data)
+def frame_from_bytes(data_digest: str, data: bytes, name: str, options: ReadOptions,
+                     progress: Callable[[float, str], None] | None = None) -> SeriesFrame:
+    """The frame of a file's bytes read with `options` (cached by digest, name and options; never mutate it)."""
+    key = (data_digest, name, options)
+    with _LOCK:
+        if key in _FRAMES:
+            _FRAMES.move_to_end(key)
+            return _FRAMES[key]
+    buffer = io.BytesIO(data)
     buffer.name = name  # load_csv names the frame (and its messages) after the file
-    return load_csv(buffer, datetime_column=datetime_column)
+    frame = load_csv(buffer, options, progress=progress)
+    with _LOCK:
+        _FRAMES[key] = frame
+        while len(_FRAMES) > MAX_FRAMES:
+            _FRAMES.popitem(last=False)
+    return frame
+
+
+def clear() -> None:
+    with _LOCK:
+        _FRAMES.clear()

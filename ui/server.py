@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 # (tests/ui/test_cold_path.py checks that this covers what the first run imports, and that none of it is torch).
 DATA_HALF = ("pandas", "plotly.graph_objects", "plotly.subplots", "analysis.data", "ui.state", "ui.frames",
              "ui.charts", "ui.tables", "ui.widgets", "ui.settings", "ui.deferred", "ui.nav", "ui.data_model.charts",
-             "ui.data_model.tables")
+             "ui.data_model.tables", "ui.data_model.source", "ui.data_model.data_view")
 
 _LOG = logging.getLogger(__name__)
 THREAD = "informer-lab-warm-up"

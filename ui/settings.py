@@ -1,16 +1,21 @@
-"""Where the app keeps its models and data (no Streamlit, no torch here). The sample model's recipe is
-`ui.jobs.sample_recipe`."""
+"""Where the app keeps its models and data (no Streamlit, no torch here), and the first start's sample model.
+
+The sample model is shipped in sample_data/checkpoint/ (made by sample_data/make_checkpoint.py); the first start
+copies it into the runs folder as `sample`, so every page works at once, without training.
+"""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
+SAMPLE_CHECKPOINT = ROOT / "sample_data" / "checkpoint"
 SAMPLE_RUN = "sample"
 
 RUNS_ENV = "INFORMER_LAB_RUNS"  # overrides the runs directory (tests point it at a temporary folder)
-QUICK_ENV = "INFORMER_LAB_QUICK_TRAIN"  # "1": the first-start sample model trains for a few steps only
 
 
 def runs_dir() -> Path:
@@ -19,5 +24,22 @@ def runs_dir() -> Path:
     return Path(configured).expanduser().resolve() if configured else ROOT / "runs"
 
 
-def quick_train() -> bool:
-    return os.environ.get(QUICK_ENV, "").strip().lower() in ("1", "true", "yes")
+def install_sample() -> Path | None:
+    """runs/sample, copied from the shipped checkpoint when it is not there yet (a copy in a hidden temporary
+    folder, then one rename: a second session doing the same at the same moment loses the race harmlessly).
+    None when neither exists."""
+    dest = runs_dir() / SAMPLE_RUN
+    if (dest / "manifest.json").is_file():
+        return dest
+    if dest.exists() or not (SAMPLE_CHECKPOINT / "manifest.json").is_file():
+        return None  # a folder of the user's own by that name (broken or not), or no shipped model
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{SAMPLE_RUN}.install-", dir=dest.parent))
+    try:
+        shutil.copytree(SAMPLE_CHECKPOINT, tmp, dirs_exist_ok=True)
+        os.rename(tmp, dest)
+    except OSError:
+        pass  # installed meanwhile by another session
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest if (dest / "manifest.json").is_file() else None

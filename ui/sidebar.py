@@ -10,26 +10,11 @@ import streamlit as st
 from analysis.errors import InformerLabError
 from model import pick_device
 
-from . import cache, settings, state, widgets
+from . import state, widgets
 from .jobs import TrainJob
 from .tables import config_rows
 
 DEVICE_NAMES = {"cuda": "CUDA", "mps": "MPS", "cpu": "CPU"}
-
-
-def sample_job() -> TrainJob | None:
-    """The first-start job while runs/sample has no checkpoint (started once per process), else None."""
-    runs = settings.runs_dir()
-    manifest = runs / settings.SAMPLE_RUN / "manifest.json"
-    if manifest.is_file():
-        return None
-    job = cache.sample_training(str(runs), settings.quick_train())
-    if job.status in ("done", "stopped"):
-        if manifest.is_file():  # it finished between the two checks
-            return None
-        cache.sample_training.clear()  # it finished, yet the folder is gone (deleted since): train again
-        job = cache.sample_training(str(runs), settings.quick_train())
-    return job
 
 
 def adopt(job: TrainJob) -> bool:
@@ -45,26 +30,18 @@ def _user_job() -> TrainJob | None:
     return st.session_state.get(state.JOB_KEY)
 
 
-def _draw_jobs(sample: TrainJob | None, user: TrainJob | None) -> None:
-    if sample is not None:
-        st.markdown("**First start:** training the sample model on `sample.csv`")
-        widgets.job_progress(sample.view())
-        if sample.status == "failed" and st.button("Retry", key="retry_sample"):
-            cache.sample_training.clear()
-            st.rerun()
+def _draw_job(user: TrainJob | None) -> None:
     if user is not None and not user.adopted:
         widgets.job_progress(user.view())
 
 
 @st.fragment(run_every=1.0)
-def _live_jobs() -> None:
-    sample, user = sample_job(), _user_job()
-    _draw_jobs(sample, user)
-    sample_finished = sample is None or sample.view().finished
-    user_finished = user is None or user.view().finished
-    if user is not None and user_finished and adopt(user):
-        st.rerun()
-    if sample_finished and user_finished:
+def _live_job() -> None:
+    user = _user_job()
+    _draw_job(user)
+    if user is None or user.view().finished:
+        if user is not None:
+            adopt(user)
         st.rerun()  # stop polling: the full run draws the final state
 
 
@@ -72,13 +49,12 @@ def draw() -> None:
     with st.sidebar:
         _draw_model()
         widgets.seed_input()
-        sample, user = sample_job(), _user_job()
-        if (sample and not sample.view().finished) or (user and not user.view().finished):
-            _live_jobs()
+        user = _user_job()
+        if user is not None and not user.view().finished:
+            _live_job()
         else:
             if user is not None and adopt(user):
                 st.rerun()
-            _draw_jobs(sample, None)
 
 
 def _draw_model() -> None:

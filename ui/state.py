@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 import streamlit as st
 
-from analysis.data import PreparedData, SeriesFrame
+from analysis.data import PreparedData, ReadOptions, SeriesFrame
 from analysis.errors import CheckpointError, InformerLabError
 
 from . import frames, settings
@@ -31,6 +31,7 @@ DATA_KEY = "active_data_ref"
 UPLOADED_CHECKPOINTS = "uploaded_checkpoints"  # digest → {file name: bytes}
 DATA_BYTES = "data_bytes"  # digest → bytes of an uploaded CSV
 JOB_KEY = "train_job"
+DATA_PAGE = "ui/data_model/page.py"
 
 
 @dataclass(frozen=True)
@@ -45,10 +46,18 @@ class ModelRef:
 
 @dataclass(frozen=True)
 class DataRef:
+    """A CSV the user chose (the bundled sample or an upload of this tab) and how it is read (repair included)."""
+
     source: str  # "sample" | "upload"
     name: str
     digest: str
-    datetime_column: str | None = None
+    options: ReadOptions = ReadOptions()
+
+    @property
+    def key(self) -> str:
+        """Identifies the data (its bytes and how they are read) in every cache."""
+        o = self.options
+        return f"{self.digest}:{o.datetime_column or ''}:{o.repair}:{o.freq or ''}:{o.dayfirst}:{o.decimal or ''}"
 
 
 @dataclass(frozen=True)
@@ -85,8 +94,9 @@ def folder_ref(path: Path) -> ModelRef:
 
 
 def sample_ref() -> ModelRef | None:
-    folder = settings.runs_dir() / settings.SAMPLE_RUN
-    return folder_ref(folder) if (folder / "manifest.json").is_file() else None
+    """runs/sample (installed from the shipped checkpoint on first use), or None."""
+    folder = settings.install_sample()
+    return folder_ref(folder) if folder is not None else None
 
 
 def model_ref() -> ModelRef | None:
@@ -148,13 +158,18 @@ def set_data(ref: DataRef, data: bytes | None = None) -> None:
     st.session_state[DATA_KEY] = ref
 
 
-def load_data(ref: DataRef) -> ActiveData:
-    """Parse (cached by content hash) the referenced CSV. Raises DataError naming column/row/value."""
+def data_bytes(ref: DataRef) -> bytes:
     data = _sample_bytes() if ref.source == "sample" else st.session_state.get(DATA_BYTES, {}).get(ref.digest)
     if data is None:
         raise InformerLabError(f"the uploaded file {ref.name} is no longer in this session; upload it again")
-    frame = frames.frame_from_bytes(ref.digest, data, ref.name, ref.datetime_column)
-    return ActiveData(ref, f"{ref.digest}:{ref.datetime_column or ''}", frame)
+    return data
+
+
+def load_data(ref: DataRef, progress=None) -> ActiveData:
+    """Parse (cached by content hash and reading options) the referenced CSV. Raises DataError naming
+    column/row/value. `progress(fraction, what)` is called while a big file is read (not on a cache hit)."""
+    frame = frames.frame_from_bytes(ref.digest, data_bytes(ref), ref.name, ref.options, progress)
+    return ActiveData(ref, ref.key, frame)
 
 
 def active_data() -> ActiveData:
@@ -231,12 +246,34 @@ def window_slider(where, n: int, split: str, prefix: str) -> int:
                         persist_state="session")
 
 
+def _use_run(name: str) -> None:
+    set_model(folder_ref(settings.runs_dir() / name))
+
+
+def way_out(data: ActiveData, model: ActiveModel) -> None:
+    """What to do when the active data does not fit the active model: train on this data, or use a model that fits."""
+    from analysis.workflow import fitting_runs  # torch: see the module docstring
+
+    runs = [name for name in fitting_runs(settings.runs_dir(), data.frame) if name != model.ref.name]
+    c = st.columns([1.4, 3], vertical_alignment="center")
+    c[0].page_link(DATA_PAGE, label=f"Train a model on {data.ref.name}", icon=":material/model_training:")
+    if runs:
+        with c[1].container(horizontal=True):
+            for name in runs[:6]:
+                st.button(f"Use {name}", key=f"use_fitting_{name}", on_click=_use_run, args=(name,),
+                          help=f"A model in {settings.runs_dir()} that reads {data.ref.name}.")
+    else:
+        c[1].caption(f"No model in `{settings.runs_dir()}` reads {data.ref.name}; or go back to the data the model "
+                     "was trained on (Data & model).")
+
+
 def require_prepared(model: ActiveModel, data: ActiveData):
-    """The active data split and scaled for the active model, or st.error naming the mismatch."""
+    """The active data split and scaled for the active model, or st.error naming the mismatch and the way out."""
     from . import cache  # torch: see the module docstring
 
     try:
         return cache.prepared_for(model.key, data.key, model.checkpoint, data.frame)
     except InformerLabError as err:
         st.error(f"The active data ({data.ref.name}) does not fit the active model ({model.ref.name}): {err}")
+        way_out(data, model)
         stop_page()

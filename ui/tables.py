@@ -59,6 +59,15 @@ def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None) -> s
     return "\n".join(lines)
 
 
+DATA_EXTENSIONS = re.compile(r"\.(csv|tsv|txt|json|pth|pt|safetensors)$", re.IGNORECASE)
+
+
+def file_stem(name: str) -> str:
+    """A file name without its data extension, safe for a download name: 'ETTh1.csv' → 'ETTh1' (so that a download
+    built from it is 'ETTh1-forecast.csv', not 'ETTh1.csv-forecast.csv' or '….csv.csv')."""
+    return safe_file_part(DATA_EXTENSIONS.sub("", str(name).strip()))
+
+
 def safe_file_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("_") or "x"
 

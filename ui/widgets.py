@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from . import state
-from .tables import markdown_table, progress_fraction, safe_file_part
+from .tables import file_stem, markdown_table, progress_fraction
 
 if TYPE_CHECKING:  # annotations only: the Data page draws its chart with these helpers before torch loads
     from .jobs import JobView
@@ -22,14 +22,14 @@ def csv_bytes(table: pd.DataFrame) -> bytes:
 
 def csv_download(table: pd.DataFrame, file_name: str, key: str, label: str) -> None:
     """A button that downloads `table` as CSV, named `<file_name>.csv` (made safe for file systems)."""
-    st.download_button(label, csv_bytes(table), file_name=f"{safe_file_part(file_name)}.csv", mime="text/csv",
+    st.download_button(label, csv_bytes(table), file_name=f"{file_stem(file_name)}.csv", mime="text/csv",
                        key=f"dl_csv_{key}", on_click="ignore", icon=":material/download:")
 
 
 def html_download(fig: go.Figure, file_name: str, key: str, *, label: str = "Download chart (HTML)") -> None:
     """A button that downloads `fig` as a self-contained HTML file, built only when clicked."""
     st.download_button(label, lambda: fig.to_html(include_plotlyjs=True, full_html=True),
-                       file_name=f"{safe_file_part(file_name)}.html", mime="text/html", key=f"dl_html_{key}",
+                       file_name=f"{file_stem(file_name)}.html", mime="text/html", key=f"dl_html_{key}",
                        on_click="ignore", icon=":material/download:")
 
 
@@ -63,7 +63,7 @@ def chart(fig: go.Figure, file_name: str, key: str, *, label: str = "Download ch
     PNG: the chart's own toolbar (camera icon, "Download plot as a png") renders it in the user's browser at 2×,
     named like the HTML file; a server-side PNG would need kaleido, which is not a dependency.
     """
-    png = {"format": "png", "filename": safe_file_part(file_name), "scale": 2}
+    png = {"format": "png", "filename": file_stem(file_name), "scale": 2}
     st.plotly_chart(fig, key=f"chart_{key}", config={**PLOTLY_CONFIG, "toImageButtonOptions": png})
     html_download(fig, file_name, key, label=label)
 

@@ -115,8 +115,33 @@ NICE_STEPS = [pd.Timedelta(x) for x in ("1s", "2s", "5s", "10s", "15s", "20s", "
                                         "7D")]
 
 
+MAX_GRID = 20_000_000  # points: a grid longer than this is no series this app reads (it would take GBs)
+_NOMINAL_DAYS = ((pd.offsets.BusinessDay, 7 / 5), (pd.offsets.Week, 7), (pd.offsets.SemiMonthBegin, 15),
+                 (pd.offsets.SemiMonthEnd, 15), (pd.offsets.MonthBegin, 30), (pd.offsets.MonthEnd, 30),
+                 (pd.offsets.BusinessMonthBegin, 30), (pd.offsets.BusinessMonthEnd, 30),
+                 (pd.offsets.QuarterBegin, 90), (pd.offsets.QuarterEnd, 90), (pd.offsets.BQuarterBegin, 90),
+                 (pd.offsets.BQuarterEnd, 90), (pd.offsets.YearBegin, 365), (pd.offsets.YearEnd, 365))
+
+
+def grid_size(first: pd.Timestamp, last: pd.Timestamp, freq: str) -> int:
+    """About how many points `grid(first, last, freq)` has, computed without building it (exact for fixed steps)."""
+    offset = to_offset(freq)
+    span = pd.Timestamp(last) - pd.Timestamp(first)
+    try:
+        step = pd.Timedelta(offset)
+    except (ValueError, TypeError):
+        days = next((d for cls, d in _NOMINAL_DAYS if isinstance(offset, cls)), 1.0)
+        step = pd.Timedelta(days=days * abs(offset.n))
+    return int(span / step) + 1 if step > pd.Timedelta(0) else MAX_GRID + 1
+
+
 def grid(first: pd.Timestamp, last: pd.Timestamp, freq: str) -> pd.DatetimeIndex:
-    """Every timestamp of `freq` from `first` to `last` (both included when on the grid)."""
+    """Every timestamp of `freq` from `first` to `last` (both included when on the grid). DataError when that
+    would be more than MAX_GRID points (a stray timestamp years away from the rest, or far too fine a step)."""
+    size = grid_size(first, last, freq)
+    if size > MAX_GRID:
+        raise DataError(f"{describe_frequency(freq)} steps from {first} to {last} would be {size:,} rows; a "
+                        "timestamp far from the others (check the first and last rows), or choose --freq")
     return pd.date_range(start=first, end=last, freq=to_offset(freq))
 
 
@@ -153,19 +178,19 @@ def fit_frequency(timestamps: pd.DatetimeIndex) -> tuple[str, float]:
         raise DataError(f"need at least 2 timestamps to infer the frequency, got {len(ts)}")
     best = None
     for alias in _candidates(ts):
+        if grid_size(ts[0], ts[-1], alias) > 50 * len(ts) + 100:  # a grid far finer than the data: not its step
+            continue
         try:
             points = grid(ts[0], ts[-1], alias)
         except (ValueError, OverflowError):
-            continue
-        if len(points) > 50 * len(ts) + 100:  # a grid far finer than the data: not its step
             continue
         on = float(ts.isin(points).mean())
         key = (on, -len(points))
         if best is None or key > best[0]:
             best = (key, alias)
     if best is None:
-        raise DataError(f"the timestamps are too irregular to find their step (gaps from {ts[1] - ts[0]} on); "
-                        "choose one with --freq (e.g. --freq h)")
+        raise DataError(f"the {len(ts):,} timestamps, from {ts[0]} to {ts[-1]}, are too irregular to find their "
+                        "step; check the first and last rows, or choose the step with --freq (e.g. --freq h)")
     return best[1], best[0][0]
 
 

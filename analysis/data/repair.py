@@ -24,7 +24,7 @@ import pandas as pd
 
 from analysis.errors import DataError
 
-from .frequency import check_supported_frequency, describe_frequency, fit_frequency, grid
+from .frequency import check_supported_frequency, describe_frequency, fit_frequency, grid, grid_size
 from .messages import REPAIR_HINT, cell, plural, rows_phrase
 
 Fill = Literal["none", "interpolate", "ffill"]
@@ -179,6 +179,10 @@ def _merge_duplicates(ts, values, origin, raw_times, column, lines, repair, log)
 
 
 def _onto_grid(ts, values, groups, freq, raw_times, column, lines, repair, log):
+    if repair and grid_size(ts[0], ts[-1], freq) > (1 + MAX_ADDED_SHARE) * len(ts) + 2:
+        raise DataError(f"the timestamps are too irregular to repair as {describe_frequency(freq)}: from {ts[0]} to "
+                        f"{ts[-1]} that grid has about {grid_size(ts[0], ts[-1], freq):,} rows for {len(ts):,} "
+                        "timestamps; choose the step with --freq (e.g. --freq D)", column=column)
     points = grid(ts[0], ts[-1], freq)
     position = points.get_indexer(ts)
     off = position < 0
@@ -193,9 +197,9 @@ def _onto_grid(ts, values, groups, freq, raw_times, column, lines, repair, log):
         problem = (f"{cell(raw_times.iloc[row])} at {where} is off the {describe_frequency(freq)} grid"
                    if first_off is not None else
                    f"{cell(raw_times.iloc[row])} at {where} comes after a gap")
-        raise DataError(f"irregular spacing: {problem}; {plural(added, 'missing step')} and "
-                        f"{plural(int(off.sum()), 'stray timestamp')} in all (the series steps "
-                        f"{describe_frequency(freq)}); fill the gaps with {REPAIR_HINT}", column=column, row=row,
+        stray = f" and {plural(int(off.sum()), 'stray timestamp')}" if off.any() else ""
+        raise DataError(f"irregular spacing: {problem}; {plural(added, 'missing step')}{stray} in all (the series "
+                        f"steps {describe_frequency(freq)}); fill the gaps with {REPAIR_HINT}", column=column, row=row,
                         value=raw_times.iloc[row], repairable=True)
     if added > MAX_ADDED_SHARE * len(ts) + 2:
         raise DataError(f"the timestamps are too irregular to repair as {describe_frequency(freq)}: it would add "

@@ -10,6 +10,7 @@ import csv
 import io
 import logging
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Union
@@ -137,21 +138,14 @@ def read_table(text: str, name: str, *, repair: bool = False, progress: Progress
     """The cells of a CSV's text (see RawTable). DataError for a file without data rows or a broken line."""
     sep = guess_separator(text)
     names, renamed = _header(text, sep, repair)
-    options = dict(sep=sep, header=0, names=names, skip_blank_lines=False, skipinitialspace=True)
-    try:
-        if progress is not None and len(text) > CHUNKED_BYTES:
-            total = max(1, text.count("\n"))
-            chunks = []
-            for chunk in pd.read_csv(io.StringIO(text), chunksize=CHUNK_ROWS, **options):
-                chunks.append(chunk)
-                progress(min(1.0, CHUNK_ROWS * len(chunks) / total), f"reading rows of {name}")
-            cells = pd.concat(chunks, ignore_index=True) if chunks else pd.DataFrame(columns=names)
-        else:
-            cells = pd.read_csv(io.StringIO(text), low_memory=False, **options)
-    except pd.errors.EmptyDataError:
-        raise DataError("the file is empty") from None
-    except pd.errors.ParserError as err:
-        raise DataError(f"could not read {name} as CSV: {cell(err, 160)}") from None
+    options = dict(sep=sep, header=0, names=names, skip_blank_lines=False, skipinitialspace=True, index_col=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        cells = _parse(text, name, options, progress)
+    if any("does not match length of data" in str(w.message) for w in caught):
+        line = _first_long_line(text, sep, len(names))
+        raise DataError(f"{name}: line {line} has more fields than the header's {len(names)}; a separator inside "
+                        "a value must be quoted, or a header name is missing")
     lines = np.arange(len(cells)) + 2  # the header is line 1 (blank lines stay rows until here)
     blank = cells.isna().all(axis=1).to_numpy()
     if blank.any():
@@ -162,6 +156,31 @@ def read_table(text: str, name: str, *, repair: bool = False, progress: Progress
         shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
         raise DataError(f"{name} has a header ({shown}) but no data rows")
     return RawTable(name, sep, cells, lines, renamed)
+
+
+def _first_long_line(text: str, sep: str, width: int) -> int:
+    for number, fields in enumerate(csv.reader(io.StringIO(text), delimiter=sep), start=1):
+        if len(fields) > width:
+            return number
+    return 2
+
+
+def _parse(text: str, name: str, options: dict, progress: Progress | None) -> pd.DataFrame:
+    try:
+        if progress is not None and len(text) > CHUNKED_BYTES:
+            total = max(1, text.count("\n"))
+            chunks = []
+            for chunk in pd.read_csv(io.StringIO(text), chunksize=CHUNK_ROWS, **options):
+                chunks.append(chunk)
+                progress(min(1.0, CHUNK_ROWS * len(chunks) / total), f"reading rows of {name}")
+            cells = pd.concat(chunks, ignore_index=True) if chunks else pd.DataFrame(columns=options["names"])
+        else:
+            cells = pd.read_csv(io.StringIO(text), low_memory=False, **options)
+    except pd.errors.EmptyDataError:
+        raise DataError("the file is empty") from None
+    except pd.errors.ParserError as err:
+        raise DataError(f"could not read {name} as CSV: {cell(err, 160)}") from None
+    return cells
 
 
 def is_text(column: pd.Series) -> bool:

@@ -128,6 +128,8 @@ CASES: list[Case] = [
          Refused(("columns 2 and 3 are both named 'x'", "--repair"), True)),
     Case("ragged row", lines("date,x", "2024-01-01,1", "2024-01-02,2,3,4", "2024-01-03,3"),
          Refused(("could not read", "as CSV"))),
+    Case("one extra field in the first row", lines("date,x", "2024-01-01,1,7", "2024-01-02,2", "2024-01-03,3"),
+         Refused(("line 2 has more fields than the header's 2", "quoted"))),
     Case("mixed decimal marks", lines("date;a;b", "2024-01-01;1,5;1,234.5", "2024-01-02;2,5;2,345.5"),
          Refused(("mixes number formats", "--decimal"))),
     Case("mixed date orders", lines("date,x", "13/01/2021,1", "01/14/2021,2", "15/01/2021,3"),

@@ -24,7 +24,8 @@ SCRIPT = ROOT / "informer_lab.py"
 
 # What informer_lab.py and the data half of ui/data_model/page.py import before the page's first chart.
 COLD_PATH = ["analysis.data", "analysis.errors", "ui.nav", "ui.frames", "ui.state", "ui.settings", "ui.tables",
-             "ui.charts", "ui.widgets", "ui.deferred", "ui.data_model.charts", "ui.data_model.tables"]
+             "ui.charts", "ui.widgets", "ui.deferred", "ui.data_model.charts", "ui.data_model.tables",
+             "ui.data_model.source", "ui.data_model.data_view"]
 
 # Two runs of informer_lab.py in one fresh interpreter. The first is a fresh server's first run; the second stands in
 # for the rerun that the browser's ready report triggers (AppTest runs no JavaScript; any later run of the
@@ -61,11 +62,13 @@ def test_the_check_can_fail():
 
 def test_the_page_imports_the_model_half_only_after_its_chart():
     page = (ROOT / "ui" / "data_model" / "page.py").read_text()
-    chart = page.index('widgets.chart(charts.series_figure(')
+    chart = page.index("data_view.draw(")
+    assert "widgets.chart(charts.series_figure(" in (ROOT / "ui" / "data_model" / "data_view.py").read_text()
+    model_half = page.index("from ui.data_model import model_panel, training")
+    assert chart < page.index("deferred.model_stack_loaded()") < model_half
     for heavy in ("from ui import cache", "from ui.jobs import", "from analysis.training import",
                   "from analysis.workflow import"):
-        assert page.index(heavy) > chart, heavy
-    assert page.index("deferred.model_stack_loaded()") < page.index("from ui import cache")
+        assert heavy not in page[:model_half], heavy
     script = SCRIPT.read_text()
     assert script.index("page.run()") < script.index("from ui import sidebar")
 

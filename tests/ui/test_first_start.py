@@ -1,32 +1,33 @@
-"""First start: with no model in the runs directory the app trains the (quick) sample model itself."""
+"""First start: with no model in the runs directory the app installs the shipped sample model at once."""
 from __future__ import annotations
 
-import time
+import json
 
 from streamlit.testing.v1 import AppTest
 
 import ui.cache  # noqa: F401  the model stack loaded, as in a server past its first run (test_cold_path)
 from tests.ui.conftest import APP
 from tests.ui.helpers import MASK_PAGE, sidebar_text, table
+from ui import settings
 
 
-def test_first_start_trains_the_quick_sample_model(tmp_path, monkeypatch):
+def test_first_start_installs_the_shipped_sample_model_and_every_page_works(tmp_path, monkeypatch):
     runs = tmp_path / "empty-runs"
     monkeypatch.setenv("INFORMER_LAB_RUNS", str(runs))
-    monkeypatch.setenv("INFORMER_LAB_QUICK_TRAIN", "1")
     at = AppTest.from_file(str(APP), default_timeout=60).run()
     assert not at.exception
-    assert "First start" in sidebar_text(at) and "Model:** none yet" in sidebar_text(at)
+    assert "`sample` (runs/)" in sidebar_text(at) and "none yet" not in sidebar_text(at)
+    shipped = json.loads((settings.SAMPLE_CHECKPOINT / "manifest.json").read_text())
+    assert json.loads((runs / "sample" / "manifest.json").read_text()) == shipped
+    assert not [p for p in runs.iterdir() if p.name.startswith(".")]  # no leftovers of the copy
     at.switch_page(MASK_PAGE).run()
-    assert not at.exception
-    assert "No model yet" in at.info[0].value
-    assert "First start" in sidebar_text(at)  # a page that stops early keeps its sidebar
-    manifest = runs / "sample" / "manifest.json"
-    deadline = time.monotonic() + 180
-    while not manifest.is_file() and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert manifest.is_file(), "the first-start training did not write runs/sample"
-    at.run()
-    assert not at.exception
-    assert "`sample` (runs/)" in sidebar_text(at) and "First start" not in sidebar_text(at)
-    assert len(table(at)) == 12  # quick recipe: pred_len 12
+    assert not at.exception and len(table(at)) == 24  # the shipped recipe: pred_len 24
+
+
+def test_a_folder_of_the_users_own_named_sample_is_left_alone(tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    (runs / "sample").mkdir(parents=True)
+    (runs / "sample" / "notes.txt").write_text("mine")
+    monkeypatch.setenv("INFORMER_LAB_RUNS", str(runs))
+    assert settings.install_sample() is None
+    assert sorted(p.name for p in (runs / "sample").iterdir()) == ["notes.txt"]

@@ -1,7 +1,7 @@
 """The Ablation studies screen's background jobs: each study runs once per key, in a thread.
 
 A study's key is (study, model_key, data_key, split, mode, windows, seed, params). `study_job` is an
-`st.cache_resource` (like `ui.cache.sample_training`): a new key starts a `StudyJob`, a known key returns
+`st.cache_resource` (one per key and process): a new key starts a `StudyJob`, a known key returns
 the running or finished one, so every tab asking the same question shares one run and its result.
 Results are read-only: pages slice them, never write into them.
 

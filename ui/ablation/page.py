@@ -15,7 +15,7 @@ from ui import state, widgets
 from ui.ablation import jobs, tables
 from ui.ablation.tables import STUDIES
 from ui.cache import MEAN_WINDOWS, mean_contexts_for
-from ui.tables import safe_file_part
+from ui.tables import file_stem
 from ui.ablation.charts import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure,
                                 random_boxes, site_bars, sweep_heatmap)
 
@@ -52,7 +52,7 @@ scored = n if windows is None else min(windows, n)
 c[3].caption(f"**{scored:,} of {n:,}** {split} windows · {mode} ablation · seed {seed} · "
              f"{net.n_sites} sites × {net.config.n_heads} heads = {n_heads} heads")
 where = f"the {split} split ({scored:,} of {n:,} windows, standardised scale, seed {seed}, {mode} ablation)"
-stem = f"ablation-{safe_file_part(model.ref.name)}-{split}-{mode}-{scored}w-seed{seed}"
+stem = f"ablation-{file_stem(model.ref.name)}-{split}-{mode}-{scored}w-seed{seed}"
 
 
 SETTINGS = {  # a study's own settings (its `params`) in words

@@ -12,7 +12,7 @@ from analysis.errors import InformerLabError
 from ui import state, widgets
 from ui.attribution import cache, charts, tables as views
 from ui.cache import n_windows
-from ui.tables import safe_file_part
+from ui.tables import file_stem
 
 PARAMS_KEY = "at_params"
 LARGE_GAP = 0.01  # relative completeness gap above which the page explains the jumps
@@ -113,7 +113,7 @@ else:
                f"{result.relative_gap:.2%} (quadrature and max-pool kinks).")
 
 z, times = views.attribution_matrix(result.values, columns)
-stem = (f"attribution-{safe_file_part(model.ref.name)}-{result.split}-w{result.window}-s{result.step}-"
+stem = (f"attribution-{file_stem(model.ref.name)}-{result.split}-w{result.window}-s{result.step}-"
         f"{result.target_column}-{result.baseline_name}-n{result.n_steps}"
         f"{'-full' if params['attention'] == 'full' else ''}")
 widgets.chart(charts.attribution_heatmap(z, times, columns, f"Attribution to f(x) per input cell (red: raises "

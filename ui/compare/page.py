@@ -13,7 +13,7 @@ from analysis.training import TrainSettings
 from ui import state, widgets
 from ui.compare import cache, charts, tables as views
 from ui.cache import n_windows
-from ui.tables import safe_file_part
+from ui.tables import file_stem
 from ui.compare.twin import TwinJob
 from ui.widgets import csv_download
 
@@ -108,7 +108,7 @@ except (InformerLabError, ValueError) as err:
 # ------------------------------------------------------------------------------------------ results
 models = list(comparison.models)
 labels = {m: views.short_label(m) for m in models}
-stem = f"compare-{safe_file_part(model.ref.name)}-{comparison.split}-seed{seed}" + \
+stem = f"compare-{file_stem(model.ref.name)}-{comparison.split}-seed{seed}" + \
        ("-twin" if params["twin"] else "")
 n_windows = len(comparison.truth)
 st.header(f"{comparison.split} split: {n_windows:,} windows × {config.pred_len} steps × "

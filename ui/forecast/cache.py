@@ -5,7 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from analysis.checkpoint import Checkpoint
-from analysis.data import SeriesFrame
+from analysis.comparison import headline_errors
+from analysis.data import PreparedData, SeriesFrame
 from analysis.forecasting import forecast_future
 
 
@@ -13,3 +14,10 @@ from analysis.forecasting import forecast_future
 def future_forecast(model_key: str, data_key: str, seed: int, _checkpoint: Checkpoint,
                     _frame: SeriesFrame) -> pd.DataFrame:
     return forecast_future(_checkpoint, _frame, seed=seed)
+
+
+@st.cache_data(max_entries=32, show_spinner="Scoring the model and the naive forecasts on the test split…")
+def test_errors(model_key: str, data_key: str, seed: int, _checkpoint: Checkpoint,
+                _prepared: PreparedData) -> pd.DataFrame:
+    """MSE / MAE of the model, the last value and the seasonal naive forecast on every test window."""
+    return headline_errors(_checkpoint.model, _prepared, split="test", seed=seed)

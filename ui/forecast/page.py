@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from analysis.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
+from analysis.data import describe_frequency
 from analysis.errors import InformerLabError
 from ui import state, widgets
 from ui.forecast import cache, charts
-from ui.tables import safe_file_part
+from ui.tables import file_stem
 
 st.title("Forecast")
 
@@ -20,13 +22,14 @@ try:
     forecast = cache.future_forecast(model.key, data.key, seed, checkpoint, frame)
 except InformerLabError as err:
     st.error(f"{model.ref.name} cannot forecast {data.ref.name}: {err}")
+    state.way_out(data, model)
     state.stop_page()
 
 time_column = schema.datetime_column
 targets = list(schema.target_columns)
 st.caption(f"**{model.ref.name}** forecasts the {spec.pred_len} steps after the last row of **{data.ref.name}** "
            f"({frame.timestamps[-1]}), from its last seq_len = {spec.seq_len} rows: "
-           f"{forecast[time_column].iloc[0]} → {forecast[time_column].iloc[-1]}, every {frame.freq}. "
+           f"{forecast[time_column].iloc[0]} → {forecast[time_column].iloc[-1]}, {describe_frequency(frame.freq)}. "
            f"One forward pass of the generative decoder; original units; key-sample seed {seed}.")
 
 c = st.columns([1, 3])
@@ -36,7 +39,7 @@ history_len = c[1].slider("History shown (rows)", spec.seq_len // 4 if spec.seq_
                           min(frame.n_rows, 8 * spec.seq_len), min(frame.n_rows, spec.seq_len), key="fc_history",
                           persist_state="session", help=f"The model reads the last {spec.seq_len} rows.")
 history = frame.values[targets].iloc[-history_len:]
-stem = f"forecast-{safe_file_part(model.ref.name)}-{safe_file_part(data.ref.name)}"
+stem = f"forecast-{file_stem(model.ref.name)}-{file_stem(data.ref.name)}"
 widgets.chart(charts.future_figure(history, forecast, time_column, column,
                                    f"{column}: last {history_len} rows and the {spec.pred_len}-step forecast"),
               f"{stem}-{column}", "fc_chart")
@@ -45,6 +48,30 @@ st.subheader("Forecast table")
 widgets.table(forecast, stem, "fc_table", label="Download forecast (CSV)",
               column_config={c: st.column_config.NumberColumn(format="%.4f") for c in targets})
 
-# ------------------------------------------------------------------------------------------ comparison
-# Reserved for the comparison section (analysis/comparison.py, e.g. ProbSparse vs full attention on
-# this forecast). Draw it below this line; `model`, `data`, `checkpoint`, `forecast` and `seed` are ready.
+# ------------------------------------------------------------------------------------------ how good is it
+NAMES = {INFORMER: f"{model.ref.name}", LAST_VALUE: "last value (naive)", SEASONAL_NAIVE: "seasonal naive"}
+
+
+def test_error_section() -> None:
+    """The model's error on the test split next to the naive forecasts' (the bar a forecaster must clear)."""
+    prepared = state.require_prepared(model, data)
+    errors = cache.test_errors(model.key, data.key, seed, checkpoint, prepared)
+    st.subheader("Is it better than naive?")
+    ours = errors[errors["model"] == INFORMER].iloc[0]
+    cells = st.columns(len(errors))
+    for cell, row in zip(cells, errors.itertuples()):
+        relative = row.model != INFORMER and row.mse > 1e-12
+        delta = f"{(ours.mse - row.mse) / row.mse:+.0%} for the model" if relative else None
+        cell.metric(f"Test MSE · {NAMES.get(row.model, row.model)}", f"{row.mse:.4f}", delta=delta,
+                    delta_color="inverse", help=f"MAE {row.mae:.4f}; standardised; {row.windows:,} test windows. "
+                                                "The delta: the model's MSE relative to this one (negative: better).")
+    naive = errors[errors["model"] != INFORMER]
+    best = naive.loc[naive["mse"].idxmin()]
+    verdict = "beats" if ours.mse < best.mse else "does not beat"
+    st.caption(f"On the {int(ours.windows):,} windows of {data.ref.name}'s test split the model {verdict} the best "
+               f"naive forecast ({NAMES.get(best.model, best.model)}, MSE {best.mse:.4f}). Standardised with the "
+               "model's own scaler; key-sample seed {seed}. The Compare page adds intervals, the full-attention "
+               "counterfactual and a linear baseline.".replace("{seed}", str(seed)))
+
+
+test_error_section()

@@ -10,7 +10,7 @@ import streamlit as st
 from ui import state, widgets
 from ui.cache import MEAN_WINDOWS
 from ui.head_masking import cache, charts, tables
-from ui.tables import safe_file_part
+from ui.tables import file_stem
 
 st.title("Head masking")
 st.caption("A switched-off head is silenced on every row of its per-head context, after the ProbSparse lazy "
@@ -94,7 +94,7 @@ def result_section() -> None:
     m[2].metric("Max |masked − baseline|", f"{(rows['masked'] - rows['baseline']).abs().max():.4g}")
     m[3].metric("Steps made worse", f"{int((rows['error_change'] > 0).sum())} of {len(rows)}")
 
-    stem = f"head-mask-{safe_file_part(model.ref.name)}-{split}-w{window}-{column}"
+    stem = f"head-mask-{file_stem(model.ref.name)}-{split}-w{window}-{column}"
     widgets.chart(charts.masking_figure(result.history, rows, column, f"{column}: window {window}, forecast with "
                                         "and without the mask"), f"{stem}-forecast", "hm_forecast")
     if not off:

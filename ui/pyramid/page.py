@@ -14,7 +14,7 @@ from analysis.errors import InformerLabError
 from ui import attention_rows as attention_rows_view, state, widgets
 from ui.charts import stamps
 from ui.pyramid import cache, charts, tables as views
-from ui.tables import safe_file_part
+from ui.tables import file_stem
 from ui.widgets import clickable_chart, csv_download
 
 PICTURE_KEY = "py_picture"
@@ -40,7 +40,7 @@ except (InformerLabError, ValueError) as err:
 
 split_stamps = prepared.split(split).timestamps[window:window + config.seq_len]
 step_stamps = stamps(split_stamps)
-stem = f"pyramid-{safe_file_part(model.ref.name)}-{split}-w{window}"
+stem = f"pyramid-{file_stem(model.ref.name)}-{split}-w{window}"
 stacked = len(config.e_layers) > 1
 encoder = f"stack {','.join(map(str, config.e_layers))}" if stacked else f"{config.e_layers[0]} layers"
 st.caption(f"Window {window} of the {split} split: encoder input {split_stamps[0]} → {split_stamps[-1]} "

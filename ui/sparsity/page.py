@@ -14,7 +14,7 @@ from analysis.errors import InformerLabError
 from ui import attention_rows as attention_rows_view, state, widgets
 from ui.charts import stamps
 from ui.sparsity import cache, charts, tables as views
-from ui.tables import safe_file_part
+from ui.tables import file_stem
 from ui.widgets import clickable_chart, csv_download
 
 GRID_KEY = "sp_grid"
@@ -66,7 +66,7 @@ def _pick_from_grid() -> None:
         st.session_state[SITE_KEY], st.session_state[HEAD_KEY] = names[picked[0]], picked[1]
 
 
-stem = f"sparsity-{safe_file_part(model.ref.name)}-{split}-w{window}-seed{seed}"
+stem = f"sparsity-{file_stem(model.ref.name)}-{split}-w{window}-seed{seed}"
 
 
 # ------------------------------------------------------------------------------------------ detail tabs

@@ -1,0 +1,134 @@
+"""Where the data comes from: the bundled sample or an upload, how it is read, and the repair of a refused file.
+
+A file that cannot be used as it is stays refused, with its message and, where a repair would fix it, buttons
+that repair it (time interpolation or carrying values forward); until then the page's Train form is off, so the
+previous data is never trained by mistake. Torch-free: this half of the page draws before torch loads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from analysis.data import ReadOptions
+from analysis.errors import InformerLabError
+from ui import frames, state
+
+SOURCES = ("Bundled sample", "Upload a CSV")
+FAILED_KEY = "csv_upload_failed"  # the Refusal of the last file the uploader held
+REPAIRS = {"none": "none (refuse)", "interpolate": "interpolate in time", "ffill": "carry the last value forward"}
+DAYFIRST = {"auto": None, "day first": True, "month first": False}
+DECIMAL = {"auto": None, ". (1,234.5)": ".", ", (1.234,5)": ","}
+BIG_FILE = 4 << 20  # bytes: a read this big shows a progress bar
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An upload that could not be used: which file and options, why, and whether a repair would fix it."""
+
+    ref: state.DataRef
+    message: str
+    repairable: bool
+
+
+def refused() -> Refusal | None:
+    """The refusal of the file the uploader holds now, if it was refused (the Train form is off meanwhile)."""
+    failed = st.session_state.get(FAILED_KEY)
+    if failed is None or st.session_state.get("data_source") != SOURCES[1]:
+        return None
+    return failed
+
+
+def _options() -> ReadOptions:
+    return ReadOptions(datetime_column=(st.session_state.get("datetime_column") or "").strip() or None,
+                       repair=st.session_state.get("read_repair", "none"),
+                       freq=(st.session_state.get("read_freq") or "").strip() or None,
+                       dayfirst=DAYFIRST[st.session_state.get("read_dayfirst", "auto")],
+                       decimal=DECIMAL[st.session_state.get("read_decimal", "auto")])
+
+
+def _reading_options() -> None:
+    with st.expander("How to read the file", expanded=st.session_state.get("read_repair", "none") != "none"):
+        c = st.columns([1.2, 1.6, 1, 1.2, 1.2])
+        c[0].text_input("Datetime column", key="datetime_column", persist_state="session", placeholder="detect",
+                        help="Leave empty to find it by its content (any column that holds dates or times).")
+        c[1].selectbox("Repair", list(REPAIRS), key="read_repair", format_func=REPAIRS.get, persist_state="session",
+                       help="Gaps, repeated or unsorted timestamps and missing cells: refuse them, or regularise "
+                            "the series to its step and fill the missing cells. Every change is listed.")
+        c[2].text_input("Step", key="read_freq", persist_state="session", placeholder="inferred",
+                        help="The grid a repair regularises to, as a pandas alias: h, 15min, D, W-SUN, MS, …")
+        c[3].selectbox("Dates", list(DAYFIRST), key="read_dayfirst", persist_state="session",
+                       help="Whether 01/02/2021 is 1 February (day first) or 2 January (month first); auto decides "
+                            "from the whole column.")
+        c[4].selectbox("Decimal mark", list(DECIMAL), key="read_decimal", persist_state="session")
+
+
+def _repair_with(fill: str) -> None:
+    st.session_state["read_repair"] = fill
+
+
+def _back_to_sample() -> None:
+    st.session_state["data_source"] = SOURCES[0]
+    st.session_state.pop(FAILED_KEY, None)
+
+
+def _show_refusal(failure: Refusal) -> None:
+    st.error(failure.message, icon=":material/block:")
+    c = st.columns([1.3, 1.5, 1.2, 3], vertical_alignment="center")
+    if failure.repairable:
+        c[0].button("Repair: interpolate", key="repair_interpolate", on_click=_repair_with, args=("interpolate",),
+                    type="primary", icon=":material/build:")
+        c[1].button("Repair: carry values forward", key="repair_ffill", on_click=_repair_with, args=("ffill",))
+    c[2].button("Back to the sample", key="back_to_sample", on_click=_back_to_sample)
+    c[3].caption("Training is off until this file is repaired, another file is uploaded or the sample is chosen "
+                 "again. " + ("A repair lists every change it makes." if failure.repairable else
+                              "Fix the file, or settle the reading under *How to read the file*."))
+
+
+def _read(candidate: state.DataRef, raw: bytes) -> None:
+    """Read a new file (or the same file with new options); use it, or remember why it was refused."""
+    bar = st.progress(0.0, text=f"Reading {candidate.name}…") if len(raw) > BIG_FILE else None
+
+    def progress(fraction: float, what: str) -> None:
+        if bar is not None:
+            bar.progress(min(1.0, fraction), text=f"{what[:1].upper()}{what[1:]}… {fraction:.0%}")
+    try:
+        frames.frame_from_bytes(candidate.digest, raw, candidate.name, candidate.options, progress)
+    except InformerLabError as err:
+        st.session_state[FAILED_KEY] = Refusal(candidate, f"{candidate.name}: {err}", getattr(err, "repairable", False))
+    else:
+        st.session_state.pop(FAILED_KEY, None)
+        state.set_data(candidate, raw)
+        st.rerun()
+    finally:
+        if bar is not None:
+            bar.empty()
+
+
+def draw() -> Refusal | None:
+    """The data source controls. Returns the refusal of the uploaded file, when it was refused."""
+    source = st.radio("Data source", SOURCES, key="data_source", horizontal=True, persist_state="session",
+                      index=0 if state.data_ref().source == "sample" else 1)
+    if source == SOURCES[0]:
+        if state.data_ref().source != "sample":
+            state.set_data(state.sample_data_ref())
+            st.rerun()
+        return None
+    upload = st.file_uploader("CSV file (a column of timestamps and numeric columns)", type=["csv", "txt", "tsv"],
+                              key="csv_upload")
+    _reading_options()
+    if upload is None:
+        st.session_state.pop(FAILED_KEY, None)
+        if state.data_ref().source == "sample":
+            st.info("Upload a CSV to use it; the bundled sample stays active until then.")
+        return None
+    raw = upload.getvalue()
+    candidate = state.DataRef("upload", upload.name, frames.digest(raw), _options())
+    failed: Refusal | None = st.session_state.get(FAILED_KEY)
+    if candidate != state.data_ref() and (failed is None or failed.ref != candidate):
+        _read(candidate, raw)
+    failure = refused()
+    if failure is not None and failure.ref == candidate:
+        _show_refusal(failure)
+        return failure
+    return None

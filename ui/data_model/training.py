@@ -1,0 +1,182 @@
+"""Training a new model on the active data, in a background job: the form (which names its data), the guard that
+says when the chosen sizes leave too few windows (and proposes sizes that fit), the live progress and loss."""
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis.data import DataSpec, describe_frequency, ett_steps_per_hour, suggest_sizes, window_budget
+from analysis.errors import InformerLabError
+from analysis.training import TrainSettings
+from analysis.workflow import ModelSize
+from ui import settings, sidebar, state, widgets
+from ui.data_model import charts, tables
+from ui.data_model.source import Refusal
+from ui.jobs import TrainJob, check_training_inputs
+
+LEARNING_RATES = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5]
+
+
+def _use_sizes(spec: DataSpec) -> None:
+    st.session_state["train_seq"], st.session_state["train_label"] = spec.seq_len, spec.label_len
+    st.session_state["train_pred"] = spec.pred_len
+
+
+def _guard(frame, spec: DataSpec, batch_size: int) -> bool:
+    """True when the sizes leave enough windows; else a warning naming the counts and a button for sizes that do."""
+    ett = ett_steps_per_hour(frame)
+    budget = window_budget(frame.n_rows, spec, batch_size, ett_steps_per_hour=ett)
+    if budget.ok:
+        return True
+    proposal = suggest_sizes(frame.n_rows, spec, batch_size, ett_steps_per_hour=ett)
+    counts = ", ".join(f"{name} {n:,}" for name, n in budget.windows.items())
+    text = (f"**Not started: {budget.problems[0]}.** Windows of seq_len {spec.seq_len} + pred_len {spec.pred_len} "
+            f"in {frame.n_rows:,} rows: {counts}.")
+    if proposal is None:
+        st.warning(text + " Even the shortest windows do not fit: use a longer file.", icon=":material/warning:")
+        return False
+    proposed = window_budget(frame.n_rows, proposal, batch_size, ett_steps_per_hour=ett)
+    st.warning(text + f" Sizes that fit: seq_len {proposal.seq_len}, label_len {proposal.label_len}, pred_len "
+               f"{proposal.pred_len} ({proposed.windows['train']:,} train windows, {proposed.steps_per_epoch} steps "
+               "an epoch).", icon=":material/warning:")
+    st.button(f"Use seq_len {proposal.seq_len} · label_len {proposal.label_len} · pred_len {proposal.pred_len}",
+              key="use_proposal", on_click=_use_sizes, args=(proposal,), icon=":material/auto_fix_high:")
+    return False
+
+
+def _run_name(name: str, target: str, spec: DataSpec) -> str:
+    runs = settings.runs_dir()
+    if name.strip():
+        run_name = tables.check_run_name(name)
+        if (runs / run_name).exists():
+            raise InformerLabError(f"a run named {run_name!r} already exists in {runs}; choose another name")
+        return run_name
+    base = tables.default_run_name(target, spec.features, spec.seq_len, spec.label_len, spec.pred_len, "").rstrip("-")
+    run_name, n = base, 2
+    while (runs / run_name).exists():
+        run_name, n = f"{base}-{n}", n + 1
+    return run_name
+
+
+def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None:
+    frame = data.frame
+    columns = list(frame.columns)
+    repaired = f", repaired ({len(frame.repairs.changes):,} changes)" if not frame.repairs.empty else ""
+    off = refusal is not None
+    with st.form("train_form", border=True):
+        st.markdown(f"Train on **{frame.name}**: {frame.n_rows:,} rows, {describe_frequency(frame.freq)}, "
+                    f"{len(columns):,} numeric columns{repaired}.")
+        if off:
+            st.caption(f"Off: the upload of **{refusal.ref.name}** was refused (above). Repair it, upload another "
+                       f"file or go back to the sample; {frame.name} is not trained by mistake.")
+        c = st.columns(4)
+        target = c[0].selectbox("Target column", columns, index=len(columns) - 1, key="train_target",
+                                persist_state="session")
+        features = c[1].radio("Features", ["M", "S", "MS"], horizontal=True, key="train_features",
+                              persist_state="session", help="M: all columns in, all out · S: target in, target "
+                              "out · MS: all in, target out")
+        attention = c[2].radio("Self-attention", ["prob", "full"], horizontal=True, key="train_attention",
+                               persist_state="session", help="ProbSparse or full attention in the encoder and the "
+                               "decoder self-attention; cross-attention stays full (as in the paper).")
+        name = c[3].text_input("Run name", key="train_name", persist_state="session",
+                               placeholder="automatic", help="A new folder under the runs directory.")
+        c = st.columns(4)
+        seq_len = c[0].number_input("seq_len (encoder window)", 2, 4096, 96, key="train_seq", persist_state="session")
+        label_len = c[1].number_input("label_len (decoder start)", 1, 4096, 48, key="train_label",
+                                      persist_state="session")
+        pred_len = c[2].number_input("pred_len (horizon)", 1, 2048, 24, key="train_pred", persist_state="session")
+        factor = c[3].number_input("factor c (u = c·⌈ln L⌉)", 1, 50, 5, key="train_factor", persist_state="session")
+        c = st.columns(5)
+        d_model = c[0].number_input("d_model", 4, 2048, 64, step=4, key="train_d_model", persist_state="session")
+        n_heads = c[1].number_input("heads", 1, 64, 4, key="train_heads", persist_state="session")
+        e_layers = c[2].text_input("encoder layers", "2", key="train_e_layers", persist_state="session",
+                                   help="2 = one encoder of 2 layers; 3,2,1 = the InformerStack pyramid")
+        d_layers = c[3].number_input("decoder layers", 1, 8, 1, key="train_d_layers", persist_state="session")
+        d_ff = c[4].number_input("d_ff", 4, 8192, 128, step=4, key="train_d_ff", persist_state="session")
+        c = st.columns(5)
+        epochs = c[0].number_input("epochs", 1, 100, 2, key="train_epochs", persist_state="session")
+        max_steps = c[1].number_input("max steps per epoch (0: all)", 0, 100000, 100, key="train_max_steps",
+                                      persist_state="session")
+        batch_size = c[2].number_input("batch size", 1, 1024, 32, key="train_batch", persist_state="session")
+        learning_rate = c[3].selectbox("learning rate", LEARNING_RATES, index=LEARNING_RATES.index(1e-3),
+                                       format_func=lambda v: f"{v:g}", key="train_lr", persist_state="session",
+                                       help="Halved after every epoch. The paper uses 1e-4 over full epochs; "
+                                            "1e-3 suits short runs.")
+        train_seed = c[4].number_input("seed", 0, 2**31 - 1, 0, key="train_seed", persist_state="session")
+        submitted = st.form_submit_button("Train", type="primary", disabled=running or off)
+
+    if not submitted or running or off:
+        return
+    try:
+        spec = DataSpec(target=target, features=features, seq_len=int(seq_len), label_len=int(label_len),
+                        pred_len=int(pred_len))
+        size = ModelSize(d_model=int(d_model), n_heads=int(n_heads), e_layers=tables.parse_e_layers(e_layers),
+                         d_layers=int(d_layers), d_ff=int(d_ff), factor=int(factor),
+                         encoder_attention=attention, decoder_attention=attention)
+        train_settings = TrainSettings(epochs=int(epochs), batch_size=int(batch_size),
+                                       learning_rate=float(learning_rate), seed=int(train_seed),
+                                       max_steps_per_epoch=int(max_steps) or None)
+        if not _guard(frame, spec, int(batch_size)):
+            return
+        run_name = _run_name(name, target, spec)
+        check_training_inputs(frame, spec, size)
+    except (InformerLabError, ValueError) as err:
+        st.error(str(err))
+    else:
+        st.session_state[state.JOB_KEY] = TrainJob(run_name, settings.runs_dir() / run_name, frame, spec, size,
+                                                   train_settings).start()
+        st.rerun()
+
+
+def _draw_result(view) -> None:
+    if view.finished and view.summary:
+        test = view.summary.get("test") or {}
+        st.success(f"Saved to `{view.out}` · {view.summary['epochs']} epoch(s), {view.summary['stopped']} · "
+                   f"device {view.summary['device']} · test MSE {test.get('mse', float('nan')):.4f}, "
+                   f"MAE {test.get('mae', float('nan')):.4f} (standardised). It is now the active model.")
+
+
+def _draw_loss(view) -> None:
+    steps, epochs = tables.loss_curves(view.reports)
+    if len(steps):
+        widgets.chart(charts.loss_figure(steps, epochs), f"{view.name}-loss", "loss")
+    if view.finished and len(epochs):
+        with st.expander("Loss per epoch"):
+            widgets.table(epochs, f"{view.name}-epochs", "epochs")
+
+
+# While a run trains, two pollers: the progress every second, the loss chart (heavier to draw in the
+# browser, and the training thread shares the CPU with it) every three seconds.
+@st.fragment(run_every=1.0)
+def _live_progress() -> None:
+    job: TrainJob = st.session_state[state.JOB_KEY]
+    if st.button("Stop", key="stop_training", icon=":material/stop:", disabled=job.view().stop_requested,
+                 help="Stop after the current step; the best weights so far are kept and saved."):
+        job.stop()
+    widgets.job_progress(job.view())
+    if job.view().finished:
+        sidebar.adopt(job)
+        st.rerun()
+
+
+@st.fragment(run_every=3.0)
+def _live_loss() -> None:
+    _draw_loss(st.session_state[state.JOB_KEY].view())
+
+
+def draw(data: state.ActiveData | None, refusal: Refusal | None) -> None:
+    job: TrainJob | None = st.session_state.get(state.JOB_KEY)
+    running = job is not None and not job.view().finished
+    if data is None:
+        st.info("Choose usable data above to train a model on it.")
+    else:
+        form(data, refusal, running)
+    if job is not None:
+        st.subheader(f"Run `{job.name}`")
+        if running:
+            _live_progress()
+            _live_loss()
+        else:
+            view = job.view()
+            widgets.job_progress(view)
+            _draw_loss(view)
+            _draw_result(view)
