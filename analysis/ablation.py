@@ -74,7 +74,19 @@ def head_sweep(model: Informer, prepared: PreparedData, split: str = "test", *, 
     evaluation = evaluate_masks(model, prepared, split, gates, mode=mode, means=means, seed=seed,
                                 batch_size=batch_size, max_windows=max_windows, max_rows=max_rows)
     meta = [{**_site_columns(model, None), "head": -1}] + [{**_site_columns(model, s), "head": h} for s, h in heads]
-    return HeadSweep(metric_rows(evaluation, meta), per_step_rows(evaluation, meta))
+    return HeadSweep(metric_rows(evaluation, meta, seed=seed), per_step_rows(evaluation, meta))
+
+
+REMOVABLE = 0.05  # a head is removable alone when even the upper bound of its ΔMSE is under 5 % of the baseline
+
+
+def removable_heads(table: pd.DataFrame, threshold: float = REMOVABLE) -> pd.DataFrame:
+    """The rows of a single-head sweep (its baseline row first) whose removal costs less than `threshold` × the
+    baseline MSE **with the interval accounted for**: the upper bound `delta_mse_hi` is under it, not just the
+    point estimate."""
+    baseline = float(table["mse"].iloc[0])
+    heads = table[table["site"] != BASELINE]
+    return heads[heads["delta_mse_hi"] < threshold * baseline]
 
 
 def single_head_sweep(model: Informer, prepared: PreparedData, split: str = "test", *, mode: AblationMode = "zero",
@@ -107,7 +119,7 @@ def leave_one_in(model: Informer, prepared: PreparedData, split: str = "test", *
     evaluation = evaluate_masks(model, prepared, split, gates, mode=mode, means=means, seed=seed,
                                 batch_size=batch_size, max_windows=max_windows)
     meta = [{**_site_columns(model, None), "head": -1}] + [{**_site_columns(model, s), "head": h} for s, h in pairs]
-    return metric_rows(evaluation, meta)
+    return metric_rows(evaluation, meta, seed=seed)
 
 
 def layer_masking(model: Informer, prepared: PreparedData, split: str = "test", *, mode: AblationMode = "zero",
@@ -121,7 +133,7 @@ def layer_masking(model: Informer, prepared: PreparedData, split: str = "test", 
                                 batch_size=batch_size, max_windows=max_windows)
     meta = [{**_site_columns(model, None), "head": -1, "n_masked": 0}] + \
            [{**_site_columns(model, s), "head": -1, "n_masked": H} for s in range(model.n_sites)]
-    return metric_rows(evaluation, meta)
+    return metric_rows(evaluation, meta, seed=seed)
 
 
 def n_to_mask(fraction: float, n_heads_total: int) -> int:
@@ -151,8 +163,9 @@ def random_masking(model: Informer, prepared: PreparedData, split: str = "test",
 
     seed draws the head sets (`random_head_sets`); eval_seed is the key-sample seed shared by every
     evaluation, so each draw is compared with the baseline on the same samples.
-    Rows: repeat (0-based), n_masked, mse, mae, mse_original, mae_original, delta_mse, delta_mae,
-    delta_mse_original, delta_mae_original, masked_heads ('site:head;…').
+    Rows: repeat (0-based), n_masked, mse (with mse_lo, mse_hi), mae, mse_original, mae_original, delta_mse,
+    delta_mae (each with _lo, _hi: the paired block-bootstrap interval over windows), delta_mse_original,
+    delta_mae_original, masked_heads ('site:head;…').
     """
     sets = random_head_sets(model, fraction, repeats, seed)
     gates = gates_with_sets_off(model, [[]] + sets)
@@ -160,9 +173,10 @@ def random_masking(model: Informer, prepared: PreparedData, split: str = "test",
                                 batch_size=batch_size, max_windows=max_windows)
     meta = [{"repeat": -1, "n_masked": 0, "masked_heads": ""}] + \
            [{"repeat": r, "n_masked": len(s), "masked_heads": heads_label(model, s)} for r, s in enumerate(sets)]
-    table = metric_rows(evaluation, meta).iloc[1:].reset_index(drop=True)
-    columns = ["repeat", "n_masked", "mse", "mae", "mse_original", "mae_original", "delta_mse", "delta_mae",
-               "delta_mse_original", "delta_mae_original", "masked_heads"]
+    table = metric_rows(evaluation, meta, seed=eval_seed).iloc[1:].reset_index(drop=True)
+    columns = ["repeat", "n_masked", "mse", "mse_lo", "mse_hi", "mae", "mse_original", "mae_original", "delta_mse",
+               "delta_mse_lo", "delta_mse_hi", "delta_mae", "delta_mae_lo", "delta_mae_hi", "delta_mse_original",
+               "delta_mae_original", "masked_heads"]
     return table[columns]
 
 
@@ -251,6 +265,6 @@ def pruning_curve(model: Informer, prepared: PreparedData, *, step_fraction: flo
     return pd.DataFrame(rows)
 
 
-__all__ = ["HeadSweep", "head_sweep", "layer_masking", "leave_one_in", "n_to_mask", "pruning_curve",
+__all__ = ["REMOVABLE", "removable_heads", "HeadSweep", "head_sweep", "layer_masking", "leave_one_in", "n_to_mask", "pruning_curve",
            "random_head_sets", "random_masking", "random_masking_summary", "single_head_sweep",
            "single_head_sweep_per_step"]

@@ -29,11 +29,12 @@ from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
-from numpy.lib.stride_tricks import sliding_window_view
 
 from model import Informer, InformerConfig
 
+from .baselines import fit_linear_baseline, last_value_forecast, seasonal_naive_forecast, split_histories
 from .data import PreparedData, seasonal_period
+from .intervals import block_length, mean_intervals
 from .windows import WindowDataset
 from .training import TrainProgress, TrainSettings, predict, train
 
@@ -48,125 +49,6 @@ LINEAR = "linear"
 
 
 # ---------------------------------------------------------------------------------------------
-# Naive baselines: [N, seq_len, c_out] known target history → [N, pred_len, c_out]
-# ---------------------------------------------------------------------------------------------
-
-def last_value_forecast(history: np.ndarray, pred_len: int) -> np.ndarray:
-    """[N, seq_len, C] → [N, pred_len, C]: the last known value, repeated."""
-    return np.repeat(history[:, -1:, :], pred_len, axis=1)
-
-
-def seasonal_naive_forecast(history: np.ndarray, pred_len: int, period: int) -> np.ndarray:
-    """[N, seq_len, C] → [N, pred_len, C]: step h (1-based) takes the value at T + h − k·period, with
-    k = ⌈h / period⌉ the fewest whole seasons that reach back into the window (T = its last position).
-    Needs period ≤ seq_len."""
-    seq_len = history.shape[1]
-    if not 1 <= period <= seq_len:
-        raise ValueError(f"seasonal period {period} must be in 1 … seq_len = {seq_len}")
-    h = np.arange(1, pred_len + 1)
-    k = -(-h // period)  # ⌈h / period⌉
-    index = seq_len - 1 + h - k * period  # in [seq_len − period, seq_len − 1]
-    return history[:, index, :]
-
-
-# ---------------------------------------------------------------------------------------------
-# The DLinear-style baseline
-# ---------------------------------------------------------------------------------------------
-
-def moving_average(x: np.ndarray, kernel: int) -> np.ndarray:
-    """Trend of [..., L] series: a centred moving average of odd width `kernel`, the ends padded by
-    repeating the first and last values (as DLinear's `moving_avg`). Same shape as x."""
-    if kernel < 1 or kernel % 2 == 0:
-        raise ValueError(f"moving-average kernel must be an odd number ≥ 1, got {kernel}")
-    pad = (kernel - 1) // 2
-    padded = np.concatenate([np.repeat(x[..., :1], pad, axis=-1), x, np.repeat(x[..., -1:], pad, axis=-1)], axis=-1)
-    csum = np.concatenate([np.zeros(x.shape[:-1] + (1,)), np.cumsum(padded, axis=-1)], axis=-1)
-    return (csum[..., kernel:] - csum[..., :-kernel]) / kernel  # [..., L]
-
-
-def _decompose(x: np.ndarray, kernel: int) -> np.ndarray:
-    """[N, L] windows → [N, 2L] features: (seasonal = x − trend, trend)."""
-    trend = moving_average(x, kernel)
-    return np.concatenate([x - trend, trend], axis=-1)
-
-
-@dataclass(frozen=True, eq=False)
-class LinearBaseline:
-    """Per target column j: forecast = W_s[j] · seasonal + W_t[j] · trend + bias[j], each W [pred_len, seq_len].
-
-    seasonal_weights, trend_weights: [c_out, pred_len, seq_len]; bias: [c_out, pred_len]; standardised scale.
-
-    Note: trend and seasonal are both linear in the window, so the fitted map is a linear map of the
-    window; the split changes the fit only through the ridge penalty (and, in DLinear, through SGD).
-    """
-
-    seasonal_weights: np.ndarray
-    trend_weights: np.ndarray
-    bias: np.ndarray
-    kernel: int
-    ridge: float
-    train_windows: int
-
-    def predict(self, history: np.ndarray) -> np.ndarray:
-        """[N, seq_len, c_out] target history → [N, pred_len, c_out]."""
-        c_out, pred_len, seq_len = self.seasonal_weights.shape
-        if history.ndim != 3 or history.shape[1:] != (seq_len, c_out):
-            raise ValueError(f"history has shape {list(history.shape)}, expected [N, {seq_len}, {c_out}]")
-        out = np.empty((history.shape[0], pred_len, c_out))
-        for j in range(c_out):
-            x = history[:, :, j].astype(np.float64)  # [N, L]
-            trend = moving_average(x, self.kernel)
-            out[:, :, j] = (x - trend) @ self.seasonal_weights[j].T + trend @ self.trend_weights[j].T + self.bias[j]
-        return out
-
-
-def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: float = 1e-6,
-                        chunk: int = 4096) -> LinearBaseline:
-    """Least squares with a small ridge on the train split's windows, per target column, in float64.
-
-    The features [seasonal, trend] and the targets are centred (the intercept is not penalised); the
-    ridge is `ridge` × the mean feature variance, so it is scale-free. The [2L, 2L] normal equations are
-    accumulated `chunk` windows at a time, so memory does not grow with the split. No randomness.
-    """
-    spec = prepared.spec
-    seq_len, pred_len, c_out = spec.seq_len, spec.pred_len, prepared.c_out
-    values = np.asarray(prepared.train.values, dtype=np.float64)[:, -c_out:]  # [N_rows, c_out]
-    n = len(values) - seq_len - pred_len + 1
-    if n < 1:
-        raise ValueError(f"the train split has {len(values)} rows: no window of seq_len + pred_len = "
-                         f"{seq_len + pred_len} to fit the linear baseline on")
-    p = 2 * seq_len
-    seasonal = np.empty((c_out, pred_len, seq_len))
-    trend = np.empty((c_out, pred_len, seq_len))
-    bias = np.empty((c_out, pred_len))
-    for j in range(c_out):
-        s = values[:, j]
-        X_all = sliding_window_view(s, seq_len)[:n]  # [n, L] view
-        Y_all = sliding_window_view(s[seq_len:], pred_len)[:n]  # [n, P] view
-
-        def chunks():
-            for start in range(0, n, chunk):
-                yield _decompose(X_all[start:start + chunk], kernel), Y_all[start:start + chunk]
-
-        mu_x, mu_y = np.zeros(p), np.zeros(pred_len)
-        for phi, y in chunks():
-            mu_x += phi.sum(axis=0)
-            mu_y += y.sum(axis=0)
-        mu_x, mu_y = mu_x / n, mu_y / n
-        gram, cross = np.zeros((p, p)), np.zeros((p, pred_len))
-        for phi, y in chunks():
-            phi_c, y_c = phi - mu_x, y - mu_y
-            gram += phi_c.T @ phi_c
-            cross += phi_c.T @ y_c
-        scale = np.trace(gram) / p
-        lam = ridge * (scale if scale > 0 else 1.0)
-        W = np.linalg.solve(gram + lam * np.eye(p), cross)  # [2L, P]
-        seasonal[j], trend[j] = W[:seq_len].T, W[seq_len:].T
-        bias[j] = mu_y - mu_x @ W
-    return LinearBaseline(seasonal, trend, bias, kernel, ridge, n)
-
-
-# ---------------------------------------------------------------------------------------------
 # The comparison
 # ---------------------------------------------------------------------------------------------
 
@@ -174,7 +56,8 @@ def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: floa
 class Comparison:
     """Forecasts of several models on one split's windows and their errors.
 
-    metrics:   one row per (model, scale): model, scale ("standardised" | "original"), mse, mae, windows
+    metrics:   one row per (model, scale): model, scale ("standardised" | "original"), mse, mae with 95 % intervals
+               (`_lo`, `_hi`), delta_mse against informer with its paired interval, windows (`error_table`)
     per_step:  one row per (model, horizon step 1 … pred_len): mse, mae (standardised), mse_original, mae_original
     epsilon:   ‖Y_prob − Y_full‖_F / ‖Y_full‖_F, informer vs its full-attention counterfactual (standardised)
     forecasts: model name → [N, pred_len, c_out] standardised forecasts (read-only arrays)
@@ -197,14 +80,6 @@ class Comparison:
     @property
     def models(self) -> tuple[str, ...]:
         return tuple(self.forecasts)
-
-
-def split_histories(prepared: PreparedData, split: str) -> np.ndarray:
-    """[N, seq_len, c_out] the known target history of every window of a split (window i starts at row i)."""
-    spec = prepared.spec
-    n = len(WindowDataset(prepared, split))
-    values = np.asarray(prepared.split(split).values)[:, -prepared.c_out:]  # [N_rows, c_out]
-    return sliding_window_view(values, spec.seq_len, axis=0)[:n].transpose(0, 2, 1)  # [n, L, c_out]
 
 
 def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, full_model: Informer | None = None,
@@ -250,16 +125,13 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
 
     truth = np.asarray(truth, dtype=np.float64)
     targets = tuple(prepared.target_columns)
+    metrics = error_table(forecasts, truth, prepared, seed=seed)
     truth_orig = prepared.scaler.inverse_transform(truth, targets)
-    metric_rows, step_rows = [], []
+    step_rows = []
     for name, forecast in forecasts.items():
         forecast = np.asarray(forecast, dtype=np.float64)
         err = forecast - truth  # [N, P, C]
         err_orig = prepared.scaler.inverse_transform(forecast, targets) - truth_orig
-        metric_rows.append({"model": name, "scale": "standardised", "mse": float(np.mean(err ** 2)),
-                            "mae": float(np.mean(np.abs(err))), "windows": len(err)})
-        metric_rows.append({"model": name, "scale": "original", "mse": float(np.mean(err_orig ** 2)),
-                            "mae": float(np.mean(np.abs(err_orig))), "windows": len(err)})
         step_mse, step_mae = np.mean(err ** 2, axis=(0, 2)), np.mean(np.abs(err), axis=(0, 2))
         step_mse_o, step_mae_o = np.mean(err_orig ** 2, axis=(0, 2)), np.mean(np.abs(err_orig), axis=(0, 2))
         for h in range(spec.pred_len):
@@ -278,26 +150,56 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
         frozen[name] = array
     truth.setflags(write=False)
     log.info("compared %d models on %d %s windows; epsilon %.4g", len(frozen), len(truth), split, epsilon)
-    return Comparison(metrics=pd.DataFrame(metric_rows), per_step=pd.DataFrame(step_rows), epsilon=epsilon,
+    return Comparison(metrics=metrics, per_step=pd.DataFrame(step_rows), epsilon=epsilon,
                       forecasts=MappingProxyType(frozen), truth=truth, target_columns=targets, split=split,
                       seasonal_period=used, notes=tuple(notes), seed=seed)
 
 
+def error_table(forecasts: Mapping[str, np.ndarray], truth: np.ndarray, prepared: PreparedData, *,
+                seed: int = 0) -> pd.DataFrame:
+    """One row per (model, scale): model, scale ("standardised" | "original"), mse, mse_lo, mse_hi, mae, mae_lo,
+    mae_hi, delta_mse (model − informer) with delta_mse_lo / delta_mse_hi, windows.
+
+    forecasts: name → [N, pred_len, c_out] standardised, the first the reference for delta_mse; truth likewise.
+    Intervals: 95 %, the paired moving-block bootstrap over windows (analysis.intervals; blocks of seq_len +
+    pred_len windows, every model resampled on the same windows), seeded with `seed`.
+    """
+    targets = tuple(prepared.target_columns)
+    truth = np.asarray(truth, dtype=np.float64)
+    names = list(forecasts)
+    block = block_length(prepared.spec.seq_len, prepared.spec.pred_len, len(truth))
+    rows = []
+    for scale in ("standardised", "original"):
+        def err(f):
+            f = np.asarray(f, dtype=np.float64)
+            return f - truth if scale == "standardised" else \
+                prepared.scaler.inverse_transform(f, targets) - prepared.scaler.inverse_transform(truth, targets)
+        errors = [err(forecasts[n]) for n in names]
+        sq = np.stack([(e ** 2).mean(axis=(1, 2)) for e in errors], axis=1)  # [N, models]
+        ab = np.stack([np.abs(e).mean(axis=(1, 2)) for e in errors], axis=1)
+        values = np.concatenate([sq, ab, sq - sq[:, :1]], axis=1)
+        est, lo, hi = mean_intervals(values, block=block, seed=seed)
+        k = len(names)
+        for i, name in enumerate(names):
+            rows.append({"model": name, "scale": scale, "mse": est[i], "mse_lo": lo[i], "mse_hi": hi[i],
+                         "mae": est[k + i], "mae_lo": lo[k + i], "mae_hi": hi[k + i], "delta_mse": est[2 * k + i],
+                         "delta_mse_lo": lo[2 * k + i], "delta_mse_hi": hi[2 * k + i], "windows": len(truth)})
+    return pd.DataFrame(rows)
+
+
 def headline_errors(model: Informer, prepared: PreparedData, *, split: str = "test", seed: int = 0,
                     batch_size: int = 64) -> pd.DataFrame:
-    """MSE and MAE (standardised) on every window of a split: the model, the last value, and the seasonal naive
-    forecast when the data has a season that fits the window. One row each: model, mse, mae, windows.
-    (The whole comparison, with the counterfactual and the linear baseline, is `compare_forecasts`.)"""
+    """The model, the last value, and the seasonal naive forecast (when the data has a season that fits the
+    window) on every window of a split: `error_table`'s standardised rows. (The whole comparison, with the
+    counterfactual and the linear baseline, is `compare_forecasts`.)"""
     preds, truth = predict(model, prepared, split, batch_size=batch_size, seed=seed)
     history = split_histories(prepared, split)
     forecasts = {INFORMER: preds, LAST_VALUE: last_value_forecast(history, prepared.spec.pred_len)}
     period = seasonal_period(prepared.freq)
     if period is not None and period <= prepared.spec.seq_len:
         forecasts[SEASONAL_NAIVE] = seasonal_naive_forecast(history, prepared.spec.pred_len, period)
-    truth = np.asarray(truth, dtype=np.float64)
-    return pd.DataFrame([{"model": name, "mse": float(np.mean((np.asarray(f, np.float64) - truth) ** 2)),
-                          "mae": float(np.mean(np.abs(np.asarray(f, np.float64) - truth))), "windows": len(truth)}
-                         for name, f in forecasts.items()])
+    table = error_table(forecasts, truth, prepared, seed=seed)
+    return table[table["scale"] == "standardised"].drop(columns="scale").reset_index(drop=True)
 
 
 def window_overlay(comparison: Comparison, prepared: PreparedData, window: int, *,
@@ -339,6 +241,5 @@ def train_full_attention_twin(prepared: PreparedData, checkpoint_config: Informe
     return train(prepared, config, settings, progress=progress).model
 
 
-__all__ = ["COUNTERFACTUAL", "Comparison", "FULL_MODEL", "INFORMER", "LAST_VALUE", "LINEAR", "LinearBaseline",
-           "SEASONAL_NAIVE", "compare_forecasts", "fit_linear_baseline", "headline_errors", "last_value_forecast",
-           "moving_average", "seasonal_naive_forecast", "split_histories", "train_full_attention_twin", "window_overlay"]
+__all__ = ["COUNTERFACTUAL", "Comparison", "FULL_MODEL", "INFORMER", "LAST_VALUE", "LINEAR", "SEASONAL_NAIVE",
+           "compare_forecasts", "error_table", "headline_errors", "train_full_attention_twin", "window_overlay"]

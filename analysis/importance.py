@@ -34,6 +34,7 @@ from model import Batch, HeadMask, Informer
 
 from .data import PreparedData
 from .errors import ConfigError
+from .intervals import block_length, mean_intervals
 from .masking import BASELINE, AblationMode, all_heads, reference_means
 from .windows import limit_windows, split_batches
 
@@ -43,7 +44,8 @@ Method = Literal["saliency", "integrated_gradients"]
 @dataclass(frozen=True)
 class HeadImportance:
     """table: one row per (site, head) in gate order: site, site_index, kind, replica, layer, head,
-    importance (E|∂L/∂ξ_h|, or E|IG attribution|), importance_normalised (÷ the site's L2 norm over heads).
+    importance (E|∂L/∂ξ_h|, or E|IG attribution|) with importance_lo / importance_hi (its 95 % interval over windows
+    by the moving-block bootstrap, analysis.intervals), importance_normalised (÷ the site's L2 norm over heads).
     convergence_delta: integrated gradients only, mean |completeness error| over windows (else None)."""
 
     table: pd.DataFrame
@@ -93,6 +95,7 @@ def head_importance(model: Informer, prepared: PreparedData, split: str = "val",
 
     attributor = Saliency(forward) if method == "saliency" else IntegratedGradients(forward)
     total = torch.zeros(n_sites, H, dtype=torch.float64)
+    per_window: list[torch.Tensor] = []  # [B, n_sites, H] per window batch
     deltas: list[torch.Tensor] = []
     windows = 0
     model.eval()
@@ -111,12 +114,18 @@ def head_importance(model: Informer, prepared: PreparedData, split: str = "val",
                                                       additional_forward_args=extra, n_steps=n_steps,
                                                       internal_batch_size=B, return_convergence_delta=True)
             deltas.append(delta.detach().abs().double().cpu())
-        total += attribution.detach().abs().double().sum(dim=0).cpu()
+        magnitude = attribution.detach().abs().double().cpu()  # [B, n_sites, H]
+        per_window.append(magnitude)
+        total += magnitude.sum(dim=0)
         windows += B
     if windows == 0:
         raise ConfigError(f"the {split} split has no complete window")
 
     importance = (total / windows).numpy()  # [n_sites, H]
+    values = torch.cat(per_window).reshape(windows, -1).numpy()  # [windows, n_sites·H]
+    spec = prepared.spec
+    _, lo, hi = mean_intervals(values, block=block_length(spec.seq_len, spec.pred_len, windows), seed=seed)
+    lo, hi = lo.reshape(n_sites, H), hi.reshape(n_sites, H)
     norms = np.linalg.norm(importance, axis=1, keepdims=True)  # [n_sites, 1]
     normalised = np.divide(importance, norms, out=np.zeros_like(importance), where=norms > 0)
     rows = []
@@ -124,6 +133,7 @@ def head_importance(model: Informer, prepared: PreparedData, split: str = "val",
         site = model.sites[s]
         rows.append({"site": site.name, "site_index": s, "kind": site.kind, "replica": site.replica,
                      "layer": site.layer, "head": h, "importance": float(importance[s, h]),
+                     "importance_lo": float(lo[s, h]), "importance_hi": float(hi[s, h]),
                      "importance_normalised": float(normalised[s, h])})
     delta = float(torch.cat(deltas).mean()) if deltas else None
     return HeadImportance(pd.DataFrame(rows), method, windows, delta)

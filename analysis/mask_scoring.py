@@ -33,6 +33,7 @@ from model import HeadMask, Informer, autocast_context
 from .data import PreparedData
 from .errors import ConfigError
 from .masking import AblationMode, check_mode, reference_means
+from .intervals import add_interval_columns, block_length, mean_intervals
 from .training import Metrics
 from .windows import limit_windows, split_batches
 
@@ -65,6 +66,9 @@ class MaskEvaluation:
     mae_original: np.ndarray
     mse_per_step: np.ndarray
     windows: int
+    window_mse: np.ndarray | None = None  # [n, windows] standardised MSE of each window under each mask
+    window_mae: np.ndarray | None = None  # [n, windows]
+    block: int = 1  # windows per resampled block for intervals (seq_len + pred_len)
 
     def __len__(self) -> int:
         return len(self.mse)
@@ -130,6 +134,7 @@ def evaluate_masks(model: Informer, prepared: PreparedData, split: str, gates: t
     sum_abs = torch.zeros(n, dtype=torch.float64)
     sum_sq_orig = torch.zeros(n, dtype=torch.float64)
     sum_abs_orig = torch.zeros(n, dtype=torch.float64)
+    window_sq, window_abs = [], []  # per window batch: [n, B]
     windows = 0
 
     generator = torch.Generator(device=device).manual_seed(seed)
@@ -138,6 +143,7 @@ def evaluate_masks(model: Informer, prepared: PreparedData, split: str, gates: t
         batch = batch.to(device)
         B = y.shape[0]
         y = y.to(torch.float64)  # [B, pred_len, c_out]
+        batch_sq, batch_abs = torch.zeros(n, B, dtype=torch.float64), torch.zeros(n, B, dtype=torch.float64)
         start_state = generator.get_state()
         for idx, g in zip(chunks, chunk_gates):
             generator.set_state(start_state)  # every chunk draws the key samples of this window batch
@@ -150,6 +156,9 @@ def evaluate_masks(model: Informer, prepared: PreparedData, split: str, gates: t
             sum_abs[idx] += ab.sum(dim=(1, 2, 3))
             sum_sq_orig[idx] += (sq * std.square()).sum(dim=(1, 2, 3))
             sum_abs_orig[idx] += (ab * std).sum(dim=(1, 2, 3))
+            batch_sq[idx], batch_abs[idx] = sq.mean(dim=(2, 3)), ab.mean(dim=(2, 3))
+        window_sq.append(batch_sq)
+        window_abs.append(batch_abs)
         windows += B
     if windows == 0:
         raise ConfigError(f"the {split} split has no complete window")
@@ -157,11 +166,18 @@ def evaluate_masks(model: Informer, prepared: PreparedData, split: str, gates: t
     count = windows * pred_len * c_out
     return MaskEvaluation(mse=(sum_sq_step.sum(dim=1) / count).numpy(), mae=(sum_abs / count).numpy(),
                           mse_original=(sum_sq_orig / count).numpy(), mae_original=(sum_abs_orig / count).numpy(),
-                          mse_per_step=(sum_sq_step / (windows * c_out)).numpy(), windows=windows)
+                          mse_per_step=(sum_sq_step / (windows * c_out)).numpy(), windows=windows,
+                          window_mse=torch.cat(window_sq, dim=1).numpy(), window_mae=torch.cat(window_abs, dim=1).numpy(),
+                          block=block_length(prepared.spec.seq_len, pred_len, windows))
 
 
-def metric_rows(evaluation: MaskEvaluation, meta: list[dict]) -> pd.DataFrame:
-    """One row per mask: `meta[k]` then metrics and their change from mask 0 (the baseline)."""
+def metric_rows(evaluation: MaskEvaluation, meta: list[dict], *, seed: int = 0) -> pd.DataFrame:
+    """One row per mask: `meta[k]` then metrics and their change from mask 0 (the baseline).
+
+    mse, delta_mse and delta_mae carry 95 % intervals (`_lo`, `_hi`) by the paired moving-block bootstrap over
+    windows (analysis.intervals; blocks of seq_len + pred_len windows; every mask resampled on the same windows as
+    the baseline, so a delta's interval is that of the paired difference).
+    """
     e = evaluation
     table = pd.DataFrame(meta)
     table["mse"], table["mae"] = e.mse, e.mae
@@ -170,6 +186,12 @@ def metric_rows(evaluation: MaskEvaluation, meta: list[dict]) -> pd.DataFrame:
     table["delta_mse_original"] = e.mse_original - e.mse_original[0]
     table["delta_mae_original"] = e.mae_original - e.mae_original[0]
     table["windows"] = e.windows
+    if e.window_mse is not None:
+        per_window = np.concatenate([e.window_mse, e.window_mse - e.window_mse[:1], e.window_mae - e.window_mae[:1]])
+        _, lo, hi = mean_intervals(per_window.T, block=e.block, seed=seed)  # each [3n]
+        n = len(e.mse)
+        for i, metric in enumerate(("mse", "delta_mse", "delta_mae")):
+            table = add_interval_columns(table, metric, lo[i * n:(i + 1) * n], hi[i * n:(i + 1) * n])
     return table
 
 

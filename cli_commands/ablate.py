@@ -81,5 +81,10 @@ def summary(args, table, n_heads_total: int) -> str:
     base, rows = table.iloc[0], table.iloc[1:]
     worst = rows.loc[rows["delta_mse"].idxmax()]
     what = f"{worst['site']}:{int(worst['head'])}" if worst["head"] >= 0 else worst["site"]
-    return (f"{args.study} ({args.mode}) on {args.split}: baseline mse {base['mse']:.6f}; largest delta_mse "
-            f"{worst['delta_mse']:+.6f} ({what}); {len(rows)} masks written to {args.out}")
+    line = (f"{args.study} ({args.mode}) on {args.split}: baseline mse {base['mse']:.6f}; largest delta_mse "
+            f"{worst['delta_mse']:+.6f} [{worst['delta_mse_lo']:+.6f}, {worst['delta_mse_hi']:+.6f}] ({what})")
+    if args.study == "single":
+        kept = ablation.removable_heads(table)
+        line += (f"; {len(kept)} of {len(rows)} heads removable alone (upper 95% bound of delta_mse under "
+                 f"{ablation.REMOVABLE:.0%} of the baseline)")
+    return f"{line}; {len(rows)} masks written to {args.out}"

@@ -205,3 +205,35 @@ def test_bad_arguments_are_refused(model, subset):
         random_masking(model, subset, fraction=1.5, repeats=2)
     with pytest.raises(ConfigError, match="mode"):
         single_head_sweep(model, subset, mode="resample")
+
+
+def test_sweep_intervals_are_the_block_bootstrap_of_each_windows_paired_difference(model, subset):
+    """delta_mse_lo/hi recomputed by hand: per-window MSE of the plain forward and of the forward with one head off
+    (`predict`, one mask at a time), their per-window difference, the moving-block bootstrap of its mean."""
+    from analysis.intervals import block_length, mean_intervals
+    from analysis.training import predict
+
+    table = head_sweep(model, subset, "test", seed=0).table
+    row = table[(table["site_index"] == 1) & (table["head"] == 2)].iloc[0]
+    base, truth = predict(model, subset, "test", seed=0)
+    off, _ = predict(model, subset, "test", seed=0, head_mask=HeadMask(gates_with_heads_off(model, [(1, 2)])))
+    diff = ((off - truth) ** 2).mean(axis=(1, 2)) - ((base - truth) ** 2).mean(axis=(1, 2))  # [windows]
+    spec = subset.spec
+    est, lo, hi = mean_intervals(diff[:, None], block=block_length(spec.seq_len, spec.pred_len, len(diff)), seed=0)
+    assert row["delta_mse"] == pytest.approx(est[0], abs=1e-9)
+    assert (row["delta_mse_lo"], row["delta_mse_hi"]) == pytest.approx((lo[0], hi[0]), abs=1e-7)  # float32 forecasts
+    assert row["delta_mse_lo"] <= row["delta_mse"] <= row["delta_mse_hi"]
+    baseline = table.iloc[0]
+    assert baseline["delta_mse_lo"] == baseline["delta_mse_hi"] == 0.0  # the baseline against itself
+
+
+def test_removable_heads_need_the_upper_bound_under_the_threshold(model, subset):
+    from analysis.ablation import REMOVABLE, removable_heads
+
+    table = head_sweep(model, subset, "test").table
+    kept = removable_heads(table)
+    baseline = table["mse"].iloc[0]
+    assert (kept["delta_mse_hi"] < REMOVABLE * baseline).all()
+    heads = table.iloc[1:]
+    by_point = heads[heads["delta_mse"] < REMOVABLE * baseline]
+    assert set(kept.index) <= set(by_point.index)  # never more than the point estimates would allow

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import torch
 
+from analysis.baselines import moving_average, seasonal_naive_forecast
 from analysis.comparison import (COUNTERFACTUAL, FULL_MODEL, INFORMER, LAST_VALUE, LINEAR, SEASONAL_NAIVE,
-                                 compare_forecasts, moving_average, seasonal_naive_forecast,
-                                 train_full_attention_twin, window_overlay)
+                                 compare_forecasts, train_full_attention_twin, window_overlay)
 from analysis.data import DataSpec, load_csv, prepare, seasonal_period
 from analysis.training import TrainSettings, config_for, evaluate
 from model import Informer, active_count

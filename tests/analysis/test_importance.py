@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
+from analysis.intervals import block_length, mean_intervals
 from analysis.windows import limit_windows, split_batches
 from analysis.importance import head_importance, rank_correlation, window_losses
 
@@ -29,6 +30,7 @@ def test_saliency_equals_a_manual_autograd_average_over_windows(model, tiny_prep
     assert result.windows == 6 and result.method == "saliency" and result.convergence_delta is None
     generator = torch.Generator().manual_seed(seed)  # the predict() scheme: one generator runs on per batch
     total = torch.zeros(n_sites, H, dtype=torch.float64)
+    per_window = []
     for batch, y in split_batches(six, "test", 4):
         state = generator.get_state()
         for b in range(y.shape[0]):  # one window at a time, each with the key samples of its batch
@@ -37,7 +39,14 @@ def test_saliency_equals_a_manual_autograd_average_over_windows(model, tiny_prep
             loss = window_losses(model, batch.slice(b, b + 1), y[b:b + 1], gates, generator=generator)[0]
             (grad,) = torch.autograd.grad(loss, gates)
             total += grad[0].abs().double()
+            per_window.append(grad[0].abs().double().reshape(-1).numpy())
     np.testing.assert_allclose(importance_matrix(result, n_sites, H), (total / 6).numpy(), rtol=1e-4, atol=1e-7)
+    # the interval: the moving-block bootstrap of those per-window magnitudes (blocks of seq_len + pred_len, here
+    # all 6 windows), with the importance's seed
+    _, lo, hi = mean_intervals(np.stack(per_window), block=block_length(six.spec.seq_len, six.spec.pred_len, 6),
+                               seed=seed)
+    np.testing.assert_allclose(result.table["importance_lo"], lo, rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(result.table["importance_hi"], hi, rtol=1e-4, atol=1e-7)
     for p, before in zip(model.parameters(), grads_before):  # no parameter gradient was written
         assert (p.grad is None and before is None) or torch.equal(p.grad, before)
 

@@ -1,0 +1,142 @@
+"""Simple forecasts every Informer result is set against: the last value, the seasonal naive forecast, and a
+DLinear-style linear map of the window (Zeng et al. 2023) fitted in closed form. No randomness anywhere."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .data import PreparedData
+from .windows import WindowDataset
+
+
+# ---------------------------------------------------------------------------------------------
+# Naive baselines: [N, seq_len, c_out] known target history → [N, pred_len, c_out]
+# ---------------------------------------------------------------------------------------------
+
+def last_value_forecast(history: np.ndarray, pred_len: int) -> np.ndarray:
+    """[N, seq_len, C] → [N, pred_len, C]: the last known value, repeated."""
+    return np.repeat(history[:, -1:, :], pred_len, axis=1)
+
+
+def seasonal_naive_forecast(history: np.ndarray, pred_len: int, period: int) -> np.ndarray:
+    """[N, seq_len, C] → [N, pred_len, C]: step h (1-based) takes the value at T + h − k·period, with
+    k = ⌈h / period⌉ the fewest whole seasons that reach back into the window (T = its last position).
+    Needs period ≤ seq_len."""
+    seq_len = history.shape[1]
+    if not 1 <= period <= seq_len:
+        raise ValueError(f"seasonal period {period} must be in 1 … seq_len = {seq_len}")
+    h = np.arange(1, pred_len + 1)
+    k = -(-h // period)  # ⌈h / period⌉
+    index = seq_len - 1 + h - k * period  # in [seq_len − period, seq_len − 1]
+    return history[:, index, :]
+
+
+# ---------------------------------------------------------------------------------------------
+# The DLinear-style baseline
+# ---------------------------------------------------------------------------------------------
+
+def moving_average(x: np.ndarray, kernel: int) -> np.ndarray:
+    """Trend of [..., L] series: a centred moving average of odd width `kernel`, the ends padded by
+    repeating the first and last values (as DLinear's `moving_avg`). Same shape as x."""
+    if kernel < 1 or kernel % 2 == 0:
+        raise ValueError(f"moving-average kernel must be an odd number ≥ 1, got {kernel}")
+    pad = (kernel - 1) // 2
+    padded = np.concatenate([np.repeat(x[..., :1], pad, axis=-1), x, np.repeat(x[..., -1:], pad, axis=-1)], axis=-1)
+    csum = np.concatenate([np.zeros(x.shape[:-1] + (1,)), np.cumsum(padded, axis=-1)], axis=-1)
+    return (csum[..., kernel:] - csum[..., :-kernel]) / kernel  # [..., L]
+
+
+def _decompose(x: np.ndarray, kernel: int) -> np.ndarray:
+    """[N, L] windows → [N, 2L] features: (seasonal = x − trend, trend)."""
+    trend = moving_average(x, kernel)
+    return np.concatenate([x - trend, trend], axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
+class LinearBaseline:
+    """Per target column j: forecast = W_s[j] · seasonal + W_t[j] · trend + bias[j], each W [pred_len, seq_len].
+
+    seasonal_weights, trend_weights: [c_out, pred_len, seq_len]; bias: [c_out, pred_len]; standardised scale.
+
+    Note: trend and seasonal are both linear in the window, so the fitted map is a linear map of the
+    window; the split changes the fit only through the ridge penalty (and, in DLinear, through SGD).
+    """
+
+    seasonal_weights: np.ndarray
+    trend_weights: np.ndarray
+    bias: np.ndarray
+    kernel: int
+    ridge: float
+    train_windows: int
+
+    def predict(self, history: np.ndarray) -> np.ndarray:
+        """[N, seq_len, c_out] target history → [N, pred_len, c_out]."""
+        c_out, pred_len, seq_len = self.seasonal_weights.shape
+        if history.ndim != 3 or history.shape[1:] != (seq_len, c_out):
+            raise ValueError(f"history has shape {list(history.shape)}, expected [N, {seq_len}, {c_out}]")
+        out = np.empty((history.shape[0], pred_len, c_out))
+        for j in range(c_out):
+            x = history[:, :, j].astype(np.float64)  # [N, L]
+            trend = moving_average(x, self.kernel)
+            out[:, :, j] = (x - trend) @ self.seasonal_weights[j].T + trend @ self.trend_weights[j].T + self.bias[j]
+        return out
+
+
+def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: float = 1e-6,
+                        chunk: int = 4096) -> LinearBaseline:
+    """Least squares with a small ridge on the train split's windows, per target column, in float64.
+
+    The features [seasonal, trend] and the targets are centred (the intercept is not penalised); the
+    ridge is `ridge` × the mean feature variance, so it is scale-free. The [2L, 2L] normal equations are
+    accumulated `chunk` windows at a time, so memory does not grow with the split. No randomness.
+    """
+    spec = prepared.spec
+    seq_len, pred_len, c_out = spec.seq_len, spec.pred_len, prepared.c_out
+    values = np.asarray(prepared.train.values, dtype=np.float64)[:, -c_out:]  # [N_rows, c_out]
+    n = len(values) - seq_len - pred_len + 1
+    if n < 1:
+        raise ValueError(f"the train split has {len(values)} rows: no window of seq_len + pred_len = "
+                         f"{seq_len + pred_len} to fit the linear baseline on")
+    p = 2 * seq_len
+    seasonal = np.empty((c_out, pred_len, seq_len))
+    trend = np.empty((c_out, pred_len, seq_len))
+    bias = np.empty((c_out, pred_len))
+    for j in range(c_out):
+        s = values[:, j]
+        X_all = sliding_window_view(s, seq_len)[:n]  # [n, L] view
+        Y_all = sliding_window_view(s[seq_len:], pred_len)[:n]  # [n, P] view
+
+        def chunks():
+            for start in range(0, n, chunk):
+                yield _decompose(X_all[start:start + chunk], kernel), Y_all[start:start + chunk]
+
+        mu_x, mu_y = np.zeros(p), np.zeros(pred_len)
+        for phi, y in chunks():
+            mu_x += phi.sum(axis=0)
+            mu_y += y.sum(axis=0)
+        mu_x, mu_y = mu_x / n, mu_y / n
+        gram, cross = np.zeros((p, p)), np.zeros((p, pred_len))
+        for phi, y in chunks():
+            phi_c, y_c = phi - mu_x, y - mu_y
+            gram += phi_c.T @ phi_c
+            cross += phi_c.T @ y_c
+        scale = np.trace(gram) / p
+        lam = ridge * (scale if scale > 0 else 1.0)
+        W = np.linalg.solve(gram + lam * np.eye(p), cross)  # [2L, P]
+        seasonal[j], trend[j] = W[:seq_len].T, W[seq_len:].T
+        bias[j] = mu_y - mu_x @ W
+    return LinearBaseline(seasonal, trend, bias, kernel, ridge, n)
+
+
+def split_histories(prepared: PreparedData, split: str) -> np.ndarray:
+    """[N, seq_len, c_out] the known target history of every window of a split (window i starts at row i)."""
+    spec = prepared.spec
+    n = len(WindowDataset(prepared, split))
+    values = np.asarray(prepared.split(split).values)[:, -prepared.c_out:]  # [N_rows, c_out]
+    return sliding_window_view(values, spec.seq_len, axis=0)[:n].transpose(0, 2, 1)  # [n, L, c_out]
+
+
+__all__ = ["LinearBaseline", "fit_linear_baseline", "last_value_forecast", "moving_average", "seasonal_naive_forecast",
+           "split_histories"]

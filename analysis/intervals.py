@@ -1,0 +1,137 @@
+"""Intervals for findings: a paired moving-block bootstrap over windows, and summaries over seeds.
+
+Why blocks. Windows slide by one step, so window w and window w + 1 share all but one of their seq_len + pred_len
+rows: their errors are strongly correlated. An i.i.d. bootstrap over windows treats them as independent draws and
+gives intervals far too narrow (tests/analysis/test_intervals.py measures it: on an AR(1) series the i.i.d. 95 %
+interval of a mean covers the truth in about a third of the replications, the block bootstrap in about 95 %).
+The moving-block bootstrap (Künsch 1989) resamples runs of `block` consecutive windows; with blocks at least as
+long as the span of rows a window reads (seq_len + pred_len, DESIGN §5), windows in different blocks share no
+row, and the dependence that remains is within blocks, where it is kept.
+
+Why paired. Two masks (or two models) scored on the same windows differ by far less than either varies across
+windows. Every statistic that compares is computed on the same resampled windows for both sides (the resampled
+indices are drawn once and applied to every column of `values`), so the interval is that of the difference itself.
+
+Everything is seeded: the same values, block length, number of resamples and seed give the same interval.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+LEVEL = 0.95
+RESAMPLES = 1000
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate and its percentile interval at `level`; `block` windows per resampled block."""
+
+    estimate: float
+    lo: float
+    hi: float
+    level: float
+    block: int
+    resamples: int
+
+
+def block_length(seq_len: int, pred_len: int, windows: int) -> int:
+    """The block of windows resampled together: seq_len + pred_len (the rows one window reads), at most the
+    number of windows; 1 for a single window."""
+    return int(max(1, min(windows, seq_len + pred_len)))
+
+
+def block_indices(n: int, block: int, resamples: int, seed: int) -> np.ndarray:
+    """[resamples, n] window indices: each row concatenates ⌈n / block⌉ runs of `block` consecutive windows with
+    uniformly drawn starts in [0, n − block], cut to n (the moving-block bootstrap)."""
+    if n < 1:
+        raise ValueError("need at least one window")
+    block = int(min(max(1, block), n))
+    rng = np.random.default_rng(seed)
+    blocks = -(-n // block)
+    starts = rng.integers(0, n - block + 1, size=(resamples, blocks))  # [R, blocks]
+    idx = (starts[:, :, None] + np.arange(block)[None, None, :]).reshape(resamples, -1)  # [R, blocks·block]
+    return idx[:, :n]
+
+
+def bootstrap(values: np.ndarray, *, block: int, statistic: Callable[[np.ndarray], np.ndarray] | None = None,
+              resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0) -> tuple[np.ndarray, np.ndarray,
+                                                                                            np.ndarray]:
+    """Percentile intervals of a statistic of per-window values, by the paired moving-block bootstrap.
+
+    values: [n_windows, ...] (window order = time order); statistic: [n_windows, ...] → [...] (default: the mean
+    over windows). Every column is resampled with the same window indices (paired). Returns (estimate, lo, hi),
+    each shaped like the statistic.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    statistic = statistic or (lambda v: v.mean(axis=0))
+    estimate = np.asarray(statistic(values), dtype=np.float64)
+    idx = block_indices(len(values), block, resamples, seed)
+    stats = np.stack([np.asarray(statistic(values[row]), dtype=np.float64) for row in idx])  # [R, ...]
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(stats, [alpha, 1.0 - alpha], axis=0)
+    return estimate, lo, hi
+
+
+def mean_interval(values, *, block: int, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0) -> Interval:
+    """The mean of per-window values [n_windows] with its block-bootstrap interval."""
+    estimate, lo, hi = bootstrap(np.asarray(values, dtype=np.float64), block=block, resamples=resamples, level=level,
+                                 seed=seed)
+    return Interval(float(estimate), float(lo), float(hi), level, int(min(block, len(values))), resamples)
+
+
+def mean_intervals(values: np.ndarray, *, block: int, resamples: int = RESAMPLES, level: float = LEVEL,
+                   seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column means of [n_windows, k] per-window values and their paired block-bootstrap intervals (each [k]).
+    Done by matrix products (the resampled means are counts @ values / n), so 1,000 resamples of thousands of
+    windows × hundreds of columns take milliseconds."""
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    idx = block_indices(n, block, resamples, seed)  # [R, n]
+    counts = np.zeros((resamples, n))
+    np.add.at(counts, (np.repeat(np.arange(resamples), n), idx.ravel()), 1.0)
+    means = counts @ values.reshape(n, -1) / n  # [R, k]
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [alpha, 1.0 - alpha], axis=0)
+    shape = values.shape[1:]
+    return values.mean(axis=0), lo.reshape(shape), hi.reshape(shape)
+
+
+def add_interval_columns(table: pd.DataFrame, metric: str, lo: np.ndarray, hi: np.ndarray) -> pd.DataFrame:
+    """A copy with `<metric>_lo` and `<metric>_hi` right after `metric`."""
+    out = table.copy()
+    at = out.columns.get_loc(metric) + 1
+    out.insert(at, f"{metric}_hi", np.asarray(hi, dtype=np.float64))
+    out.insert(at, f"{metric}_lo", np.asarray(lo, dtype=np.float64))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Over seeds
+# ---------------------------------------------------------------------------------------------
+def across_seeds(table: pd.DataFrame, keys: list[str], metric: str, *, seed_column: str = "seed",
+                 level: float = LEVEL) -> pd.DataFrame:
+    """Per `keys` group, a metric over seeds: seeds, mean, std (ddof 1), a t interval of the mean over seeds
+    (`<metric>_seeds_lo/_hi`), and in how many seeds it is positive and negative (does its sign hold?)."""
+    from scipy import stats
+
+    rows = []
+    for key, part in table.groupby(keys, sort=False):
+        values = part[metric].to_numpy(dtype=np.float64)
+        n = len(values)
+        mean = float(values.mean())
+        std = float(values.std(ddof=1)) if n > 1 else float("nan")
+        half = float(stats.t.ppf(0.5 + level / 2, n - 1) * std / np.sqrt(n)) if n > 1 else float("nan")
+        row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        row.update({"seeds": part[seed_column].nunique(), f"{metric}_mean": mean, f"{metric}_std": std,
+                    f"{metric}_seeds_lo": mean - half, f"{metric}_seeds_hi": mean + half,
+                    "positive_in": int((values > 0).sum()), "negative_in": int((values < 0).sum())})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+__all__ = ["Interval", "LEVEL", "RESAMPLES", "across_seeds", "add_interval_columns", "block_indices",
+           "block_length", "bootstrap", "mean_interval", "mean_intervals"]
