@@ -24,6 +24,7 @@ import pandas as pd
 
 LEVEL = 0.95
 RESAMPLES = 1000
+MIN_BLOCKS = 2  # windows must hold at least this many blocks for an interval
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ def bootstrap(values: np.ndarray, *, block: int, statistic: Callable[[np.ndarray
     values = np.asarray(values, dtype=np.float64)
     statistic = statistic or (lambda v: v.mean(axis=0))
     estimate = np.asarray(statistic(values), dtype=np.float64)
+    if len(values) < MIN_BLOCKS * max(1, block):
+        return estimate, np.full_like(estimate, np.nan), np.full_like(estimate, np.nan)
     idx = block_indices(len(values), block, resamples, seed)
     stats = np.stack([np.asarray(statistic(values[row]), dtype=np.float64) for row in idx])  # [R, ...]
     alpha = (1.0 - level) / 2.0
@@ -87,9 +90,15 @@ def mean_intervals(values: np.ndarray, *, block: int, resamples: int = RESAMPLES
                    seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Column means of [n_windows, k] per-window values and their paired block-bootstrap intervals (each [k]).
     Done by matrix products (the resampled means are counts @ values / n), so 1,000 resamples of thousands of
-    windows × hundreds of columns take milliseconds."""
+    windows × hundreds of columns take milliseconds.
+
+    With fewer than two blocks of windows there is no second independent stretch to resample: the intervals are
+    NaN (unknown), never the zero width a single block would give."""
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
+    if n < MIN_BLOCKS * min(max(1, block), n) or n < 2:
+        nan = np.full(values.shape[1:], np.nan)
+        return values.mean(axis=0), nan, nan.copy()
     idx = block_indices(n, block, resamples, seed)  # [R, n]
     counts = np.zeros((resamples, n))
     np.add.at(counts, (np.repeat(np.arange(resamples), n), idx.ravel()), 1.0)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.checkpoint import Checkpoint, load_checkpoint
-from analysis.data import FILLS, PreparedData, ReadOptions, SeriesFrame, load_csv
-from analysis.training import TrainProgress
-from analysis.workflow import prepare_for_checkpoint
+from analysis.data import FILLS, DataSpec, PreparedData, ReadOptions, SeriesFrame, load_csv
+from analysis.training import TrainProgress, TrainSettings
+from analysis.workflow import ModelSize, prepare_for_checkpoint
 
 
 def positive_int(text: str) -> int:
@@ -55,6 +55,52 @@ def open_csv(args: argparse.Namespace) -> SeriesFrame:
         for line in frame.repairs.summary():
             print(f"  {line}", file=sys.stderr)
     return frame
+
+
+def add_training_options(p: argparse.ArgumentParser) -> None:
+    """What to forecast, the windows, the model's size and the training settings (`train` and `study`)."""
+    p.add_argument("--target", required=True, help="column to forecast")
+    p.add_argument("--features", choices=("M", "S", "MS"), default="M",
+                   help="M: all in, all out; S: target only; MS: all in, target out")
+    p.add_argument("--seq-len", type=positive_int, default=96)
+    p.add_argument("--label-len", type=positive_int, default=48)
+    p.add_argument("--pred-len", type=positive_int, default=24)
+    p.add_argument("--epochs", type=positive_int, default=6)
+    p.add_argument("--batch-size", type=positive_int, default=32)
+    p.add_argument("--learning-rate", type=float, default=1e-4)
+    p.add_argument("--patience", type=positive_int, default=3)
+    p.add_argument("--d-model", type=positive_int, default=64)
+    p.add_argument("--n-heads", type=positive_int, default=4)
+    p.add_argument("--d-ff", type=positive_int, default=128)
+    p.add_argument("--e-layers", default="2", help="layers per encoder replica, e.g. 2 or 3,2,1 (stack)")
+    p.add_argument("--d-layers", type=positive_int, default=1)
+    p.add_argument("--factor", type=positive_int, default=5)
+    p.add_argument("--dropout", type=float, default=0.05)
+    p.add_argument("--attention", choices=("prob", "full"), default="prob",
+                   help="encoder and decoder self-attention (cross-attention stays full)")
+    p.add_argument("--max-steps", type=positive_int, default=None, help="cap on steps per epoch (quick runs)")
+    p.add_argument("--device", choices=("cuda", "mps", "cpu"), default=None)
+
+
+def parse_layers(text: str) -> tuple[int, ...]:
+    try:
+        layers = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"--e-layers must be numbers separated by commas, got {text!r}") from None
+    return layers
+
+
+def training_choices(args: argparse.Namespace) -> tuple[DataSpec, ModelSize, TrainSettings]:
+    """(DataSpec, ModelSize, TrainSettings) of `add_training_options`' arguments."""
+    spec = DataSpec(target=args.target, features=args.features, seq_len=args.seq_len, label_len=args.label_len,
+                    pred_len=args.pred_len)
+    size = ModelSize(d_model=args.d_model, n_heads=args.n_heads, e_layers=parse_layers(args.e_layers),
+                     d_layers=args.d_layers, d_ff=args.d_ff, factor=args.factor, dropout=args.dropout,
+                     encoder_attention=args.attention, decoder_attention=args.attention)
+    settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
+                             patience=args.patience, seed=getattr(args, "seed", 0), device=args.device,
+                             max_steps_per_epoch=args.max_steps)
+    return spec, size, settings
 
 
 def add_checkpoint_and_csv(parser: argparse.ArgumentParser) -> None:

@@ -135,7 +135,8 @@ def _imports_of(package: str) -> dict[str, set[str]]:
 
 @pytest.mark.parametrize("package, forbidden", [
     ("model", ("streamlit", "analysis", "ui", "cli_commands", "studies")),
-    ("analysis", ("streamlit", "ui", "cli_commands")),
+    ("analysis", ("streamlit", "ui", "cli_commands", "studies", "ray")),
+    ("studies", ("streamlit", "ui", "cli_commands")),
 ])
 def test_the_layers_import_one_way(package, forbidden):
     bad = {module: sorted(n for n in names if n.split(".")[0] in forbidden)

@@ -1,0 +1,130 @@
+"""Findings across the runs of a study, from its joined tables (pure pandas; no Ray, no torch).
+
+Per setting (the grid values; one group when there is no grid):
+- test error: mean, spread and t interval over seeds (analysis.intervals.across_seeds);
+- heads matched by their lag profiles to the first seed's heads (analysis.head_roles), so that "head 2 of
+  decoder_self.0" means the same head in every seed; the role × seed matrix; the roles found in every seed;
+- removable heads: per run, the heads whose single-head ΔMSE upper bound is under 5 % of the baseline (the
+  interval accounted for), against the count by point estimates; over seeds: mean, min and max;
+- importance stability: the Spearman ρ of matched heads' ΔMSE (and gradient importance) between seeds, with an
+  interval from resampling the matched heads;
+- top-u agreement: overlap@u per matched head over seeds.
+
+Writes tables/findings_*.csv and findings.json beside them; returns the findings dict.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.ablation import REMOVABLE
+from analysis.head_roles import HeadProfiles, importance_stability, role_matrix
+from analysis.intervals import across_seeds
+
+from .tasks import write_csv, write_json
+
+
+def _settings(table: pd.DataFrame) -> list[str]:
+    return [c for c in table.columns if c.startswith("setting_")]
+
+
+def _groups(table: pd.DataFrame):
+    keys = _settings(table)
+    if not keys:
+        yield "all", table
+        return
+    for values, part in table.groupby(keys, sort=False):
+        values = values if isinstance(values, tuple) else (values,)
+        yield ", ".join(f"{k[len('setting_'):]}={v}" for k, v in zip(keys, values)), part
+
+
+def _profiles(roles: pd.DataFrame, long: pd.DataFrame) -> dict[str, HeadProfiles]:
+    """Each run's HeadProfiles rebuilt from the study tables (roles.csv and profiles.csv)."""
+    lags = np.arange(int(long["lag"].min()), int(long["lag"].max()) + 1)
+    out = {}
+    for run, table in roles.groupby("run", sort=False):
+        sites = list(table["site"].unique())
+        H = int(table["head"].max()) + 1
+        mass = np.zeros((len(sites), H, len(lags)))
+        part = long[long["run"] == run]
+        s = part["site"].map({name: i for i, name in enumerate(sites)}).to_numpy()
+        np.add.at(mass, (s, part["head"].to_numpy(), part["lag"].to_numpy() - lags[0]), part["mass"].to_numpy())
+        out[run] = HeadProfiles(lags, mass, table.drop(columns=["run"]).reset_index(drop=True), ())
+    return out
+
+
+def summarise(out: str | Path) -> dict:
+    out = Path(out)
+    tables = out / "tables"
+    read = {name: pd.read_csv(tables / f"{name}.csv") for name in ("errors", "sweep", "importance", "agreement",
+                                                                   "roles", "profiles")
+            if (tables / f"{name}.csv").is_file()}
+    findings: dict = {"settings": {}}
+    for setting, errors in _groups(read["errors"]) if "errors" in read else ():
+        ours = errors[errors["model"] == "informer"]
+        summary = across_seeds(ours.assign(key="informer"), ["key"], "mse").iloc[0].to_dict()
+        findings["settings"].setdefault(setting, {})["test_mse"] = {k: v for k, v in summary.items() if k != "key"}
+    if "roles" in read and "profiles" in read:
+        matrices = []
+        for setting, roles in _groups(read["roles"]):
+            runs = list(dict.fromkeys(roles["run"]))
+            seeds = dict(zip(roles["run"], roles["seed"]))
+            profiles = _profiles(roles.drop(columns=["seed", *_settings(roles)]),
+                                 read["profiles"][read["profiles"]["run"].isin(runs)])
+            matrix = role_matrix(profiles, seeds).assign(setting=setting)
+            matrices.append(matrix)
+            every = matrix[matrix["in_every_seed"]]
+            entry = findings["settings"].setdefault(setting, {})
+            entry["roles_in_every_seed"] = every["role"].value_counts().to_dict()
+            entry["heads_with_a_stable_role"] = f"{len(every)} of {len(matrix)}"
+            entry.update(_stability(matrix, read, runs, seeds))
+        write_csv(tables / "findings_roles.csv", pd.concat(matrices, ignore_index=True))
+    if "sweep" in read:
+        rows = []
+        for setting, sweep in _groups(read["sweep"]):
+            for run, part in sweep.groupby("run", sort=False):
+                baseline = float(part["mse"].iloc[0])
+                heads = part[part["site"] != "baseline"]
+                rows.append({"setting": setting, "run": run, "seed": int(part["seed"].iloc[0]), "heads": len(heads),
+                             "removable_with_interval": int((heads["delta_mse_hi"] < REMOVABLE * baseline).sum()),
+                             "removable_by_point": int((heads["delta_mse"] < REMOVABLE * baseline).sum())})
+        removable = pd.DataFrame(rows)
+        write_csv(tables / "findings_removable.csv", removable)
+        for setting, part in removable.groupby("setting", sort=False):
+            findings["settings"].setdefault(setting, {})["removable"] = {
+                "with_interval_mean": float(part["removable_with_interval"].mean()),
+                "with_interval_min": int(part["removable_with_interval"].min()),
+                "with_interval_max": int(part["removable_with_interval"].max()),
+                "by_point_mean": float(part["removable_by_point"].mean()), "heads": int(part["heads"].iloc[0])}
+    write_json(out / "findings.json", findings)
+    return findings
+
+
+def _stability(matrix: pd.DataFrame, read: dict, runs: list[str], seeds: dict) -> dict:
+    """Spearman ρ of matched heads' importance between seeds (ΔMSE of the sweep, and gradient importance)."""
+    out = {}
+    heads = matrix["heads"].str.split(";", expand=True).astype(int)  # [matched heads, runs]
+    for analysis, column in (("sweep", "delta_mse"), ("importance", "importance")):
+        if analysis not in read:
+            continue
+        table = read[analysis]
+        values = {}
+        for j, run in enumerate(runs):
+            part = table[table["run"] == run].set_index(["site", "head"])[column]
+            values[f"seed {seeds[run]}"] = [float(part.get((site, int(h)), np.nan))
+                                            for site, h in zip(matrix["site"], heads[j])]
+        frame = pd.DataFrame(values).dropna()
+        if frame.shape[1] >= 2 and len(frame) >= 3:
+            out[f"{analysis}_rank_stability"] = importance_stability(frame)
+    return out
+
+
+def load_findings(out: str | Path) -> dict:
+    path = Path(out) / "findings.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+__all__ = ["load_findings", "summarise"]
