@@ -14,8 +14,8 @@ from pathlib import Path
 from analysis.data import prepare
 from analysis.errors import ConfigError
 from analysis.training import config_for
-from studies.plan import ANALYSES, StudyPlan, fingerprint, parse_grid, parse_seeds
-from studies.runner import run_study
+from study.plan import ANALYSES, StudyPlan, fingerprint, parse_grid, parse_seeds
+from study.runner import run_study
 
 from ._common import add_csv_options, add_training_options, open_csv, positive_int, read_options, training_choices
 

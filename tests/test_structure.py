@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("model", "analysis", "ui", "cli_commands", "benchmarks", "studies")
+PACKAGES = ("model", "analysis", "ui", "cli_commands", "benchmarks", "study")
 TOP_MODULES = ("app", "informer_lab", "cli")
-SIZE_LIMITED = ("model", "analysis", "ui", "cli_commands")
+SIZE_LIMITED = ("model", "analysis", "ui", "cli_commands", "study")
 MAX_LINES = 400
 
 
@@ -134,9 +134,9 @@ def _imports_of(package: str) -> dict[str, set[str]]:
 
 
 @pytest.mark.parametrize("package, forbidden", [
-    ("model", ("streamlit", "analysis", "ui", "cli_commands", "studies")),
-    ("analysis", ("streamlit", "ui", "cli_commands", "studies", "ray")),
-    ("studies", ("streamlit", "ui", "cli_commands")),
+    ("model", ("streamlit", "analysis", "ui", "cli_commands", "study")),
+    ("analysis", ("streamlit", "ui", "cli_commands", "study", "ray")),
+    ("study", ("streamlit", "ui", "cli_commands")),
 ])
 def test_the_layers_import_one_way(package, forbidden):
     bad = {module: sorted(n for n in names if n.split(".")[0] in forbidden)

@@ -1,4 +1,5 @@
-"""Studies: many models (seeds × settings) trained and analysed in parallel on Ray, and the findings across them.
+"""The code that runs studies: many models (seeds × settings) trained and analysed in parallel on Ray, and the
+findings across them. (Study folders, the results, go under studies/ by default: ignored by git.)
 
     plan.py      what to run: the seeds, the grid of settings, one RunSpec per (seed, setting), its folder name
     tasks.py     what one Ray task does: train a run (or find it trained), analyse a checkpoint into tidy tables

@@ -11,8 +11,8 @@ from analysis.data import DataSpec, ReadOptions
 from analysis.errors import ConfigError
 from analysis.training import TrainSettings
 from analysis.workflow import ModelSize
-from studies.plan import StudyPlan, fingerprint, parse_grid, parse_seeds
-from studies.runner import run_study
+from study.plan import StudyPlan, fingerprint, parse_grid, parse_seeds
+from study.runner import run_study
 from tests.conftest import SAMPLE_CSV, TINY_SIZE, TINY_SPEC
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
