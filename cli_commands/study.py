@@ -47,7 +47,7 @@ def run(args) -> int:
     frame = open_csv(args)  # read once here: a bad file is refused before any Ray task starts
     spec, size, settings = training_choices(args)
     data = Path(args.csv).read_bytes()
-    plan = StudyPlan(csv=str(args.csv), fingerprint=fingerprint(data), options=read_options(args), spec=spec,
+    plan = StudyPlan(csv=str(Path(args.csv).resolve()), fingerprint=fingerprint(data), options=read_options(args), spec=spec,
                      size=size, train=settings, seeds=parse_seeds(args.seeds),
                      grid=parse_grid(args.grid), analyses=analyses, max_windows=args.max_windows, split=args.split)
     for run in plan.runs():  # every run's settings are valid for this data before anything starts

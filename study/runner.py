@@ -120,7 +120,7 @@ def run_study(plan: StudyPlan, out: str | Path, data: bytes, *, address: str | N
             if trained:
                 status[run.name].update(read_json(folder / "train.json") or {})
                 if all((folder / "tables" / f"{a}.csv").is_file() for a in plan.analyses):
-                    status[run.name]["state"] = "done"
+                    status[run.name].update(state="done", fraction=1.0)
                     continue
                 analyse(run)
             else:

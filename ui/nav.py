@@ -47,4 +47,7 @@ def pages() -> dict[str, list[st.Page]]:
             _page("ablation", "Ablation studies", ":material/science:", "ablation"),
             _page("attribution", "Attribution", ":material/insights:", "attribution"),
         ],
+        "Many models": [
+            _page("studies", "Studies", ":material/stacked_line_chart:", "studies"),
+        ],
     }

@@ -16,12 +16,19 @@ SAMPLE_CHECKPOINT = ROOT / "sample_data" / "checkpoint"
 SAMPLE_RUN = "sample"
 
 RUNS_ENV = "INFORMER_LAB_RUNS"  # overrides the runs directory (tests point it at a temporary folder)
+STUDIES_ENV = "INFORMER_LAB_STUDIES"  # overrides the studies directory
 
 
 def runs_dir() -> Path:
     """The folder holding one checkpoint folder per run: $INFORMER_LAB_RUNS, else <repo>/runs."""
     configured = os.environ.get(RUNS_ENV, "").strip()
     return Path(configured).expanduser().resolve() if configured else ROOT / "runs"
+
+
+def studies_dir() -> Path:
+    """The folder holding one folder per study: $INFORMER_LAB_STUDIES, else <repo>/studies."""
+    configured = os.environ.get(STUDIES_ENV, "").strip()
+    return Path(configured).expanduser().resolve() if configured else ROOT / "studies"
 
 
 def install_sample() -> Path | None:

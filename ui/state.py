@@ -46,12 +46,14 @@ class ModelRef:
 
 @dataclass(frozen=True)
 class DataRef:
-    """A CSV the user chose (the bundled sample or an upload of this tab) and how it is read (repair included)."""
+    """A CSV the user chose (the bundled sample, an upload of this tab, or a file on the server: a study's data) and
+    how it is read (repair included)."""
 
-    source: str  # "sample" | "upload"
+    source: str  # "sample" | "upload" | "file"
     name: str
     digest: str
     options: ReadOptions = ReadOptions()
+    path: str | None = None  # source "file": where it is
 
     @property
     def key(self) -> str:
@@ -158,8 +160,26 @@ def set_data(ref: DataRef, data: bytes | None = None) -> None:
     st.session_state[DATA_KEY] = ref
 
 
+def file_data_ref(path: str | Path, options: ReadOptions) -> DataRef:
+    """A CSV on the server (a study's data), read with `options`."""
+    path = Path(path)
+    if not path.is_file():
+        raise InformerLabError(f"the data file {path} does not exist any more")
+    return DataRef("file", path.name, frames.digest(path.read_bytes()), options, str(path))
+
+
 def data_bytes(ref: DataRef) -> bytes:
-    data = _sample_bytes() if ref.source == "sample" else st.session_state.get(DATA_BYTES, {}).get(ref.digest)
+    if ref.source == "sample":
+        return _sample_bytes()
+    if ref.source == "file":
+        try:
+            data = Path(ref.path).read_bytes()
+        except OSError:
+            raise InformerLabError(f"the data file {ref.path} cannot be read any more") from None
+        if frames.digest(data) != ref.digest:
+            raise InformerLabError(f"the data file {ref.path} has changed since it was chosen; choose it again")
+        return data
+    data = st.session_state.get(DATA_BYTES, {}).get(ref.digest)
     if data is None:
         raise InformerLabError(f"the uploaded file {ref.name} is no longer in this session; upload it again")
     return data

@@ -107,8 +107,16 @@ def _read(candidate: state.DataRef, raw: bytes) -> None:
 
 def draw() -> Refusal | None:
     """The data source controls. Returns the refusal of the uploaded file, when it was refused."""
-    source = st.radio("Data source", SOURCES, key="data_source", horizontal=True, persist_state="session",
-                      index=0 if state.data_ref().source == "sample" else 1)
+    active = state.data_ref()
+    on_file = f"Study data ({active.name})" if active.source == "file" else None
+    options = list(SOURCES) + ([on_file] if on_file else [])
+    if st.session_state.get("data_source") not in options:
+        st.session_state.pop("data_source", None)
+    source = st.radio("Data source", options, key="data_source", horizontal=True, persist_state="session",
+                      index={"sample": 0, "upload": 1, "file": 2}[active.source])
+    if source == on_file:
+        st.caption(f"`{active.path}`, read as the study read it (repair: {active.options.repair}).")
+        return None
     if source == SOURCES[0]:
         if state.data_ref().source != "sample":
             state.set_data(state.sample_data_ref())

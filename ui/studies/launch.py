@@ -1,0 +1,50 @@
+"""Starting a study from the app: `python cli.py study …` as a process of its own (Ray starts inside it, apart
+from the Streamlit server), writing into a study folder whose status.json the screen polls."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from analysis.data import ReadOptions
+from ui import settings
+
+ROOT = settings.ROOT
+
+
+def read_flags(options: ReadOptions) -> list[str]:
+    """The CLI flags that read a CSV as `options` says."""
+    flags = ["--repair", options.repair]
+    if options.datetime_column:
+        flags += ["--datetime-column", options.datetime_column]
+    if options.freq:
+        flags += ["--freq", options.freq]
+    if options.dayfirst is not None:
+        flags.append("--dayfirst" if options.dayfirst else "--no-dayfirst")
+    if options.decimal:
+        flags += ["--decimal", options.decimal]
+    return flags
+
+
+def start(name: str, csv_name: str, data: bytes, options: ReadOptions, train_flags: list[str], seeds: str,
+          grid: list[str], analyses: list[str], max_windows: int) -> subprocess.Popen:
+    """Write the data into the study folder and start the study there (its output goes to study.log)."""
+    folder = settings.studies_dir() / name
+    folder.mkdir(parents=True, exist_ok=True)
+    csv = folder / (Path(csv_name).name or "data.csv")
+    if not csv.is_file() or csv.read_bytes() != data:
+        csv.write_bytes(data)
+    command = [sys.executable, str(ROOT / "cli.py"), "study", "--csv", str(csv), *read_flags(options), *train_flags,
+               "--seeds", seeds, "--analyses", ",".join(analyses), "--max-windows", str(max_windows),
+               "--out", str(folder)]
+    if grid:
+        command += ["--grid", *grid]
+    log = open(folder / "study.log", "w")  # noqa: SIM115 — the child writes it until it ends
+    return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def log_tail(folder: Path, lines: int = 12) -> str:
+    try:
+        return "\n".join((folder / "study.log").read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""

@@ -1,0 +1,187 @@
+"""Studies: many models (seeds × settings) trained and analysed on Ray. Their runs (live while they train), the
+findings across seeds with intervals, and the role of every head in every seed: click a cell to open that head of
+that run on the Sparsity explorer."""
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis.errors import InformerLabError
+from study.findings import load_findings
+from ui import settings, state, widgets
+from ui.studies import charts, launch, tables
+from ui.tables import file_stem
+
+PICK_KEY = "st_roles"
+SPARSITY_PAGE = "ui/sparsity/page.py"
+
+st.title("Studies")
+st.caption("A study trains one model per seed × setting as Ray tasks (in a process of its own, so the app stays "
+           "responsive) and analyses each: the single-head sweep, gradient importance, top-u agreement and every "
+           "head's lag profile and role, each with a 95 % interval over windows (moving-block bootstrap). Across "
+           "seeds it matches heads by their lag profiles and reports what holds in every seed. CLI: "
+           "`python cli.py study --csv … --target … --seeds 0-7 --grid attention=prob,full --out studies/NAME`.")
+
+root = settings.studies_dir()
+folders = tables.study_folders(root)
+
+
+# ------------------------------------------------------------------------------------------ start one
+def _start_form() -> None:
+    try:
+        data = state.active_data()
+    except InformerLabError as err:
+        st.error(f"The active data cannot be used: {err}")
+        return
+    frame = data.frame
+    with st.form("st_start", border=False):
+        c = st.columns([1.6, 1, 1, 1])
+        name = c[0].text_input("Study name", value=f"{file_stem(frame.name)}-study", key="st_name")
+        seeds = c[1].text_input("Seeds", value="0-3", key="st_seeds", help="0-7, 0,3,9 or 2-4,8")
+        target = c[2].selectbox("Target", list(frame.columns), index=len(frame.columns) - 1, key="st_target")
+        epochs = c[3].number_input("epochs", 1, 50, 2, key="st_epochs")
+        c = st.columns(5)
+        seq = c[0].number_input("seq_len", 2, 4096, 96, key="st_seq")
+        label = c[1].number_input("label_len", 1, 4096, 48, key="st_label")
+        pred = c[2].number_input("pred_len", 1, 2048, 24, key="st_pred")
+        d_model = c[3].number_input("d_model", 4, 1024, 64, step=4, key="st_d_model")
+        steps = c[4].number_input("max steps per epoch", 1, 100000, 100, key="st_steps")
+        grid = st.text_input("Grid (optional)", placeholder="attention=prob,full factor=3,5", key="st_grid")
+        windows = st.number_input("Windows per analysis", 32, 100000, 512, key="st_windows")
+        go = st.form_submit_button(f"Start the study on {frame.name}", type="primary", icon=":material/play_arrow:")
+    if go:
+        try:
+            name = _study_name(name)
+            process = launch.start(name, frame.name, state.data_bytes(data.ref), data.ref.options,
+                                   ["--target", target, "--seq-len", str(seq), "--label-len", str(label),
+                                    "--pred-len", str(pred), "--d-model", str(d_model), "--epochs", str(epochs),
+                                    "--max-steps", str(steps), "--learning-rate", "0.001"],
+                                   seeds, grid.split(), ["errors", "sweep", "importance", "agreement", "roles"],
+                                   int(windows))
+        except (InformerLabError, OSError) as err:
+            st.error(str(err))
+        else:
+            st.session_state["st_process"] = process
+            st.session_state["st_study"] = name
+            st.rerun()
+
+
+def _study_name(name: str) -> str:
+    from ui.data_model.tables import check_run_name  # the same rule as run names
+
+    return check_run_name(name)
+
+
+with st.expander("Start a study on the active data", expanded=not folders, icon=":material/science:"):
+    _start_form()
+
+if not folders:
+    st.info(f"No study in `{root}` yet: start one above, or run `python cli.py study … --out {root}/NAME`.")
+    state.stop_page()
+
+names = [f.name for f in folders]
+if st.session_state.get("st_study") not in names:
+    st.session_state["st_study"] = names[0]
+chosen = st.selectbox(f"Study (in `{root}`)", names, key="st_study")
+folder = next(f for f in folders if f.name == chosen)
+plan = folder.plan
+grid = ", ".join(f"{k} = {', '.join(map(str, v))}" for k, v in plan.grid.items()) or "none"
+st.markdown(f"**{chosen}**: `{plan.csv}` (SHA-256 {plan.fingerprint[:12]}…) · target `{plan.spec.target}` · "
+            f"seq {plan.spec.seq_len} / label {plan.spec.label_len} / pred {plan.spec.pred_len} · d_model "
+            f"{plan.size.d_model}, {plan.size.n_heads} heads · seeds {', '.join(map(str, plan.seeds))} · grid: {grid} · "
+            f"{plan.max_windows} windows per analysis on the {plan.split} split")
+
+
+# ------------------------------------------------------------------------------------------ runs
+@st.fragment(run_every=2.0)
+def live_runs() -> None:
+    runs = tables.runs_table(folder.path, plan)
+    widgets.table(runs, f"study-{chosen}-runs", "st_runs",
+                  column_config={"progress": st.column_config.ProgressColumn(min_value=0, max_value=1),
+                                 "test MSE": st.column_config.NumberColumn(format="%.4f"),
+                                 "test MAE": st.column_config.NumberColumn(format="%.4f")})
+    if tables.finished(folder.path):
+        st.rerun()
+
+
+st.subheader("Runs")
+if tables.finished(folder.path):
+    widgets.table(tables.runs_table(folder.path, plan), f"study-{chosen}-runs", "st_runs",
+                  column_config={"test MSE": st.column_config.NumberColumn(format="%.4f")})
+else:
+    live_runs()
+    tail = launch.log_tail(folder.path)
+    if tail:
+        with st.expander("The study's output (study.log)"):
+            st.code(tail, language=None)
+
+findings = load_findings(folder.path)
+if not findings:
+    st.info("Findings appear when every run has finished.")
+    state.stop_page()
+
+# ------------------------------------------------------------------------------------------ findings
+st.subheader("Findings across seeds")
+summary = tables.findings_rows(findings)
+widgets.table(summary, f"study-{chosen}-findings", "st_findings",
+              column_config={c: st.column_config.NumberColumn(format="%.4f") for c in summary.columns
+                             if c not in ("setting", "seeds", "heads", "stable role")})
+st.caption("Test MSE: mean, standard deviation and t interval over seeds. Removable: heads whose single-head ΔMSE "
+           "stays under 5 % of the baseline, counted with the interval (its upper bound under 5 %) and by the point "
+           "estimate alone; the mean over seeds. Stable role: matched heads with the same role in every seed. ρ: "
+           "Spearman rank correlation of matched heads' ΔMSE between seeds, mean over pairs, with its interval from "
+           "resampling the heads.")
+
+settings_names = list(findings.get("settings", {})) or ["all"]
+setting = st.selectbox("Setting", settings_names, key="st_setting") if len(settings_names) > 1 else settings_names[0]
+matrix = tables.role_matrix(folder.path, setting)
+if matrix.empty:
+    st.info("This study has no role analysis (run it with the 'roles' analysis).")
+    state.stop_page()
+
+
+def open_head(row: int, col: int) -> None:
+    """Make head `row` of the role matrix, in seed column `col`, the tab's model and site/head, with the study's data;
+    the page then switches to the Sparsity explorer."""
+    seed = int([c for c in matrix.columns if c.startswith("seed ")][col].split()[1])
+    run = next(r for r in plan.runs() if r.seed == seed and (setting == "all" or setting == ", ".join(
+        f"{k}={v}" for k, v in r.setting.items())))
+    head = int(str(matrix.loc[row, "heads"]).split(";")[col])
+    checkpoint = folder.path / "runs" / run.name / "checkpoint"
+    state.set_model(state.ModelRef("folder", f"{chosen}/{run.name}", path=str(checkpoint)))
+    state.set_data(state.file_data_ref(plan.csv, plan.options))
+    st.session_state["sp_site"], st.session_state["sp_head"] = matrix.loc[row, "site"], head
+    st.session_state["st_open"] = True
+
+
+def _open_clicked() -> None:
+    picked = tables.role_pick(st.session_state.get(f"chart_{PICK_KEY}"))
+    if picked is not None:
+        open_head(*picked)
+
+
+st.subheader("Heads matched across seeds, and their roles")
+codes, labels, seeds, roles, heads = tables.role_grid(matrix)
+widgets.clickable_chart(charts.role_figure(codes, labels, seeds, roles, heads,
+                                           "Role of each matched head in each seed (click: open that head)"),
+                        f"study-{chosen}-roles", PICK_KEY, _open_clicked)
+pick = st.columns([2.2, 1, 1.6], vertical_alignment="bottom")
+row = pick[0].selectbox("Matched head", range(len(labels)), format_func=lambda i: labels[i], key="st_pick_row")
+col = pick[1].selectbox("Seed", range(len(seeds)), format_func=lambda j: seeds[j], key="st_pick_seed")
+pick[2].button("Open it on the Sparsity explorer", key="st_open_head", icon=":material/open_in_new:",
+               on_click=lambda: open_head(st.session_state["st_pick_row"], st.session_state["st_pick_seed"]))
+if st.session_state.pop("st_open", False):
+    st.switch_page(SPARSITY_PAGE)
+every = matrix[matrix["in_every_seed"]]
+st.caption(f"Rows: the first seed's heads; in every other seed, the head matched to it by lag profile (minimal "
+           f"summed Jensen–Shannon distance per site). {len(every)} of {len(matrix)} heads keep one role in every "
+           f"seed: " + (", ".join(f"{n} × {r}" for r, n in every['role'].value_counts().items()) or "none") + ".")
+widgets.table(matrix, f"study-{chosen}-roles", "st_roles_table", height=260)
+
+effects = tables.matched_head_effects(folder.path, matrix)
+if len(effects):
+    top = effects.head(12)
+    widgets.chart(charts.interval_bars(top["head"], top["delta_mse_mean"], top["delta_mse_seeds_lo"],
+                                       top["delta_mse_seeds_hi"], "ΔMSE of removing each matched head: mean over "
+                                       "seeds, 95 % t interval over seeds", "ΔMSE"),
+                  f"study-{chosen}-head-effects", "st_effects")
+    widgets.table(effects, f"study-{chosen}-head-effects", "st_effects_table", height=260)

@@ -1,0 +1,131 @@
+"""Shaping for the Studies screen: study folders, the live runs table, findings in rows, the role × seed matrix.
+Pure (no Streamlit), reading only the files a study writes (study.json, status.json, tables/*.csv, findings.json)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from study.plan import StudyPlan, read_plan
+from ui.tables import clicked_customdata
+
+RUN_COLUMNS = {"run": "run", "seed": "seed", "state": "state", "stage": "stage", "fraction": "progress",
+               "text": "now", "test_mse": "test MSE", "test_mae": "test MAE", "epochs": "epochs", "seconds": "seconds",
+               "error": "error"}
+
+
+@dataclass(frozen=True)
+class StudyFolder:
+    name: str
+    path: Path
+    plan: StudyPlan
+
+
+def study_folders(root: Path) -> list[StudyFolder]:
+    """The study folders under `root` (those with a readable study.json), newest first."""
+    if not root.is_dir():
+        return []
+    out = []
+    for folder in sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: -p.stat().st_mtime):
+        try:
+            plan = read_plan(folder)
+        except (ValueError, KeyError, TypeError):
+            plan = None
+        if plan is not None:
+            out.append(StudyFolder(folder.name, folder, plan))
+    return out
+
+
+def status(folder: Path) -> dict:
+    try:
+        return json.loads((folder / "status.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def runs_table(folder: Path, plan: StudyPlan) -> pd.DataFrame:
+    """One row per run of the plan: its state (queued until the study writes its status), progress, test error."""
+    live = {r["run"]: r for r in status(folder).get("runs", [])}
+    rows = []
+    for run in plan.runs():
+        row = {"run": run.name, "seed": run.seed, "state": "queued", "stage": "", "fraction": 0.0, "text": "",
+               "error": ""}
+        row.update({k: v for k, v in live.get(run.name, {}).items() if k in RUN_COLUMNS or k.startswith("setting_")})
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    keep = [c for c in RUN_COLUMNS if c in table.columns] + [c for c in table.columns if c.startswith("setting_")]
+    return table[keep].rename(columns=RUN_COLUMNS)
+
+
+def finished(folder: Path) -> bool:
+    return bool(status(folder).get("finished"))
+
+
+def findings_rows(findings: dict) -> pd.DataFrame:
+    """One row per setting: test MSE over seeds (mean, std, t interval), removable heads with the interval and
+    by point estimates, heads whose role holds in every seed, rank stability of matched heads' importance."""
+    rows = []
+    for setting, entry in findings.get("settings", {}).items():
+        mse, removable = entry.get("test_mse", {}), entry.get("removable", {})
+        sweep, grad = entry.get("sweep_rank_stability", {}), entry.get("importance_rank_stability", {})
+        rows.append({"setting": setting, "seeds": mse.get("seeds"), "test MSE (mean)": mse.get("mse_mean"),
+                     "sd over seeds": mse.get("mse_std"), "95% lo (seeds)": mse.get("mse_seeds_lo"),
+                     "95% hi (seeds)": mse.get("mse_seeds_hi"),
+                     "removable, with interval": removable.get("with_interval_mean"),
+                     "removable, by point": removable.get("by_point_mean"), "heads": removable.get("heads"),
+                     "stable role": entry.get("heads_with_a_stable_role"),
+                     "ΔMSE rank ρ": sweep.get("rho"), "ρ lo": sweep.get("rho_lo"), "ρ hi": sweep.get("rho_hi"),
+                     "gradient rank ρ": grad.get("rho")})
+    return pd.DataFrame(rows)
+
+
+def role_matrix(folder: Path, setting: str | None = None) -> pd.DataFrame:
+    path = folder / "tables" / "findings_roles.csv"
+    if not path.is_file():
+        return pd.DataFrame()
+    table = pd.read_csv(path)
+    return table if setting is None else table[table["setting"] == setting].reset_index(drop=True)
+
+
+def role_grid(matrix: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str], list[str], np.ndarray]:
+    """(role codes [heads, seeds], row labels, seed labels, role names, head index per cell [heads, seeds])."""
+    seeds = [c for c in matrix.columns if c.startswith("seed ")]
+    roles = sorted({r for c in seeds for r in matrix[c].dropna()})
+    codes = np.array([[roles.index(r) if isinstance(r, str) else np.nan for r in matrix[c]] for c in seeds]).T
+    labels = [f"{s} · h{h}" for s, h in zip(matrix["site"], matrix["ref_head"])]
+    heads = np.array([list(map(int, str(h).split(";"))) for h in matrix["heads"]])
+    return codes, labels, seeds, roles, heads
+
+
+def role_pick(selection) -> tuple[int, int] | None:
+    """(matrix row, seed column) of the first clicked cell of the role grid."""
+    for data in clicked_customdata(selection):
+        if len(data) >= 2:
+            return int(data[0]), int(data[1])
+    return None
+
+
+def matched_head_effects(folder: Path, matrix: pd.DataFrame, metric: str = "delta_mse") -> pd.DataFrame:
+    """Per matched head (rows of the role matrix of one setting): the single-head ΔMSE over seeds (each seed's own
+    head index), its mean, spread and t interval over seeds, and in how many seeds removing it hurt."""
+    from analysis.intervals import across_seeds
+
+    path = folder / "tables" / "sweep.csv"
+    if matrix.empty or not path.is_file():
+        return pd.DataFrame()
+    sweep = pd.read_csv(path)
+    seeds = [c for c in matrix.columns if c.startswith("seed ")]
+    rows = []
+    for i, row in matrix.iterrows():
+        for seed_label, head in zip(seeds, map(int, str(row["heads"]).split(";"))):
+            seed = int(seed_label.split()[1])
+            hit = sweep[(sweep["seed"] == seed) & (sweep["site"] == row["site"]) & (sweep["head"] == head)]
+            if len(hit):
+                rows.append({"head": f"{row['site']} · h{row['ref_head']}", "seed": seed,
+                             metric: float(hit[metric].iloc[0])})
+    if not rows:
+        return pd.DataFrame()
+    return across_seeds(pd.DataFrame(rows), ["head"], metric).sort_values(f"{metric}_mean", ascending=False)
