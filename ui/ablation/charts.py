@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import textwrap
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -17,6 +18,15 @@ ZERO = hline(0)
 
 def _axes(x: str, y: str, **x_more) -> dict:
     return dict(xaxis=dict(title=dict(text=x), **x_more), yaxis=dict(title=dict(text=y)))
+
+
+def _error_y(rows: pd.DataFrame, metric: str = "delta_mse") -> dict:
+    """The metric's 95 % interval as plotly error bars (none drawn where it is unknown: too few windows)."""
+    lo, hi = rows.get(f"{metric}_lo"), rows.get(f"{metric}_hi")
+    if lo is None or hi is None or not (lo.notna().any() and hi.notna().any()):
+        return dict(visible=False)
+    return dict(type="data", symmetric=False, array=(hi - rows[metric]).to_numpy(),
+                arrayminus=(rows[metric] - lo).to_numpy(), color="#444444", thickness=1.2)
 
 
 def _wrap_heads(text: str, width: int = 60) -> str:
@@ -42,6 +52,22 @@ def sweep_heatmap(grid: pd.DataFrame, baseline_mse: float, title: str) -> go.Fig
                                        yaxis=dict(title=dict(text="site"), autorange="reversed")))
 
 
+def sweep_bars(table: pd.DataFrame, limit: float, title: str, top: int = 24) -> go.Figure:
+    """The `top` largest single-head ΔMSE, each with its 95 % interval over windows, and the removability line
+    (a head is removable when its whole interval lies under it)."""
+    rows = table[table["site"] != BASELINE_ROW].sort_values("delta_mse", ascending=False).head(top)
+    labels = [f"{s} h{h}" for s, h in zip(rows["site"], rows["head"])]
+    removable = rows["delta_mse_hi"] < limit
+    bars = go.Bar(x=labels, y=rows["delta_mse"], error_y=_error_y(rows),
+                  marker_color=[BETTER if r else WORSE for r in removable],
+                  customdata=np.stack([rows["delta_mse_lo"], rows["delta_mse_hi"]], axis=1),
+                  hovertemplate="%{x}: ΔMSE %{y:+.4g}<br>95 % interval [%{customdata[0]:+.4g}, "
+                                "%{customdata[1]:+.4g}]<extra></extra>")
+    line, note = _limit_line(limit, BETTER, "5 % of the baseline: removable below, interval included")
+    return go.Figure([bars], layout(title, 400, legend=False, shapes=[ZERO, line], annotations=[note],
+                                    **_axes("head (largest ΔMSE first)", "ΔMSE")))
+
+
 def horizon_figure(rows: pd.DataFrame, label: str, title: str) -> go.Figure:
     """ΔMSE per horizon step of one removed head. rows: the head's per_step rows (step, delta_mse, mse)."""
     line = go.Scatter(x=rows["step"], y=rows["delta_mse"], mode="lines+markers", name=label,
@@ -56,7 +82,7 @@ def site_bars(table: pd.DataFrame, title: str) -> go.Figure:
     rows = table[table["site"] != BASELINE_ROW]
     bars = go.Bar(x=rows["site"], y=rows["delta_mse"], marker_color=[WORSE if v > 0 else BETTER
                                                                     for v in rows["delta_mse"]],
-                  text=[f"{v:+.3g}" for v in rows["delta_mse"]], textposition="outside",
+                  error_y=_error_y(rows), text=[f"{v:+.3g}" for v in rows["delta_mse"]], textposition="outside",
                   hovertemplate="%{x}: ΔMSE %{y:+.4g}<extra></extra>")
     return go.Figure([bars], layout(title, 380, legend=False, shapes=[ZERO],
                                     **_axes("site (all heads removed)", "ΔMSE")))
@@ -65,7 +91,7 @@ def site_bars(table: pd.DataFrame, title: str) -> go.Figure:
 def leave_one_in_bars(table: pd.DataFrame, title: str) -> go.Figure:
     """Grouped bars: per site, one bar per head kept (the site's other heads removed)."""
     rows = table[table["site"] != BASELINE_ROW]
-    bars = [go.Bar(x=part["site"], y=part["delta_mse"], name=f"only h{h} kept",
+    bars = [go.Bar(x=part["site"], y=part["delta_mse"], name=f"only h{h} kept", error_y=_error_y(part),
                    hovertemplate=f"%{{x}}, only h{h} kept: ΔMSE %{{y:+.4g}}<extra></extra>")
             for h, part in rows.groupby("head", sort=True)]
     return go.Figure(bars, layout(title, 400, legend=True, shapes=[ZERO], barmode="group", **_axes("site", "ΔMSE")))
@@ -109,6 +135,7 @@ def importance_scatter(table: pd.DataFrame, title: str) -> go.Figure:
     """Gradient importance (normalised per site) against the measured single-head ΔMSE, one colour per kind."""
     points = [go.Scatter(
         x=part["importance_normalised"], y=part["delta_mse"], mode="markers", name=KIND_NAMES.get(kind, kind),
+        error_y=_error_y(part),
         marker=dict(size=10, color=KIND_COLOURS.get(kind), line=dict(width=1, color="white")),
         customdata=list(zip(part["site"], part["head"], part["importance"])),
         hovertemplate="%{customdata[0]} h%{customdata[1]}<br>importance %{customdata[2]:.4g} "

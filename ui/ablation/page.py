@@ -16,17 +16,21 @@ from ui.ablation import jobs, tables
 from ui.ablation.tables import STUDIES
 from ui.cache import MEAN_WINDOWS, mean_contexts_for
 from ui.tables import file_stem
-from ui.ablation.charts import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure,
-                                random_boxes, site_bars, sweep_heatmap)
+from analysis.ablation import REMOVABLE, removable_heads
+from ui.ablation.charts import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure, random_boxes,
+                                site_bars, sweep_bars, sweep_heatmap)
 
 RUNS_KEY = "abl_runs"  # study → the keys this tab asked for, oldest first
 WINDOW_CHOICES = (32, 128, 512, None)  # None: the whole split
 K_CHOICES = (5, 10, 15, 20, 25, 30, 40, 50, 60, 75)
 NUMBER = st.column_config.NumberColumn(format="%.5f")
 TEXT = {"site": st.column_config.TextColumn(width="medium")}
-FIRST = ("site", "head", "delta_mse", "delta_mse_pct", "mse", "delta_mae", "mae")  # what a reader looks for first
+FIRST = ("site", "head", "delta_mse", "delta_mse_lo", "delta_mse_hi", "delta_mse_pct", "mse", "delta_mae",
+         "mae")  # what a reader looks for first
 PCT = st.column_config.NumberColumn(format="%+.2f %%")
-METRIC_COLUMNS = TEXT | {k: NUMBER for k in ("mse", "mae", "delta_mse", "delta_mae")} | {"delta_mse_pct": PCT}
+METRIC_COLUMNS = TEXT | {k: NUMBER for k in ("mse", "mse_lo", "mse_hi", "mae", "delta_mse", "delta_mse_lo",
+                                              "delta_mse_hi", "delta_mae", "delta_mae_lo", "delta_mae_hi")} | \
+    {"delta_mse_pct": PCT}
 RUN = dict(type="primary", icon=":material/play_arrow:")  # every study's Run button
 
 
@@ -140,11 +144,18 @@ with tabs[0]:
         baseline_mse = float(table["mse"].iloc[0])
         heads = table[table["site"] != BASELINE]
         worst = heads.loc[heads["delta_mse"].idxmax()]
-        m = st.columns(3)
+        removable = removable_heads(sweep.table)
+        known = heads["delta_mse_hi"].notna().any()
+        m = st.columns(4)
         m[0].metric("Baseline MSE (all heads on)", f"{baseline_mse:.4g}")
         m[1].metric(f"Most harmful removal: {worst['site']} h{worst['head']}", f"{worst['delta_mse']:+.4g}",
-                    delta=f"{worst['delta_mse_pct']:+.1f} % of baseline", delta_color="inverse")
-        m[2].metric("Removals that lower the MSE", f"{int((heads['delta_mse'] < 0).sum())} of {len(heads)}")
+                    delta=f"{worst['delta_mse_pct']:+.1f} % of baseline", delta_color="inverse",
+                    help=f"95 % interval [{worst['delta_mse_lo']:+.4g}, {worst['delta_mse_hi']:+.4g}]" if known else
+                    "No interval: fewer than two blocks of seq_len + pred_len windows were scored.")
+        m[2].metric("Removable alone (interval under 5 %)", f"{len(removable)} of {len(heads)}" if known else "n/a",
+                    help="Heads whose ΔMSE upper bound stays under 5 % of the baseline MSE "
+                         f"(by the point estimate alone: {int((heads['delta_mse'] < REMOVABLE * baseline_mse).sum())}).")
+        m[3].metric("Removals that lower the MSE", f"{int((heads['delta_mse'] < 0).sum())} of {len(heads)}")
         left, right = st.columns([3, 2], gap="medium")
         with left:
             widgets.chart(sweep_heatmap(tables.sweep_matrix(sweep.table), baseline_mse,
@@ -152,6 +163,11 @@ with tabs[0]:
                           f"{stem}-sweep-heatmap", "abl_sweep_heatmap")
         with right:
             sweep_horizon(sweep)
+        widgets.chart(sweep_bars(sweep.table, REMOVABLE * baseline_mse, f"ΔMSE with its 95 % interval over windows "
+                                 f"(moving-block bootstrap), the {min(24, len(heads))} largest"),
+                      f"{stem}-sweep-intervals", "abl_sweep_bars")
+        if not known:
+            st.caption("No intervals: score at least two blocks of seq_len + pred_len windows (choose more windows).")
         st.subheader("Numbers (one row per removed head, baseline first)")
         widgets.table(tables.lead(table, *FIRST), f"{stem}-sweep", "abl_sweep_table",
                       column_config=METRIC_COLUMNS)

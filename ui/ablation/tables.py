@@ -74,8 +74,9 @@ def random_summary(draws: pd.DataFrame) -> pd.DataFrame:
 
 
 def combine_importance(importance, sweep: pd.DataFrame) -> ImportanceResult:
-    table = importance.table[["site", "site_index", "kind", "layer", "head", "importance", "importance_normalised"]]
-    measured = sweep[sweep["site"] != BASELINE][["site", "head", "mse", "delta_mse"]]
+    table = importance.table[["site", "site_index", "kind", "layer", "head", "importance", "importance_lo",
+                              "importance_hi", "importance_normalised"]]
+    measured = sweep[sweep["site"] != BASELINE][["site", "head", "mse", "delta_mse", "delta_mse_lo", "delta_mse_hi"]]
     both = table.merge(measured, on=["site", "head"], how="left")
     return ImportanceResult(both, importance.method,
                             rank_correlation(importance, sweep, column="importance_normalised"),

@@ -78,7 +78,7 @@ def test_the_page_renders_every_study_waiting_for_its_run_button(open_app):
 
 
 def test_single_head_sweep_draws_one_row_per_site_and_head_and_the_analysis_numbers(open_app, tiny_trained):
-    at = _run_study(_open(open_app), "abl_run_sweep", "Single-head sweep", charts=2)
+    at = _run_study(_open(open_app), "abl_run_sweep", "Single-head sweep", charts=3)
     tab = _tab(at, "Single-head sweep")
     table = tab.dataframe[0].value
     expected = _expected_sweep(tiny_trained).table
@@ -89,7 +89,7 @@ def test_single_head_sweep_draws_one_row_per_site_and_head_and_the_analysis_numb
     np.testing.assert_allclose(table["delta_mse"], expected["delta_mse"], rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(table["delta_mse_pct"], 100 * table["delta_mse"] / table["mse"].iloc[0], rtol=1e-9)
 
-    heatmap, horizon = _charts(tab)
+    heatmap, horizon, intervals = _charts(tab)
     cells = heatmap["data"][0]
     assert cells["type"] == "heatmap" and cells["zmid"] == 0 and cells["texttemplate"] == "%{text}"
     assert list(cells["y"]) == SITES and list(cells["x"]) == ["h0", "h1", "h2", "h3"]
@@ -111,9 +111,34 @@ def test_single_head_sweep_draws_one_row_per_site_and_head_and_the_analysis_numb
     np.testing.assert_allclose(array(_charts(_tab(at, "Single-head sweep"))[1]["data"][0]["y"]), want["delta_mse"],
                                rtol=1e-6, atol=1e-12)
 
+    # 32 windows hold fewer than two blocks of seq_len + pred_len = 60: no interval is claimed, and the page says so
+    bars = intervals["data"][0]
+    ranked = expected.iloc[1:].sort_values("delta_mse", ascending=False)
+    assert list(bars["x"]) == [f"{s} h{h}" for s, h in zip(ranked["site"], ranked["head"])]
+    assert ranked["delta_mse_hi"].isna().all() and bars["error_y"]["visible"] is False
+    assert any("No intervals" in c.value for c in tab.caption)
+
+
+def test_with_enough_windows_the_sweep_bars_carry_the_bootstrap_intervals(open_app, tiny_trained):
+    at = open_app(ABLATION_PAGE)
+    at.radio(key="abl_windows").set_value(128).run()
+    at = _run_study(at, "abl_run_sweep", "Single-head sweep", charts=3)
+    bars = _charts(_tab(at, "Single-head sweep"))[2]["data"][0]
+    model, prepared = _prepared(tiny_trained)
+    expected = head_sweep(model, prepared, "test", mode="zero", seed=0, max_windows=128).table
+    ranked = expected.iloc[1:].sort_values("delta_mse", ascending=False)
+    assert ranked["delta_mse_hi"].notna().all()  # 128 windows: two blocks of 60
+    assert list(bars["x"]) == [f"{s} h{h}" for s, h in zip(ranked["site"], ranked["head"])]
+    y = array(bars["y"])
+    np.testing.assert_allclose(y + array(bars["error_y"]["array"]), ranked["delta_mse_hi"], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(y - array(bars["error_y"]["arrayminus"]), ranked["delta_mse_lo"], rtol=1e-6,
+                               atol=1e-12)
+    removable = ranked["delta_mse_hi"] < 0.05 * expected["mse"].iloc[0]
+    assert at.metric[2].value == f"{int(removable.sum())} of {len(ranked)}"
+
 
 def test_switching_zero_to_mean_ablation_changes_the_numbers(open_app, tiny_trained):
-    at = _run_study(_open(open_app), "abl_run_sweep", "Single-head sweep", charts=2)
+    at = _run_study(_open(open_app), "abl_run_sweep", "Single-head sweep", charts=3)
     zero = _tab(at, "Single-head sweep").dataframe[0].value
     at.radio(key="abl_mode").set_value("mean").run()
     assert not at.exception
