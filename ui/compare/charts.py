@@ -12,6 +12,28 @@ MODEL_COLOURS = {"informer": "#d62728", "informer_full_counterfactual": "#1f77b4
                  "last_value": "#7f7f7f", "seasonal_naive": "#2ca02c", "linear": "#ff7f0e"}
 
 
+def delta_figure(metrics: pd.DataFrame, models: Sequence[str], labels: dict[str, str]) -> go.Figure:
+    """ΔMSE = model − Informer (standardised) of every other model, with its paired 95 % interval: right of 0 the
+    Informer is better; an interval across 0 is a difference these windows cannot show."""
+    rows = metrics[metrics["scale"] == "standardised"].set_index("model")
+    others = [m for m in models if m in rows.index and m != models[0]]
+    rows = rows.loc[others]
+    known = rows["delta_mse_lo"].notna().all() and rows["delta_mse_hi"].notna().all()
+    error = dict(type="data", symmetric=False, array=(rows["delta_mse_hi"] - rows["delta_mse"]).to_numpy(),
+                 arrayminus=(rows["delta_mse"] - rows["delta_mse_lo"]).to_numpy(), color="#444444",
+                 thickness=1.2) if known else dict(visible=False)
+    bars = go.Bar(y=[labels.get(m, m) for m in others], x=rows["delta_mse"], orientation="h", error_x=error,
+                  marker_color=[MODEL_COLOURS.get(m, "#7f7f7f") for m in others],
+                  customdata=rows[["delta_mse_lo", "delta_mse_hi", "mse"]].to_numpy(),
+                  hovertemplate="%{y}: ΔMSE %{x:+.4g}<br>95 % interval [%{customdata[0]:+.4g}, "
+                                "%{customdata[1]:+.4g}]<br>MSE %{customdata[2]:.4g}<extra></extra>")
+    zero = dict(type="line", xref="x", yref="paper", x0=0, x1=0, y0=0, y1=1, line=dict(color="#222222", width=1))
+    return go.Figure([bars], layout("ΔMSE against the Informer (model − Informer, standardised), 95 % interval",
+                                    120 + 48 * len(others), legend=False, shapes=[zero],
+                                    xaxis=dict(title=dict(text="ΔMSE (right of 0: the Informer is better)")),
+                                    yaxis=dict(autorange="reversed")))
+
+
 def per_step_figure(per_step: pd.DataFrame, column: str, label: str, labels: dict[str, str]) -> go.Figure:
     traces = [go.Scatter(x=part["step"], y=part[column], mode="lines+markers", name=labels.get(model, model),
                          line=dict(color=MODEL_COLOURS.get(model), width=2), marker=dict(size=5),

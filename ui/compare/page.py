@@ -127,11 +127,20 @@ with st.container(border=True):
 
 metrics = views.metrics_view(comparison.metrics, models)
 widgets.table(metrics, f"{stem}-metrics", "cp_metrics",
-              column_config={c: st.column_config.NumberColumn(format="%.4f") for c in metrics.columns
-                             if c.startswith(("MSE", "MAE"))})
-st.caption("MSE / MAE over every window, step and target column; *std.* on the train-split standardised scale (as "
-           "papers report), *orig.* in the data's units (columns with large values weigh more).  \n" +
+              column_config={c: st.column_config.NumberColumn(format="%+.4f" if c.startswith("Δ") else "%.4f")
+                             for c in metrics.columns if c.startswith(("MSE", "MAE", "ΔMSE"))})
+csv_download(comparison.metrics, f"{stem}-metrics-intervals", "cp_metrics_all",
+             "Download every metric with its interval, both scales (CSV)")
+st.caption("MSE / MAE over every window, step and target column, on the train-split standardised scale (as papers "
+           "report) unless *orig.* (the data's units: columns with large values weigh more). *lo* / *hi*: the 95 % "
+           "interval by a paired moving-block bootstrap over windows (blocks of seq_len + pred_len windows, every "
+           "model resampled on the same windows, so ΔMSE's interval is narrower than the two MSEs' suggest).  \n" +
            "  \n".join(f"· {note}" for note in comparison.notes))
+widgets.chart(charts.delta_figure(comparison.metrics, models, labels), f"{stem}-delta-mse", "cp_delta")
+verdicts = comparison.metrics[(comparison.metrics["scale"] == "standardised") &
+                              (comparison.metrics["model"] != models[0])]
+st.markdown("  \n".join(f"**{labels[row.model]}**: {views.verdict(row._asdict())}"
+                        for row in verdicts.itertuples()))
 
 
 @st.fragment

@@ -1,7 +1,7 @@
 """Shaping for the Compare screen: model labels, metrics and per-step tables, one window's forecasts."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -37,15 +37,32 @@ def per_step_wide(per_step: pd.DataFrame, column: str, models: Sequence[str]) ->
 
 
 def metrics_view(metrics: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
-    """One row per model (in `models` order): MSE and MAE standardised and in original units, windows."""
-    wide = metrics.pivot(index="model", columns="scale", values=["mse", "mae"])
-    windows = metrics.groupby("model")["windows"].first()
+    """One row per model (in `models` order): on the standardised scale MSE, ΔMSE against the Informer and MAE,
+    each with its 95 % interval (lo, hi); MSE and MAE in original units; windows. (The original-unit intervals
+    are in `metrics` itself, downloadable whole.)"""
+    std = metrics[metrics["scale"] == "standardised"].set_index("model")
+    orig = metrics[metrics["scale"] == "original"].set_index("model")
     out = pd.DataFrame({"model": list(models), "description": [model_label(m) for m in models]})
-    for metric in ("mse", "mae"):
-        for scale, label in (("standardised", "std."), ("original", "orig.")):
-            out[f"{metric.upper()} ({label})"] = out["model"].map(wide[(metric, scale)])
-    out["windows"] = out["model"].map(windows)
+    for column, label in (("mse", "MSE"), ("delta_mse", "ΔMSE vs Informer"), ("mae", "MAE")):
+        out[label] = out["model"].map(std[column])
+        out[f"{label} lo"] = out["model"].map(std[f"{column}_lo"])
+        out[f"{label} hi"] = out["model"].map(std[f"{column}_hi"])
+    out["MSE (orig.)"] = out["model"].map(orig["mse"])
+    out["MAE (orig.)"] = out["model"].map(orig["mae"])
+    out["windows"] = out["model"].map(std["windows"])
     return out
+
+
+def verdict(row: Mapping) -> str:
+    """What the paired ΔMSE interval (model − Informer, standardised) lets one say of a model."""
+    lo, hi = row["delta_mse_lo"], row["delta_mse_hi"]
+    if pd.isna(lo) or pd.isna(hi):
+        return "no interval (fewer than two blocks of windows)"
+    if lo > 0:
+        return "worse than the Informer"
+    if hi < 0:
+        return "better than the Informer"
+    return "not distinguishable from the Informer"
 
 
 def overlay_wide(overlay: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:

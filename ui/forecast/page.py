@@ -1,6 +1,7 @@
 """Forecast: the pred_len steps after the last row of the active data, in original units."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from analysis.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
@@ -62,16 +63,33 @@ def test_error_section() -> None:
     for cell, row in zip(cells, errors.itertuples()):
         relative = row.model != INFORMER and row.mse > 1e-12
         delta = f"{(ours.mse - row.mse) / row.mse:+.0%} for the model" if relative else None
+        interval = "no interval (fewer than two blocks of windows)" if pd.isna(row.mse_lo) else \
+            f"95 % interval [{row.mse_lo:.4f}, {row.mse_hi:.4f}]"
         cell.metric(f"Test MSE · {NAMES.get(row.model, row.model)}", f"{row.mse:.4f}", delta=delta,
-                    delta_color="inverse", help=f"MAE {row.mae:.4f}; standardised; {row.windows:,} test windows. "
-                                                "The delta: the model's MSE relative to this one (negative: better).")
+                    delta_color="inverse", help=f"{interval}; MAE {row.mae:.4f}; standardised; {row.windows:,} test "
+                                                "windows. The delta: the model's MSE relative to this one (negative: "
+                                                "better).")
     naive = errors[errors["model"] != INFORMER]
     best = naive.loc[naive["mse"].idxmin()]
-    verdict = "beats" if ours.mse < best.mse else "does not beat"
-    st.caption(f"On the {int(ours.windows):,} windows of {data.ref.name}'s test split the model {verdict} the best "
-               f"naive forecast ({NAMES.get(best.model, best.model)}, MSE {best.mse:.4f}). Standardised with the "
-               "model's own scaler; key-sample seed {seed}. The Compare page adds intervals, the full-attention "
-               "counterfactual and a linear baseline.".replace("{seed}", str(seed)))
+    verb, evidence = _verdict(best)
+    st.caption(f"On the {int(ours.windows):,} windows of {data.ref.name}'s test split the model {verb} the best "
+               f"naive forecast ({NAMES.get(best.model, best.model)}, MSE {best.mse:.4f}): {evidence}. Standardised "
+               f"with the model's own scaler; key-sample seed {seed}; intervals by a paired moving-block bootstrap "
+               "over windows. The Compare page adds the full-attention counterfactual and a linear baseline.")
 
+
+def _verdict(naive: pd.Series) -> tuple[str, str]:
+    """The verb, and its evidence, that the paired interval of ΔMSE = naive − model allows (positive: the model
+    is better)."""
+    lo, hi, d = naive["delta_mse_lo"], naive["delta_mse_hi"], naive["delta_mse"]
+    if pd.isna(lo) or pd.isna(hi):
+        return ("beats" if d > 0 else "does not beat"), \
+            f"ΔMSE {d:+.4f}, no interval (fewer than two blocks of seq_len + pred_len windows)"
+    evidence = f"ΔMSE (naive − model) {d:+.4f}, 95 % interval [{lo:+.4f}, {hi:+.4f}]"
+    if lo > 0:
+        return "beats", evidence
+    if hi < 0:
+        return "is beaten by", evidence
+    return "cannot be told apart from", evidence + ", across 0"
 
 test_error_section()

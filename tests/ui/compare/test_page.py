@@ -22,7 +22,7 @@ def expected_val(tiny_trained):
 
 
 def _metrics(at):
-    return next(d.value for d in at.dataframe if "MSE (std.)" in d.value.columns)
+    return next(d.value for d in at.dataframe if "ΔMSE vs Informer" in d.value.columns)
 
 
 def _overlay(at) -> dict:
@@ -50,8 +50,25 @@ def test_a_row_per_model_epsilon_and_the_window_overlay(open_app, expected_val):
     assert list(table["model"]) == BASE
     metrics = expected_val.metrics.set_index(["model", "scale"])
     for model, row in table.set_index("model").iterrows():
-        np.testing.assert_allclose(row["MSE (std.)"], metrics.loc[(model, "standardised"), "mse"])
+        std = metrics.loc[(model, "standardised")]
+        for column, label in (("mse", "MSE"), ("delta_mse", "ΔMSE vs Informer"), ("mae", "MAE")):
+            np.testing.assert_allclose(row[[label, f"{label} lo", f"{label} hi"]].to_numpy(float),
+                                       std[[column, f"{column}_lo", f"{column}_hi"]].to_numpy(float))
+        assert row["MSE lo"] <= row["MSE"] <= row["MSE hi"]
         np.testing.assert_allclose(row["MAE (orig.)"], metrics.loc[(model, "original"), "mae"])
+    assert table.loc[0, "ΔMSE vs Informer"] == 0  # the Informer against itself
+    # ΔMSE of every other model, its error bar reaching the paired interval; the verdict read off the interval
+    [delta] = [f for f in charts(at) if f["layout"]["title"]["text"].startswith("ΔMSE against the Informer")]
+    others = table.iloc[1:]
+    bars = delta["data"][0]
+    np.testing.assert_allclose(array(bars["x"]), others["ΔMSE vs Informer"])
+    np.testing.assert_allclose(array(bars["x"]) + array(bars["error_x"]["array"]), others["ΔMSE vs Informer hi"])
+    np.testing.assert_allclose(array(bars["x"]) - array(bars["error_x"]["arrayminus"]), others["ΔMSE vs Informer lo"])
+    said = " ".join(m.value for m in at.markdown)
+    for row in others.itertuples():
+        lo, hi = row[others.columns.get_loc("ΔMSE vs Informer lo") + 1], row[others.columns.get_loc("ΔMSE vs Informer hi") + 1]
+        word = "worse than" if lo > 0 else "better than" if hi < 0 else "not distinguishable from"
+        assert f"{word} the Informer" in said
     assert set(table["windows"]) == {len(expected_val.truth)}
     assert metric(at, "ε (counterfactual gap)") == f"{expected_val.epsilon:.4f}"
     # per-horizon MSE: one line per model
@@ -71,7 +88,7 @@ def test_a_row_per_model_epsilon_and_the_window_overlay(open_app, expected_val):
     wide = next(d.value for d in at.dataframe if "truth" in d.value.columns)
     assert list(wide.columns) == ["timestamp", "column", "truth", *BASE] and len(wide) == 12 * 4
     labels = [b.label for b in at.get("download_button")]
-    assert "Download this window (CSV)" in labels and labels.count("Download chart (HTML)") == 2
+    assert "Download this window (CSV)" in labels and labels.count("Download chart (HTML)") == 3
 
 
 def test_the_full_attention_twin_trains_in_the_background_and_joins_the_table(open_app):

@@ -35,3 +35,21 @@ def test_plotted_column_and_history_length(open_app):
     figure = charts(at)[0]
     assert len(array(figure["data"][0]["y"])) == 100
     np.testing.assert_allclose(array(figure["data"][1]["y"])[1:], table(at)["price"])
+
+
+def test_better_than_naive_says_what_the_paired_interval_allows(open_app, tiny_trained):
+    from analysis.comparison import headline_errors
+    from analysis.workflow import prepare_for_checkpoint
+    at = open_app(FORECAST_PAGE)
+    checkpoint = tiny_trained[0]
+    errors = headline_errors(checkpoint.model, prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV)), seed=0)
+    naive = errors[errors["model"] != "informer"]
+    best = naive.loc[naive["mse"].idxmin()]
+    assert best["delta_mse_lo"] <= best["delta_mse"] <= best["delta_mse_hi"]
+    word = "beats" if best["delta_mse_lo"] > 0 else "is beaten by" if best["delta_mse_hi"] < 0 else \
+        "cannot be told apart from"
+    caption = next(c.value for c in at.caption if "best naive forecast" in c.value)
+    assert f"the model {word} the best naive" in caption
+    assert f"[{best['delta_mse_lo']:+.4f}, {best['delta_mse_hi']:+.4f}]" in caption
+    ours = errors[errors["model"] == "informer"].iloc[0]
+    assert f"95 % interval [{ours['mse_lo']:.4f}, {ours['mse_hi']:.4f}]" in at.metric[0].help
