@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 import pandas as pd
-import torch
 
 from model import Informer, active_count
 

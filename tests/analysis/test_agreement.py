@@ -1,4 +1,3 @@
-import numpy as np
 from analysis.agreement import topu_agreement, strided_windows
 from analysis.sparsity import sparsity_report
 def test_topu_agreement_is_the_sparsity_reports_overlap_averaged_over_the_same_windows(tiny_trained, tiny_prepared):

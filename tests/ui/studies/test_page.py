@@ -2,7 +2,6 @@
 run (its checkpoint and the study's data) on the Sparsity explorer."""
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from analysis.data import DataSpec, ReadOptions
