@@ -84,8 +84,12 @@ class Comparison:
 
 def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, full_model: Informer | None = None,
                       seed: int = 0, split: str = "test", period: int | None = None, kernel: int = 25,
-                      ridge: float = 1e-6, batch_size: int = 64) -> Comparison:
+                      ridge: float = 1e-6, batch_size: int = 64,
+                      others: Mapping[str, np.ndarray] | None = None) -> Comparison:
     """Forecast every window of `split` with each model and baseline; score them in both scales.
+
+    others: more forecasts to score beside them, name → [N, pred_len, c_out] on this split's windows in this
+            model's standardised scale (a second checkpoint's: `analysis.pairing.aligned_forecasts`).
 
     period: the seasonal-naive season in steps (None: `seasonal_period(prepared.freq)`); when it exceeds
             seq_len, seasonal_naive falls back to the last value and `notes` says so.
@@ -101,6 +105,7 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
         if c.encoder_attention != "full" or c.decoder_attention != "full":
             notes.append(f"{FULL_MODEL} has {c.encoder_attention}/{c.decoder_attention} self-attention, not full/full")
         forecasts[FULL_MODEL], _ = predict(full_model, prepared, split, batch_size=batch_size, seed=seed)
+    forecasts.update(_checked_others(others, preds.shape))
 
     history = split_histories(prepared, split)
     if len(history) != len(truth):
@@ -187,14 +192,24 @@ def error_table(forecasts: Mapping[str, np.ndarray], truth: np.ndarray, prepared
     return pd.DataFrame(rows)
 
 
+def _checked_others(others: Mapping[str, np.ndarray] | None, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """`others` as a dict, each forecast checked to have the model's own forecasts' shape (same windows)."""
+    out = dict(others or {})
+    for name, forecast in out.items():
+        if np.shape(forecast) != tuple(shape):
+            raise ValueError(f"forecasts {name!r} have shape {list(np.shape(forecast))}, expected {list(shape)}")
+    return out
+
+
 def headline_errors(model: Informer, prepared: PreparedData, *, split: str = "test", seed: int = 0,
-                    batch_size: int = 64) -> pd.DataFrame:
+                    batch_size: int = 64, others: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
     """The model, the last value, and the seasonal naive forecast (when the data has a season that fits the
     window) on every window of a split: `error_table`'s standardised rows. (The whole comparison, with the
     counterfactual and the linear baseline, is `compare_forecasts`.)"""
     preds, truth = predict(model, prepared, split, batch_size=batch_size, seed=seed)
     history = split_histories(prepared, split)
-    forecasts = {INFORMER: preds, LAST_VALUE: last_value_forecast(history, prepared.spec.pred_len)}
+    forecasts = {INFORMER: preds, **_checked_others(others, preds.shape),
+                 LAST_VALUE: last_value_forecast(history, prepared.spec.pred_len)}
     period = seasonal_period(prepared.freq)
     if period is not None and period <= prepared.spec.seq_len:
         forecasts[SEASONAL_NAIVE] = seasonal_naive_forecast(history, prepared.spec.pred_len, period)
