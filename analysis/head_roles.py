@@ -143,7 +143,9 @@ def match_heads(reference: HeadProfiles, other: HeadProfiles) -> pd.DataFrame:
     rows = []
     for s, site in enumerate(reference.table["site"].unique()):
         a, b = reference.mass[s], other.mass[s]  # [H, n_lags]
-        cost = np.array([[jensenshannon(x + 1e-12, y + 1e-12) for y in b] for x in a])
+        with np.errstate(invalid="ignore"):  # identical profiles: scipy's divergence rounds to -1e-17, sqrt → NaN
+            cost = np.array([[jensenshannon(x + 1e-12, y + 1e-12) for y in b] for x in a])
+        cost = np.nan_to_num(cost, nan=0.0)
         cost = np.nan_to_num(cost, nan=0.0)  # equal profiles: scipy takes the root of a rounding error below 0
         ref_heads, heads = linear_sum_assignment(cost)
         rows += [{"site": site, "ref_head": int(r), "head": int(h), "distance": float(cost[r, h])}
