@@ -44,11 +44,14 @@ MAX_COLUMNS = 100_000
 _SIZES = (1, 100_000)
 INT_RANGES = {"enc_in": _SIZES, "dec_in": _SIZES, "c_out": _SIZES, "seq_len": _SIZES, "label_len": (0, 100_000),
               "pred_len": _SIZES, "n_marks": (1, 64), "d_model": (1, 8192), "n_heads": (1, 256),
-              "d_layers": (1, 16), "d_ff": (1, 65536), "factor": (1, 1000), "sample_block": (1, 1_000_000)}
+              "d_layers": (1, 16), "d_ff": (1, 65536), "factor": (1, 1000), "sample_block": (1, 1_000_000),
+              "distil_padding": (1, 2)}
 CHOICES = {"activation": ("gelu", "relu"), "encoder_attention": ATTENTION_KINDS,
            "decoder_attention": ATTENTION_KINDS, "cross_attention": ATTENTION_KINDS, "mean_divisor": ("U", "L_K"),
-           "decoder_lazy": ("cummean", "cumsum")}
-BOOLS = ("distil", "causal_sampling", "mix", "mark_bias")
+           "decoder_lazy": ("cummean", "cumsum"), "mix_sites": ("decoder_self", "all"),
+           "active_counts": ("paper", "hf"), "embedding": ("conv", "lags"), "instance_scaling": ("none", "mean", "std")}
+BOOLS = ("distil", "causal_sampling", "mix", "mark_bias", "value_bias", "single_head_union", "final_norm")
+MAX_LAGS, MAX_LAG = 256, 100_000  # embedding="lags": how many lags, and how far back
 MAX_REPLICAS, MAX_REPLICA_LAYERS = 8, 16
 REQUIRED_FIELDS = ("enc_in", "dec_in", "c_out")  # the others have defaults (older checkpoints may lack new ones)
 
@@ -176,6 +179,10 @@ def check_config_fields(data: Mapping[str, object], where: str = "config.json") 
             if (not isinstance(value, (list, tuple)) or not 1 <= len(value) <= MAX_REPLICAS
                     or not all(_is_int(n) and 1 <= n <= MAX_REPLICA_LAYERS for n in value)):
                 refuse(name, f"a list of 1..{MAX_REPLICAS} layer counts, each in 1..{MAX_REPLICA_LAYERS}")
+        elif name == "lags":
+            if (not isinstance(value, (list, tuple)) or len(value) > MAX_LAGS
+                    or not all(_is_int(n) and 0 <= n <= MAX_LAG for n in value)):
+                refuse(name, f"a list of at most {MAX_LAGS} lags, each in 0..{MAX_LAG:,}")
         else:  # a field of InformerConfig without a rule: refuse rather than trust it (tests keep rules complete)
             raise CheckpointError(f"{where}: no check is known for the field {name!r}", field=name)
     d_model, n_heads = data.get("d_model", 512), data.get("n_heads", 8)
@@ -215,7 +222,13 @@ def state_shapes(config: InformerConfig) -> dict[str, tuple[int, ...]]:
         conv(f"{prefix}.ffn.conv2", c.d_ff, d, 1)
 
     for side, c_in in (("enc", c.enc_in), ("dec", c.dec_in)):
+        if c.embedding == "lags":  # model/lags.py: a Linear over lags, scale and time features; a LayerNorm
+            linear(f"{side}_embedding.value_projection", c_in * len(c.lags) + 2 * c_in + c.n_marks, d, bias=False)
+            norm(f"{side}_embedding.norm")
+            continue
         conv(f"{side}_embedding.value_embedding", c_in, d, 3)
+        if not c.value_bias:
+            del shapes[f"{side}_embedding.value_embedding.bias"]
         linear(f"{side}_embedding.mark_embedding", c.n_marks, d, bias=c.mark_bias)
     for r, n_layers in enumerate(c.e_layers):
         replica = f"encoder.replicas.{r}"
@@ -230,14 +243,16 @@ def state_shapes(config: InformerConfig) -> dict[str, tuple[int, ...]]:
             for stat in ("running_mean", "running_var"):
                 shapes[f"{replica}.distils.{l}.norm.{stat}"] = (d,)
             shapes[f"{replica}.distils.{l}.norm.num_batches_tracked"] = ()
-        norm(f"{replica}.norm")
+        if c.final_norm:
+            norm(f"{replica}.norm")
     for l in range(c.d_layers):
         attention(f"decoder.layers.{l}.self_attention")
         attention(f"decoder.layers.{l}.cross_attention")
         ffn(f"decoder.layers.{l}")
         for k in (1, 2, 3):
             norm(f"decoder.layers.{l}.norm{k}")
-    norm("decoder.norm")
+    if c.final_norm:
+        norm("decoder.norm")
     linear("projection", d, c.c_out)
     return shapes
 
@@ -261,6 +276,8 @@ def check_model_size(config: InformerConfig, where: str = "config.json") -> None
         raise CheckpointError(f"{where} describes a model of {n:,} parameters, more than the {MAX_PARAMETERS:,} "
                               "a checkpoint may have", field="d_model")
     positions = 2 * max(config.seq_len, config.dec_len) * config.d_model
+    if config.embedding == "lags":  # two tables of up to enc_len + pred_len positions (model/lags.py)
+        positions = 2 * (config.enc_len + config.pred_len) * config.d_model
     if positions > MAX_POSITION_NUMBERS:
         raise CheckpointError(f"{where}: seq_len={config.seq_len}, label_len + pred_len={config.dec_len} and "
                               f"d_model={config.d_model} need position tables of {positions:,} numbers, more than "

@@ -35,8 +35,9 @@ from model import Informer, InformerConfig
 
 from .checkpoint_checks import MAX_REPLICAS, check_config
 from .errors import CheckpointError
-from .torch_file import FLOAT_DTYPES, TensorRef, code_message, inspect_torch_file
-from .weights_checks import check_values
+from .imports.pth import MAX_ENTRIES, few, load_into, map_state_dict, read_state_dict, strip_data_parallel
+from .imports.pth import count_layers as _count
+from .imports.pth import load_failure as _load_failure  # noqa: F401  (tests reword torch's refusal through it)
 
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,9 @@ OFFICIAL_QUIRKS = {"mean_divisor": "L_K", "decoder_lazy": "cumsum", "mix": True,
 _IGNORED = re.compile(r"^(enc|dec)_embedding\.position_embedding\.pe$")
 _NON_TIMEF = re.compile(r"^(enc|dec)_embedding\.temporal_embedding\.(?!embed\.(weight|bias)$)")
 _STACK = re.compile(r"^encoder\.encoders\.(\d{1,9})\.")
-_SHOWN = 5  # keys listed in an error message
-MAX_ENTRIES = 20_000  # tensors in a state_dict (the largest Informer the caps allow has about 4000)
+_few, _strip_data_parallel = few, strip_data_parallel
+__all__ = ["MAX_ENTRIES", "OFFICIAL_QUIRKS", "infer_official_config", "load_official_checkpoint",
+           "official_state_dict_to_ours"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -81,25 +83,12 @@ def _official_name(ours: str, stack: bool) -> str:
     return name
 
 
-def _strip_data_parallel(state_dict: Mapping[str, object]) -> dict[str, object]:
-    """nn.DataParallel saves every name with a `module.` prefix; drop it (all or nothing)."""
-    keys = list(state_dict)
-    if keys and all(k.startswith("module.") for k in keys):
-        return {k[len("module."):]: v for k, v in state_dict.items()}
-    return dict(state_dict)
-
-
 def _check_timef(state_dict: Mapping[str, object]) -> None:
     other = sorted(k for k in state_dict if _NON_TIMEF.match(k))
     if other:
         raise CheckpointError(
             "only embed='timeF' official checkpoints are supported (time features through one Linear, "
             f"`temporal_embedding.embed`); this one has embed='fixed' or 'learned' tables: {_few(other)}")
-
-
-def _few(keys: list[str]) -> str:
-    shown = ", ".join(keys[:_SHOWN])
-    return shown + (f" (and {len(keys) - _SHOWN} more)" if len(keys) > _SHOWN else "")
 
 
 def _shape(value: object) -> list[int]:
@@ -123,35 +112,8 @@ def official_state_dict_to_ours(state_dict: Mapping[str, torch.Tensor],
         raise CheckpointError(f"checkpoint entries that are not tensors: {_few(not_tensors)}")
     _check_timef(state_dict)
     stack = _is_stack(state_dict)
-
-    with torch.device("meta"):  # shapes only: no memory, no initialisation cost
-        expected = Informer(config).state_dict()
-    names = {_official_name(ours, stack): ours for ours in expected}  # official → ours
-
-    given = {k for k in state_dict if not _IGNORED.match(k)}
-    missing = sorted(set(names) - given)
-    unknown = sorted(given - set(names))
-    if missing or unknown:
-        kind = "InformerStack" if stack else "Informer"
-        parts = []
-        if missing:
-            parts.append(f"{len(missing)} missing key(s): {_few(missing)}")
-        if unknown:
-            parts.append(f"{len(unknown)} unknown key(s): {_few(unknown)}")
-        raise CheckpointError(f"official {kind} checkpoint does not match e_layers={config.e_layers}, "
-                              f"d_layers={config.d_layers}, distil={config.distil}: " + "; ".join(parts))
-
-    ours: dict[str, torch.Tensor] = {}
-    wrong = []
-    for official, name in names.items():
-        tensor = state_dict[official]
-        if tuple(tensor.shape) != tuple(expected[name].shape):
-            wrong.append(f"{official}: expected {list(expected[name].shape)}, got {_shape(tensor)}")
-        ours[name] = tensor
-    if wrong:
-        raise CheckpointError(f"{len(wrong)} tensor(s) with the wrong shape: " + "; ".join(wrong[:_SHOWN])
-                              + (f" (and {len(wrong) - _SHOWN} more)" if len(wrong) > _SHOWN else ""))
-    return ours
+    return map_state_dict(state_dict, config, lambda ours: _official_name(ours, stack), _IGNORED,
+                          f"official {'InformerStack' if stack else 'Informer'}")
 
 
 def infer_official_config(state_dict: Mapping[str, torch.Tensor], *, seq_len: int, label_len: int, pred_len: int,
@@ -247,72 +209,9 @@ def load_official_checkpoint(path: str | Path, **settings) -> tuple[Informer, In
     model is built. Anything else is a CheckpointError naming the file, key or field: a missing or unreadable
     file, missing or unknown keys, shapes that do not match.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"official checkpoint {str(path)!r} does not exist or is not a file")
-    described = _unwrap(inspect_torch_file(path), path)
-    if len(described) > MAX_ENTRIES:
-        raise CheckpointError(f"{path.name!r} holds {len(described):,} entries; an Informer has at most a few "
-                              "thousand", field=path.name)
-    for name, value in described.items():
-        if isinstance(value, TensorRef) and value.dtype not in FLOAT_DTYPES and not (
-                name.endswith("num_batches_tracked") and value.dtype != "bool" and len(value.shape) <= 1):
-            raise CheckpointError(f"{path.name!r}: tensor {name} has dtype {value.dtype}; weights must be floating "
-                                  "point", field=name)
-    try:
-        loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-    except Exception as err:  # not expected after the inspection; UnpicklingError, RuntimeError, ...
-        raise CheckpointError(_load_failure(path, err)) from err
-
-    state_dict = _unwrap(loaded, path)
-    for name, value in state_dict.items():
-        ref = described.get(name)
-        if isinstance(value, torch.Tensor) != isinstance(ref, TensorRef) or (
-                isinstance(value, torch.Tensor) and tuple(value.shape) != ref.shape):
-            raise CheckpointError(f"{path.name!r}: torch.load gave {name} another form than the file describes",
-                                  field=name)
-    state_dict.update(check_values({k: v for k, v in state_dict.items() if isinstance(v, torch.Tensor)},
-                                   source="tensor"))
+    state_dict = read_state_dict(path, "official checkpoint")
     config = infer_official_config(state_dict, **settings)
-    ours = official_state_dict_to_ours(state_dict, config)
-    model = Informer(config)
-    try:
-        model.load_state_dict(ours, strict=True)
-    except RuntimeError as err:  # cannot happen after the checks above, unless our model changes
-        raise CheckpointError(f"{str(path)!r} does not load into Informer({config}): {err}") from err
+    model = load_into(config, official_state_dict_to_ours(state_dict, config), str(path))
     log.info("imported official checkpoint %s: e_layers=%s d_layers=%d d_model=%d", path, config.e_layers,
              config.d_layers, config.d_model)
-    return model.eval(), config
-
-
-def _unwrap(loaded: object, path: Path) -> dict[str, torch.Tensor]:
-    if isinstance(loaded, Mapping):
-        for key in ("model", "state_dict"):
-            if isinstance(loaded.get(key), Mapping):
-                loaded = loaded[key]
-                break
-    if not isinstance(loaded, Mapping) or not loaded:
-        kind = "tensor" if isinstance(loaded, (TensorRef, torch.Tensor)) else type(loaded).__name__
-        raise CheckpointError(f"{str(path)!r} holds a {kind}, not a state_dict "
-                              "(a dict of parameter name → tensor, or one under 'model' / 'state_dict')")
-    if not all(isinstance(k, str) for k in loaded):
-        raise CheckpointError(f"{str(path)!r} holds a dict whose keys are not all parameter names")
-    return dict(loaded)
-
-
-def _count(state_dict: Mapping[str, object], pattern: str) -> int:
-    """Number of layers: 1 + the largest index captured by `pattern` (0 when none)."""
-    found = [int(m.group(1)) for k in state_dict if (m := re.match(pattern, k))]
-    return max(found) + 1 if found else 0
-
-
-def _load_failure(path: Path, err: Exception) -> str:
-    """Why `torch.load(weights_only=True)` refused, in plain words: never torch's advice to retry with
-    weights_only=False (which would run whatever code the file carries)."""
-    text = " ".join(str(err).split("If you are seeing")[0].split())
-    if re.search(r"unsupported global|weights[ _]only load failed|WeightsUnpickler", text, re.IGNORECASE):
-        found = re.search(r"GLOBAL (\S+)", text)
-        return code_message(path, found.group(1) if found else "an object that is not a tensor")
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text) if "weights_only" not in s]
-    detail = " ".join(sentences)[:160] or "(no message)"
-    return f"{path.name!r} is not a torch checkpoint file: torch.load failed with {type(err).__name__}: {detail}"
+    return model, config

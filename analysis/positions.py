@@ -94,6 +94,12 @@ def site_positions(config: InformerConfig, site: Site) -> SitePositions:
     return SitePositions(dec_steps, dec_steps, key_start, 0, 1, dec_steps, key_start, dec_segment)
 
 
+def steps_or_unknown(steps: np.ndarray, length: int) -> np.ndarray:
+    """`steps` (from `site_positions`) when it has the `length` recorded, else −1 at every position: a model whose
+    lengths `site_positions` does not describe (e.g. an imported embedding that reads history before its positions)."""
+    return np.asarray(steps) if len(steps) == length else np.full(length, -1, dtype=np.int64)
+
+
 def lazy_rule(model: Informer, site: Site) -> str:
     """What an unselected query returns at `site`: "mean(V)", "running mean(V)", "running sum(V)", or
     "full attention" (no lazy rows)."""
@@ -106,4 +112,4 @@ def lazy_rule(model: Informer, site: Site) -> str:
 
 
 __all__ = ["LAZY_ROWS", "LAZY_RULES", "SitePositions", "distilled_spans", "lazy_rule", "replica_length",
-           "site_positions"]
+           "site_positions", "steps_or_unknown"]

@@ -5,12 +5,12 @@ from .batch import Batch
 from .config import InformerConfig
 from .device import autocast_context, pick_device
 from .encoder import distilled_length
-from .hooks import HookPoint, Recorder, recording
+from .hooks import HookPoint, Recorder, patching, recording
 from .informer import HeadMask, Informer, Site
 
 __all__ = [
     "Batch", "HeadMask", "HookPoint", "Informer", "InformerConfig", "KeySample", "Recorder", "Site",
     "active_count", "autocast_context", "distilled_length", "draw_key_sample", "full_attention", "gate_heads",
-    "lazy_context", "pick_device", "probsparse_attention", "recording", "sampled_dot_products",
+    "lazy_context", "patching", "pick_device", "probsparse_attention", "recording", "sampled_dot_products",
     "sparsity_from_samples",
 ]

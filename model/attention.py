@@ -22,6 +22,15 @@ def active_count(factor: int, length: int) -> int:
     return max(1, min(length, factor * math.ceil(math.log(length)))) if length > 1 else 1
 
 
+def sample_sizes(factor: int, L_Q: int, L_K: int, counts: str = "paper") -> tuple[int, int]:
+    """(U sampled keys, u active queries). "paper": U = c·⌈ln L_K⌉, u = c·⌈ln L_Q⌉ (`active_count`). "hf" (Hugging
+    Face's ProbSparse): U = c·L_Q·⌈ln(1 + L_K)⌉, u = c·⌈ln(1 + L_Q)⌉. Each capped at its length."""
+    if counts == "hf":
+        return (max(1, min(L_K, factor * L_Q * math.ceil(math.log1p(L_K)))),
+                max(1, min(L_Q, factor * math.ceil(math.log1p(L_Q)))))
+    return active_count(factor, L_K), active_count(factor, L_Q)
+
+
 # --------------------------------------------------------------------------------------------
 # Key sampling and the query sparsity measurement M̄
 # --------------------------------------------------------------------------------------------
@@ -43,7 +52,7 @@ def draw_key_sample(L_Q: int, L_K: int, U: int, block: int, generator: torch.Gen
     n_blocks = -(-L_Q // block)
     gen_device = generator.device if generator is not None else torch.device("cpu")
     draws = torch.randint(L_K, (n_blocks, U), generator=generator, device=gen_device)  # [n_blocks, U]
-    index = draws.repeat_interleave(block, dim=0)[:L_Q] if block > 1 else draws  # [L_Q, U]
+    index = draws.repeat_interleave(min(block, L_Q), dim=0)[:L_Q] if block > 1 else draws  # [L_Q, U]
     return KeySample(index=index.to(device), block=block)
 
 
@@ -182,7 +191,8 @@ def lazy_context(V: torch.Tensor, L_Q: int, *, causal: bool, decoder_lazy: str) 
 def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, factor: int, causal: bool,
                          mean_divisor: str, decoder_lazy: str, sample_block: int, causal_sampling: bool = True,
                          generator: torch.Generator | None = None, sample: KeySample | None = None,
-                         need_rows: bool = False) -> AttentionResult:
+                         need_rows: bool = False, counts: str = "paper",
+                         single_head_union: bool = False) -> AttentionResult:
     """ProbSparse self-attention.
 
     1. Score every query by M̄ on U = c·⌈ln L_K⌉ sampled keys (causal: only those it may attend to, unless
@@ -190,16 +200,20 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
     2. The u = c·⌈ln L_Q⌉ highest-scoring queries (per batch element and head) attend to all keys.
     3. Every other query takes the lazy context; the selected rows overwrite it.
     Q: [B, H, L_Q, D], K, V: [B, H, L_K, D]. need_rows=False skips materialising the u × L_K rows (SDPA).
+    counts: how u and U follow the lengths (`sample_sizes`). single_head_union (TSL, one head only): every window
+    computes the rows of the whole batch's top-u queries (selected is then [B, 1, B·u], with repeats).
     """
     B, H, L_Q, D = Q.shape
     L_K = K.shape[2]
-    U, u = active_count(factor, L_K), active_count(factor, L_Q)
+    U, u = sample_sizes(factor, L_Q, L_K, counts)
     scale = 1.0 / math.sqrt(D)
     if sample is None:
         sample = draw_key_sample(L_Q, L_K, U, sample_block, generator, Q.device)
 
     M_bar = sampled_sparsity(Q, K, sample, mean_divisor, causal=causal and causal_sampling)  # [B, H, L_Q]
     selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [B, H, u]
+    if single_head_union and H == 1 and B > 1:  # TSL's squeeze quirk (InformerConfig.single_head_union)
+        selected = selected.reshape(1, 1, B * u).expand(B, 1, B * u)
 
     Q_top = torch.gather(Q, 2, selected.unsqueeze(-1).expand(-1, -1, -1, D))  # [B, H, u, D]
     future = None
@@ -227,13 +241,18 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
 def gate_heads(context: torch.Tensor, gate: torch.Tensor | None, mean: torch.Tensor | None) -> torch.Tensor:
     """Silence heads on every row, after the lazy fill: gate·context + (1 − gate)·mean.
 
-    context: [B, L_Q, H, D]; gate: [B or 1, H] (1 keeps a head, 0 removes it); mean: [L_Q, H, D] or None (zero).
+    context: [B, L_Q, H, D]; gate: [B or 1, H] (1 keeps a head, 0 removes it); mean: None (zero), [L_Q, H, D]
+    (one replacement for every batch row: mean ablation) or [B or 1, L_Q, H, D] (one per batch row: activation
+    patching puts another run's context there, gate 0 taking it whole).
     """
     if gate is None:
         return context
     g = gate.to(context.dtype)[:, None, :, None]  # [B, 1, H, 1]
     if mean is None:
         return context * g
+    if mean.shape[-3:] != context.shape[-3:] or (mean.dim() == 4 and mean.shape[0] not in (1, context.shape[0])):
+        raise ValueError(f"head replacement has shape {list(mean.shape)}, expected [L_Q, H, D] or [B, L_Q, H, D] "
+                         f"for a context of shape {list(context.shape)}")
     return context * g + mean.to(context.dtype) * (1 - g)
 
 
@@ -250,12 +269,13 @@ class AttentionLayer(nn.Module):
 
     def __init__(self, kind: str, d_model: int, n_heads: int, *, causal: bool, mix: bool, factor: int,
                  dropout: float, mean_divisor: str, decoder_lazy: str, sample_block: int,
-                 causal_sampling: bool = True):
+                 causal_sampling: bool = True, active_counts: str = "paper", single_head_union: bool = False):
         super().__init__()
         self.kind, self.n_heads, self.causal, self.mix = kind, n_heads, causal, mix
         self.factor, self.attention_dropout = factor, dropout
         self.mean_divisor, self.decoder_lazy, self.sample_block = mean_divisor, decoder_lazy, sample_block
         self.causal_sampling = causal_sampling
+        self.active_counts, self.single_head_union = active_counts, single_head_union
         self.index = -1  # position in the model's gate tensor, set by the model
         self.query_projection = nn.Linear(d_model, d_model)
         self.key_projection = nn.Linear(d_model, d_model)
@@ -284,7 +304,8 @@ class AttentionLayer(nn.Module):
             result = probsparse_attention(Qh, Kh, Vh, factor=self.factor, causal=self.causal,
                                           mean_divisor=self.mean_divisor, decoder_lazy=self.decoder_lazy,
                                           sample_block=self.sample_block, generator=generator,
-                                          causal_sampling=self.causal_sampling, need_rows=self.hook_rows.wanted())
+                                          causal_sampling=self.causal_sampling, need_rows=self.hook_rows.wanted(),
+                                          counts=self.active_counts, single_head_union=self.single_head_union)
         else:
             # The official ProbAttention never applies attention dropout; full attention does.
             result = full_attention(Qh, Kh, Vh, causal=self.causal,
@@ -302,19 +323,22 @@ class AttentionLayer(nn.Module):
         """Gate the heads, merge them and project: [B, L_Q, H, D] → [B, L_Q, d_model]."""
         B, L_Q = context.shape[:2]
         context = gate_heads(context, gate, mean)
-        if self.mix:  # official decoder quirk: [B, H, L_Q, D] viewed as [B, L_Q, H·D] interleaves heads and time
+        if self.mix:  # Informer2020 / TSL quirk: [B, H, L_Q, D] viewed as [B, L_Q, H·D] interleaves heads and time
             merged = context.transpose(1, 2).reshape(B, L_Q, -1)
         else:
             merged = context.reshape(B, L_Q, -1)  # head h owns columns h·D … (h+1)·D − 1
         return self.out_projection(merged)
 
     def _record(self, result: AttentionResult, B: int, L_Q: int) -> None:
+        """ProbSparse: key_index, scores and selected on every call; rows when wanted. Full attention: rows and
+        selected (every query, in order) only when rows are wanted."""
         if result.key_index is not None:
             self.hook_key_index(result.key_index)
             self.hook_scores(result.scores)
+        selected = result.selected
         if result.rows is not None:
             self.hook_rows(result.rows)
-            selected = result.selected
             if selected is None:
                 selected = torch.arange(L_Q, device=result.rows.device).expand(B, self.n_heads, L_Q)
+        if selected is not None:
             self.hook_selected(selected)

@@ -8,6 +8,10 @@ from typing import Literal
 AttentionKind = Literal["prob", "full"]
 MeanDivisor = Literal["U", "L_K"]
 DecoderLazy = Literal["cummean", "cumsum"]
+MixSites = Literal["decoder_self", "all"]
+ActiveCounts = Literal["paper", "hf"]
+Embedding = Literal["conv", "lags"]
+InstanceScaling = Literal["none", "mean", "std"]
 
 ATTENTION_KINDS = ("prob", "full")
 
@@ -58,9 +62,38 @@ class InformerConfig:
     # compared on the same keys are paired comparisons. Every query still sees U uniform keys.
     sample_block: int = 512
     mark_bias: bool = True  # the official time-feature Linear has a bias
+    # --- Imported models (analysis/imports): each field names one way Time-Series-Library (TSL) or Hugging Face
+    # transformers (HF) computes differently; the defaults are Informer2020's (and the paper's) behaviour.
+    # Where mix=True mixes: "decoder_self" (Informer2020) or "all" sites (TSL's AttentionLayer reads every inner
+    # attention's [B, H, L, D] output as [B, L, H·D], encoder and cross-attention included).
+    mix_sites: MixSites = "decoder_self"
+    value_bias: bool = True  # the value embedding's Conv1d has a bias (Informer2020); TSL's TokenEmbedding has none
+    # Circular padding of the distilling Conv1d(k=3): 1 keeps the length (96 → 48 → 24); TSL's ConvLayer pads 2,
+    # so each step gives ⌊(L + 1)/2⌋ + 1 (96 → 49 → 26; Informer2020 issue #130).
+    distil_padding: int = 1
+    # TSL's `_prob_QK` squeezes [B, 1, L_Q, U] to [B, L_Q, U] when H = 1; its indexing then broadcasts every window's
+    # top-u over the batch, so each window gets full rows for the union of the batch's top-u queries (the forecast
+    # depends on the other windows of its batch). True reproduces that; no effect with more than one head. (With
+    # head-mask variants the union runs over every row of the call, variants included.)
+    single_head_union: bool = False
+    # u and U: "paper" u = c·⌈ln L_Q⌉, U = c·⌈ln L_K⌉; "hf" u = c·⌈ln(1 + L_Q)⌉, U = c·L_Q·⌈ln(1 + L_K)⌉ (both capped
+    # at their length, HF's ProbSparse; give it a sample_block ≥ every L_Q: HF draws one key sample for all queries).
+    active_counts: ActiveCounts = "paper"
+    # Input embedding: "conv" (value Conv1d + sinusoid + time-feature Linear) or "lags" (HF: a Linear over each
+    # step's lagged values, the window's scale features and its time features, plus HF's sinusoid, then a LayerNorm;
+    # see model/lags.py). "lags" reads `lags` steps back: the window holds max(lags) steps of history before the
+    # encoder's seq_len − max(lags) positions, and the decoder reads the pred_len forecast steps only (x_dec's
+    # label_len known rows, a copy of the window's last steps, are not read).
+    embedding: Embedding = "conv"
+    lags: tuple[int, ...] = ()
+    # Per-window scaling inside the model (HF's scaler over the encoder's positions): "mean" divides by mean |x|,
+    # "std" standardises; the forecast is mapped back (loc + scale·y). Needs embedding="lags".
+    instance_scaling: InstanceScaling = "none"
+    final_norm: bool = True  # a LayerNorm closes the encoder and the decoder (Informer2020, TSL); HF has none
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "e_layers", tuple(int(n) for n in self.e_layers))
+        object.__setattr__(self, "lags", tuple(int(n) for n in self.lags))
         problems = []
         for name in ("enc_in", "dec_in", "c_out", "seq_len", "pred_len", "n_marks", "d_model",
                      "n_heads", "d_layers", "d_ff", "factor", "sample_block"):
@@ -85,12 +118,46 @@ class InformerConfig:
             problems.append(f"dropout must be in [0, 1), got {self.dropout}")
         if len(self.e_layers) > 1 and self.seq_len // 2 ** (len(self.e_layers) - 1) < 1:
             problems.append(f"seq_len={self.seq_len} is too short for {len(self.e_layers)} encoder replicas")
+        problems += self._import_problems()
         if problems:
             raise ValueError("; ".join(problems))
+
+    def _import_problems(self) -> list[str]:
+        """The options of imported models (mix_sites … final_norm) and how they fit together."""
+        problems = []
+        for name, allowed in (("mix_sites", ("decoder_self", "all")), ("active_counts", ("paper", "hf")),
+                              ("embedding", ("conv", "lags")), ("instance_scaling", ("none", "mean", "std"))):
+            if getattr(self, name) not in allowed:
+                problems.append(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.distil_padding not in (1, 2):
+            problems.append(f"distil_padding must be 1 or 2, got {self.distil_padding}")
+        if self.embedding == "lags":
+            if not self.lags or min(self.lags) < 0 or max(self.lags) >= self.seq_len:
+                problems.append(f"embedding='lags' needs lags in [0, seq_len={self.seq_len}), got {list(self.lags)}")
+            if not self.enc_in == self.dec_in == self.c_out:
+                problems.append(f"embedding='lags' needs enc_in = dec_in = c_out, got {self.enc_in}, {self.dec_in}, "
+                                f"{self.c_out}")
+            if len(self.e_layers) > 1:
+                problems.append("embedding='lags' has one encoder replica")
+        elif self.lags:
+            problems.append("lags are read only by embedding='lags'")
+        if self.instance_scaling != "none" and self.embedding != "lags":
+            problems.append("instance_scaling needs embedding='lags'")
+        return problems
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def history_len(self) -> int:
+        """Steps at the start of the window that only feed lags (embedding="lags": max(lags)); else 0."""
+        return max(self.lags) if self.embedding == "lags" else 0
+
+    @property
+    def enc_len(self) -> int:
+        """Positions the encoder reads: seq_len less the lag history."""
+        return self.seq_len - self.history_len
 
     @property
     def dec_len(self) -> int:

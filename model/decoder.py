@@ -40,10 +40,10 @@ class DecoderLayer(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self, layers: list[DecoderLayer], d_model: int):
+    def __init__(self, layers: list[DecoderLayer], d_model: int, final_norm: bool = True):
         super().__init__()
         self.layers = nn.ModuleList(layers)
-        self.norm = nn.LayerNorm(d_model)
+        self.norm = nn.LayerNorm(d_model) if final_norm else nn.Identity()  # HF's decoder has no closing norm
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, layer_args) -> torch.Tensor:
         for layer in self.layers:

@@ -22,10 +22,12 @@ def sinusoid_table(length: int, d_model: int) -> torch.Tensor:
 class DataEmbedding(nn.Module):
     """x: [B, L, c_in], marks: [B, L, n_marks] → [B, L, d_model]."""
 
-    def __init__(self, c_in: int, n_marks: int, d_model: int, dropout: float, max_len: int, mark_bias: bool = True):
+    def __init__(self, c_in: int, n_marks: int, d_model: int, dropout: float, max_len: int, mark_bias: bool = True,
+                 value_bias: bool = True):
         super().__init__()
         # kernel 3 with circular padding 1 keeps the length for every torch version (cf. DESIGN: issue #130)
-        self.value_embedding = nn.Conv1d(c_in, d_model, kernel_size=3, padding=1, padding_mode="circular")
+        self.value_embedding = nn.Conv1d(c_in, d_model, kernel_size=3, padding=1, padding_mode="circular",
+                                         bias=value_bias)  # TSL's TokenEmbedding: no bias
         nn.init.kaiming_normal_(self.value_embedding.weight, mode="fan_in", nonlinearity="leaky_relu")
         self.mark_embedding = nn.Linear(n_marks, d_model, bias=mark_bias)
         self.register_buffer("position", sinusoid_table(max_len, d_model), persistent=False)

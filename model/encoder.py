@@ -10,9 +10,10 @@ from .dropout import Dropout
 from .hooks import HookPoint
 
 
-def distilled_length(L: int) -> int:
-    """MaxPool1d(kernel 3, stride 2, padding 1) after a length-preserving conv: ⌊(L − 1)/2⌋ + 1."""
-    return (L - 1) // 2 + 1
+def distilled_length(L: int, padding: int = 1) -> int:
+    """MaxPool1d(kernel 3, stride 2, padding 1) after a Conv1d(k=3) with circular `padding`: the conv gives
+    L + 2·padding − 2 steps, so ⌊(L − 1)/2⌋ + 1 for padding 1 and ⌊(L + 1)/2⌋ + 1 for TSL's padding 2."""
+    return (L + 2 * padding - 3) // 2 + 1
 
 
 class FeedForward(nn.Module):
@@ -62,9 +63,9 @@ class DistillingLayer(nn.Module):
     Hooks: out [B, ⌊(L−1)/2⌋+1, d_model]; kept [B, d_model, L_out], the input position each pooled value came from.
     """
 
-    def __init__(self, d_model: int):
+    def __init__(self, d_model: int, padding: int = 1):
         super().__init__()
-        self.conv = nn.Conv1d(d_model, d_model, kernel_size=3, padding=1, padding_mode="circular")
+        self.conv = nn.Conv1d(d_model, d_model, kernel_size=3, padding=padding, padding_mode="circular")
         self.norm = nn.BatchNorm1d(d_model)
         self.activation = nn.ELU()
         self.pool = nn.MaxPool1d(kernel_size=3, stride=2, padding=1)
@@ -82,13 +83,14 @@ class DistillingLayer(nn.Module):
 
 
 class Encoder(nn.Module):
-    """One replica: attention layers, a distilling layer after each but the last, a closing LayerNorm."""
+    """One replica: attention layers, a distilling layer after each but the last, a closing LayerNorm (HF: none)."""
 
-    def __init__(self, layers: list[EncoderLayer], distils: list[DistillingLayer] | None, d_model: int):
+    def __init__(self, layers: list[EncoderLayer], distils: list[DistillingLayer] | None, d_model: int,
+                 final_norm: bool = True):
         super().__init__()
         self.layers = nn.ModuleList(layers)
         self.distils = nn.ModuleList(distils or [])
-        self.norm = nn.LayerNorm(d_model)
+        self.norm = nn.LayerNorm(d_model) if final_norm else nn.Identity()
         self.hook_out = HookPoint("out")
 
     def finish(self, x: torch.Tensor) -> torch.Tensor:

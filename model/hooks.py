@@ -7,6 +7,10 @@ carries hooks of its own: two tabs, two threads, two recorders, no leaks.
     with recording("encoder.0.*.scores") as rec:
         model(batch)
     rec.records["encoder.0.1.scores"]   # [B, H, L_Q]
+
+`patching({name: tensor})` is the same kind of scope for activation patching: inside it, the hook site
+`name` passes the given tensor on instead of what it computed (same shape; a recorder there still sees the
+computed value).
 """
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ import torch
 from torch import nn
 
 _ACTIVE: contextvars.ContextVar["Recorder | None"] = contextvars.ContextVar("informer_recorder", default=None)
+_PATCHES: contextvars.ContextVar["dict[str, torch.Tensor] | None"] = contextvars.ContextVar("informer_patches",
+                                                                                          default=None)
 
 
 class Recorder:
@@ -52,6 +58,16 @@ def active_recorder() -> Recorder | None:
     return _ACTIVE.get()
 
 
+@contextmanager
+def patching(replacements: dict[str, torch.Tensor]) -> Iterator[None]:
+    """Inside the block, hook site `name` returns `replacements[name]` (its exact shape) instead of its input."""
+    token = _PATCHES.set(dict(replacements))
+    try:
+        yield
+    finally:
+        _PATCHES.reset(token)
+
+
 class HookPoint(nn.Module):
     """Identity at a named site. `name` is filled in by the model once it is built."""
 
@@ -68,6 +84,13 @@ class HookPoint(nn.Module):
         recorder = _ACTIVE.get()
         if recorder is not None and recorder.wants(self.name):
             recorder.record(self.name, x)
+        patches = _PATCHES.get()
+        if patches is not None and self.name in patches:
+            patch = patches[self.name]
+            if patch.shape != x.shape:
+                raise ValueError(f"patch for hook site {self.name!r} has shape {list(patch.shape)}, "
+                                 f"expected {list(x.shape)}")
+            return patch.to(device=x.device, dtype=x.dtype)
         return x
 
     def extra_repr(self) -> str:

@@ -13,7 +13,8 @@ from .config import InformerConfig
 from .decoder import Decoder, DecoderLayer
 from .embedding import DataEmbedding
 from .encoder import DistillingLayer, Encoder, EncoderLayer, EncoderStack
-from .hooks import name_hooks
+from .hooks import HookPoint, name_hooks
+from .lags import LagEmbedding, rescale_forecast
 from .variants import forward_variants
 
 
@@ -38,8 +39,10 @@ class HeadMask:
     """Per-call head gates: 1 keeps a head, 0 removes it from every row of its context.
 
     gates: [B or 1, n_sites, H] in `model.sites` order (differentiable: captum attributes to it).
-    means: None for zero ablation, or one [L_Q, H, D] tensor per site (None entries: zero) that a
-           gated head is replaced by (mean ablation): context' = g·context + (1 − g)·mean.
+    means: None for zero ablation, or one tensor per site (None entries: zero) that a gated head is
+           replaced by: context' = g·context + (1 − g)·mean. [L_Q, H, D]: the same for every window (mean
+           ablation); [B or 1, L_Q, H, D]: one per window (activation patching: another run's context; with
+           variants=True, B is the number of windows and every variant gets the same replacement).
     """
 
     gates: torch.Tensor
@@ -65,25 +68,38 @@ class Informer(nn.Module):
         super().__init__()
         self.config = c = config
         max_len = max(c.seq_len, c.dec_len)
-        self.enc_embedding = DataEmbedding(c.enc_in, c.n_marks, c.d_model, c.dropout, max_len, c.mark_bias)
-        self.dec_embedding = DataEmbedding(c.dec_in, c.n_marks, c.d_model, c.dropout, max_len, c.mark_bias)
+        if c.embedding == "lags":  # Hugging Face's inputs (model/lags.py)
+            self.enc_embedding = LagEmbedding(c.enc_in, c.n_marks, c.d_model, c.dropout, c.lags, c.instance_scaling,
+                                              0, c.enc_len)
+            self.dec_embedding = LagEmbedding(c.dec_in, c.n_marks, c.d_model, c.dropout, c.lags, c.instance_scaling,
+                                              c.enc_len, c.pred_len)
+        else:
+            self.enc_embedding = DataEmbedding(c.enc_in, c.n_marks, c.d_model, c.dropout, max_len, c.mark_bias,
+                                               c.value_bias)
+            self.dec_embedding = DataEmbedding(c.dec_in, c.n_marks, c.d_model, c.dropout, max_len, c.mark_bias,
+                                               c.value_bias)
 
         def attention(kind: str, causal: bool, mix: bool) -> AttentionLayer:
             return AttentionLayer(kind, c.d_model, c.n_heads, causal=causal, mix=mix, factor=c.factor,
                                   dropout=c.dropout, mean_divisor=c.mean_divisor, decoder_lazy=c.decoder_lazy,
-                                  sample_block=c.sample_block, causal_sampling=c.causal_sampling)
+                                  sample_block=c.sample_block, causal_sampling=c.causal_sampling,
+                                  active_counts=c.active_counts, single_head_union=c.single_head_union)
 
+        mix_all = c.mix and c.mix_sites == "all"  # TSL mixes at every site, Informer2020 in decoder self only
         self.encoder = EncoderStack([
-            Encoder([EncoderLayer(attention(c.encoder_attention, False, False), c.d_model, c.d_ff, c.dropout,
+            Encoder([EncoderLayer(attention(c.encoder_attention, False, mix_all), c.d_model, c.d_ff, c.dropout,
                                   c.activation) for _ in range(n_layers)],
-                    [DistillingLayer(c.d_model) for _ in range(n_layers - 1)] if c.distil else None,
-                    c.d_model)
+                    [DistillingLayer(c.d_model, c.distil_padding) for _ in range(n_layers - 1)] if c.distil else None,
+                    c.d_model, c.final_norm)
             for n_layers in c.e_layers])
         self.decoder = Decoder([
-            DecoderLayer(attention(c.decoder_attention, True, c.mix), attention(c.cross_attention, False, False),
+            DecoderLayer(attention(c.decoder_attention, True, c.mix), attention(c.cross_attention, False, mix_all),
                          c.d_model, c.d_ff, c.dropout, c.activation)
-            for _ in range(c.d_layers)], c.d_model)
+            for _ in range(c.d_layers)], c.d_model, c.final_norm)
         self.projection = nn.Linear(c.d_model, c.c_out)
+        # Hook sites "enc_embedding" / "dec_embedding": the embedded inputs [B, L, d_model] (recorded or patched).
+        self.hook_enc_embedding = HookPoint("enc_embedding")
+        self.hook_dec_embedding = HookPoint("dec_embedding")
         self.sites = self._name_sites()
 
     # ---------------------------------------------------------------- naming
@@ -141,6 +157,10 @@ class Informer(nn.Module):
             raise ValueError(f"head_mask.gates has shape {list(g.shape)}, expected [{B} or 1, {self.n_sites}, {H}]")
         if head_mask.means is not None and len(head_mask.means) != self.n_sites:
             raise ValueError(f"head_mask.means has {len(head_mask.means)} entries, expected {self.n_sites}")
+        for site, mean in zip(self.sites, head_mask.means or ()):
+            if mean is not None and (mean.dim() not in (3, 4) or (mean.dim() == 4 and mean.shape[0] not in (1, B))):
+                raise ValueError(f"head_mask.means[{site.index}] ({site.name}) has shape {list(mean.shape)}, "
+                                 f"expected [L_Q, H, D] or [{B} or 1, L_Q, H, D]")
 
     def forward(self, batch: Batch, *, head_mask: HeadMask | None = None, generator: torch.Generator | None = None,
                 attention: str | None = None) -> torch.Tensor:
@@ -160,6 +180,18 @@ class Informer(nn.Module):
                 mean = head_mask.means[module.index] if head_mask.means is not None else None
             return {"gate": gate, "mean": mean, "generator": generator, "kind": attention}
 
-        memory = self.encoder(self.enc_embedding(batch.x_enc, batch.mark_enc), layer_args)  # [B, L', d_model]
-        x = self.decoder(self.dec_embedding(batch.x_dec, batch.mark_dec), memory, layer_args)  # [B, L_dec, d_model]
-        return self.projection(x)[:, -self.config.pred_len:]  # [B, pred_len, c_out]
+        embedded = self.hook_enc_embedding(self.enc_embedding(batch.x_enc, batch.mark_enc))  # [B, L, d_model]
+        memory = self.encoder(embedded, layer_args)  # [B, L', d_model]
+        x = self.decoder(self.hook_dec_embedding(self.embed_decoder(batch)), memory, layer_args)  # [B, L_dec, d_model]
+        return self.rescale(self.projection(x)[:, -self.config.pred_len:], batch)  # [B, pred_len, c_out]
+
+    def embed_decoder(self, batch: Batch) -> torch.Tensor:
+        """The decoder's input [B, L_dec, d_model] (the "lags" embedding also reads the window before it)."""
+        if self.config.embedding == "lags":
+            return self.dec_embedding(batch.x_dec, batch.mark_dec, batch.x_enc)
+        return self.dec_embedding(batch.x_dec, batch.mark_dec)
+
+    def rescale(self, forecast: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """Undo the per-window scaling (config.instance_scaling; identity by default). [n·B, pred_len, c_out]."""
+        c = self.config
+        return rescale_forecast(forecast, batch.x_enc, c.history_len, c.instance_scaling)

@@ -65,13 +65,23 @@ class VariantRows:
         context = self.take(context, parent)
         gate = site_gates[first].repeat_interleave(self.B, dim=0)  # [G'·B, H]
         mean = self.means[module.index] if self.means is not None else None
-        if mean is not None and mean.shape[0] > context.shape[1]:  # the query rows were trimmed to the forecast
-            mean = mean[-context.shape[1]:]
-        out = module.project(context, gate, mean)
+        out = module.project(context, gate, None if mean is None else self.fit_mean(mean, context))
 
         if parent is None:
             return out, split_of, parent_q
         return out, split_of, parent if parent_q is None else parent_q[parent]
+
+    def fit_mean(self, mean: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        """A site's replacement for the rows at hand. [L_Q, H, D] (shared) or [B or 1, L_Q, H, D] (per window,
+        the same for every variant: repeated over the G groups of `context` [G·B, L_Q', H, D]); the query rows
+        are cut to the last L_Q' when the forward trimmed them to the forecast."""
+        L_Q = context.shape[1]
+        if mean.dim() == 3:
+            return mean[-L_Q:] if mean.shape[0] > L_Q else mean
+        mean = mean[:, -L_Q:] if mean.shape[1] > L_Q else mean
+        if mean.shape[0] == self.B and context.shape[0] != self.B:
+            mean = mean.repeat(context.shape[0] // self.B, 1, 1, 1)  # row g·B + b is window b
+        return mean
 
     def finish(self, out: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
         """[G·B, ...] in groups → [n·B, ...] variant-major (row k·B + b)."""
@@ -83,7 +93,7 @@ def forward_variants(model, batch, gates: torch.Tensor, means, *, generator, att
     rows = VariantRows(gates, means, batch.x_enc.shape[0])
     args = {"generator": generator, "kind": attention}
 
-    embedded = model.enc_embedding(batch.x_enc, batch.mark_enc)
+    embedded = model.hook_enc_embedding(model.enc_embedding(batch.x_enc, batch.mark_enc))
     outputs = []
     for r, replica in enumerate(model.encoder.replicas):
         x, g = model.encoder.replica_input(embedded, r), rows.start()
@@ -100,16 +110,17 @@ def forward_variants(model, batch, gates: torch.Tensor, means, *, generator, att
         memory = torch.cat([rows.take(memory, parent_mem), rows.take(x, parent_x)], dim=1)
     memory = model.encoder.hook_out(memory)
 
-    y, g = model.dec_embedding(batch.x_dec, batch.mark_dec), rows.start()
+    y, g = model.hook_dec_embedding(model.embed_decoder(batch)), rows.start()
     last = len(model.decoder.layers) - 1
     for i, layer in enumerate(model.decoder.layers):
         attended, g, parent = rows.attend(layer.self_attention, y, g, y, g, **args)
         y = layer.add_self_attention(rows.take(y, parent), attended)
-        if i == last and (attention or layer.cross_attention.kind) == "full":
+        if i == last and (attention or layer.cross_attention.kind) == "full" and not layer.cross_attention.mix:
             # Only the pred_len forecast rows reach the output. With full cross-attention each query row is
-            # independent and what follows is position-wise, so the label rows can be dropped: same forecast.
+            # independent and what follows is position-wise, so the label rows can be dropped: same forecast
+            # (not when the cross-attention mixes heads and time, TSL's mix_sites="all": its rows depend on others).
             y = y[:, -model.config.pred_len:]
         attended, g, parent = rows.attend(layer.cross_attention, y, g, memory, g_mem, **args)
         y = layer.feed_forward(layer.add_cross_attention(rows.take(y, parent), attended))
     out = model.projection(model.decoder.norm(y))[:, -model.config.pred_len:]
-    return rows.finish(out, g)
+    return model.rescale(rows.finish(out, g), batch)

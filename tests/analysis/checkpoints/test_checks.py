@@ -23,6 +23,11 @@ CONFIGS = [
     tiny_config(e_layers=(3,), distil=False, mark_bias=False, n_marks=5),
     tiny_config(enc_in=7, dec_in=5, c_out=2, d_model=12, n_heads=3, d_ff=20),
     InformerConfig(enc_in=7, dec_in=7, c_out=7),  # the paper's defaults: d_model 512, 8 heads, d_ff 2048
+    # imported models: Time-Series-Library's quirks, Hugging Face's lag embedding without closing norms
+    tiny_config(value_bias=False, mark_bias=False, distil_padding=2, mix=True, mix_sites="all",
+                single_head_union=True, cross_attention="prob"),
+    tiny_config(label_len=2, embedding="lags", lags=(1, 2, 5), instance_scaling="mean", final_norm=False,
+                active_counts="hf", sample_block=16, d_layers=2),
 ]
 
 
@@ -35,7 +40,7 @@ def test_parameter_count_and_shapes_are_the_real_models(config):
 
 
 def test_every_config_field_has_a_rule():
-    ruled = set(checks.INT_RANGES) | set(checks.CHOICES) | set(checks.BOOLS) | {"dropout", "e_layers"}
+    ruled = set(checks.INT_RANGES) | set(checks.CHOICES) | set(checks.BOOLS) | {"dropout", "e_layers", "lags"}
     assert ruled == {f.name for f in fields(InformerConfig)}
 
 
