@@ -1,9 +1,12 @@
 """Where each query and key of an attention site lies in the window, and what its lazy queries return.
 
 Positions. Every query and key is placed on the window's input-step axis ("steps", 0 = the first
-encoder input step; decoder position p is step seq_len − label_len + p). An encoder layer after l
+step of the window; decoder position p is step seq_len − label_len + p). An encoder layer after l
 distilling steps sees position i as the span of input steps it tiles (`distilled_spans`); its step is
-the START of that span. Replica r of an encoder stack reads the last seq_len // 2**r steps.
+the START of that span. Replica r of an encoder stack reads the last enc_len // 2**r steps. Models from
+elsewhere shift this: Hugging Face's "lags" embedding spends the window's first max(lags) steps on lags only
+(the encoder reads the last enc_len = seq_len − max(lags)) and its decoder reads the pred_len forecast steps
+alone; Time-Series-Library's distilling conv pads 2, not 1 (`distil_padding`).
 
 Lazy queries. ProbSparse gives only the top u queries a softmax row; every other ("lazy") query returns a
 cheap stand-in, named by `lazy_rule` and described as a row by `LAZY_ROWS`.
@@ -25,21 +28,31 @@ LAZY_ROWS = {
 }
 
 
-def distilled_spans(length: int, level: int) -> np.ndarray:
+def distilled_length(length: int, padding: int = 1) -> int:
+    """The length after one distilling step: the conv (k=3, circular padding p) gives L + 2p − 2 positions,
+    the max-pool (k=3, s=2, p=1) ⌊(L + 2p − 3)/2⌋ + 1 of them: ⌊(L − 1)/2⌋ + 1 for the paper's p = 1
+    (96 → 48), ⌊(L + 1)/2⌋ + 1 for TSL's p = 2 (96 → 49)."""
+    return (length + 2 * padding - 3) // 2 + 1
+
+
+def distilled_spans(length: int, level: int, padding: int = 1) -> np.ndarray:
     """[n, 2] (first, last) input step of each position after `level` distilling steps of a length-`length` input.
 
-    Level 0: position i is step i. Each distilling step halves the length to ⌊(L − 1)/2⌋ + 1 and
-    position i covers the spans of positions 2i and 2i + 1 below (only 2i for the last position of an
-    odd length), so the spans of every level tile 0 .. length − 1 exactly.
+    Level 0: position i is step i. After a distilling step, position i is the pool window centred on conv
+    output 2i, which is centred on input c = 2i − (p − 1): it covers positions c and c + 1 of the level below,
+    clipped to the level. With p = 1 the spans of every level tile 0 .. length − 1 exactly; with
+    p = 2 the first and last positions cover one step each (their other neighbour is circular padding), and on an
+    odd length the last two positions share a step.
     """
     if length < 1 or level < 0:
         raise ValueError(f"need length ≥ 1 and level ≥ 0, got {length} and {level}")
     spans = np.stack([np.arange(length), np.arange(length)], axis=1)  # [L, 2]
+    shift = padding - 1
     for _ in range(level):
         n = len(spans)
-        out = (n - 1) // 2 + 1
-        first = spans[2 * np.arange(out), 0]
-        last = spans[np.minimum(2 * np.arange(out) + 1, n - 1), 1]
+        centre = 2 * np.arange(distilled_length(n, padding)) - shift
+        first = spans[np.clip(centre, 0, n - 1), 0]
+        last = spans[np.clip(centre + 1, 0, n - 1), 1]
         spans = np.stack([first, last], axis=1)
     return spans
 
@@ -67,19 +80,23 @@ class SitePositions:
 
 
 def replica_length(config: InformerConfig, replica: int) -> int:
-    """Replica r of the encoder stack reads the last seq_len // 2**r input steps."""
-    return config.seq_len // 2 ** replica
+    """Replica r of the encoder stack reads the last enc_len // 2**r input steps (enc_len = seq_len but for the
+    "lags" embedding)."""
+    return config.enc_len // 2 ** replica
 
 
 def site_positions(config: InformerConfig, site: Site) -> SitePositions:
     """Where the queries and keys of `site` lie in the window (see SitePositions)."""
     c = config
-    dec_steps = c.seq_len - c.label_len + np.arange(c.dec_len)  # [L_dec]
-    dec_segment = np.where(np.arange(c.dec_len) < c.label_len, "label", "future")
+    if c.embedding == "lags":  # Hugging Face: the decoder reads the forecast steps only
+        dec_steps, dec_segment = c.seq_len + np.arange(c.pred_len), np.full(c.pred_len, "future")
+    else:
+        dec_steps = c.seq_len - c.label_len + np.arange(c.dec_len)  # [L_dec]
+        dec_segment = np.where(np.arange(c.dec_len) < c.label_len, "label", "future")
     if site.kind == "encoder":
         L_r = replica_length(c, site.replica)
         level = site.layer if c.distil else 0
-        spans = distilled_spans(L_r, level) + (c.seq_len - L_r)  # [L_l, 2]
+        spans = distilled_spans(L_r, level, c.distil_padding) + (c.seq_len - L_r)  # [L_l, 2]
         positions = np.arange(len(spans))
         return SitePositions(spans[:, 0], spans[:, 1], spans[:, 0], level, 2 ** level, positions, positions,
                              np.full(len(spans), "history"))
@@ -89,7 +106,7 @@ def site_positions(config: InformerConfig, site: Site) -> SitePositions:
     keys = []
     for r, n_layers in enumerate(c.e_layers):
         L_r = replica_length(c, r)
-        keys.append(distilled_spans(L_r, n_layers - 1 if c.distil else 0)[:, 0] + (c.seq_len - L_r))
+        keys.append(distilled_spans(L_r, n_layers - 1 if c.distil else 0, c.distil_padding)[:, 0] + (c.seq_len - L_r))
     key_start = np.concatenate(keys)  # [L_enc'] the joined encoder output, replica by replica
     return SitePositions(dec_steps, dec_steps, key_start, 0, 1, dec_steps, key_start, dec_segment)
 
@@ -111,5 +128,5 @@ def lazy_rule(model: Informer, site: Site) -> str:
     return LAZY_RULES["mean"]
 
 
-__all__ = ["LAZY_ROWS", "LAZY_RULES", "SitePositions", "distilled_spans", "lazy_rule", "replica_length",
-           "site_positions", "steps_or_unknown"]
+__all__ = ["LAZY_ROWS", "LAZY_RULES", "SitePositions", "distilled_length", "distilled_spans", "lazy_rule",
+           "replica_length", "site_positions", "steps_or_unknown"]

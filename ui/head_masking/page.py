@@ -63,8 +63,9 @@ for block, (kind, title, kind_sites) in zip(blocks, kinds):
                                            persist_state="session", label_visibility="collapsed"):
                     off.append((site.index, h))
 if config.mix:
-    st.caption("This model mixes heads in the decoder self-attention (official `mix=True`); the gate acts on "
-               "each head's context before the mixing.")
+    where = "every attention site" if config.mix_sites == "all" else "the decoder self-attention"
+    st.caption(f"This model mixes heads and time in {where} (`mix=True`, as its source code did); the gate acts on "
+               "each head's context before the mixing, so a masked head still contributes nothing.")
 st.markdown(f"**Off ({len(off)} of {len(keys)}):** {tables.off_description(off, sites)}")
 
 # ------------------------------------------------------------------------------------------ result

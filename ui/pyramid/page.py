@@ -21,11 +21,13 @@ PICTURE_KEY = "py_picture"
 ROW_KEY = "py_row"
 
 st.title("Distilling pyramid")
-st.caption("Between encoder layers, distilling (Conv1d k=3 circular → BatchNorm → ELU → MaxPool k=3, s=2, p=1) "
-           "maps length L to ⌊(L − 1)/2⌋ + 1. In an encoder stack, replica r reads only the last seq_len / 2^r "
-           "input steps and has one layer fewer; the replicas' outputs are joined along time.")
-
 model, data, prepared, seed, checkpoint, config = state.require_page()
+st.caption("Between encoder layers, distilling (Conv1d k=3 circular → BatchNorm → ELU → MaxPool k=3, s=2, p=1) "
+           + ("maps length L to ⌊(L − 1)/2⌋ + 1. " if config.distil_padding == 1 else
+              f"with this model's conv padding {config.distil_padding} (Time-Series-Library) maps length L to "
+              "⌊(L + 1)/2⌋ + 1 (L + 2 conv outputs; the paper's padding 1 gives ⌊(L − 1)/2⌋ + 1). ")
+           + "In an encoder stack, replica r reads only the last seq_len / 2^r input steps and has one layer fewer; "
+             "the replicas' outputs are joined along time.")
 H = config.n_heads
 
 c = st.columns([1, 4], gap="medium")
