@@ -47,3 +47,19 @@ def tiny_trained(sample_frame, tiny_spec, tmp_path_factory):
                                                       max_steps_per_epoch=40, seed=0),
                                         out=folder)
     return checkpoint, result, folder
+
+
+@pytest.fixture(scope="session")
+def tiny_second(sample_frame, tmp_path_factory):
+    """(Checkpoint, folder): a second tiny model on the same data, another seed and a shorter window (seq 36 /
+    label 18 / pred 12), for the side-by-side views."""
+    from analysis.data import DataSpec
+    from analysis.training import TrainSettings
+    from analysis.workflow import ModelSize, train_on_frame
+
+    folder = tmp_path_factory.mktemp("ckpt") / "other"
+    spec = DataSpec(**dict(TINY_SPEC, seq_len=36, label_len=18))
+    checkpoint, _ = train_on_frame(sample_frame, spec, ModelSize(**TINY_SIZE),
+                                   TrainSettings(epochs=1, batch_size=32, learning_rate=1e-3, max_steps_per_epoch=30,
+                                                 seed=1), out=folder)
+    return checkpoint, folder

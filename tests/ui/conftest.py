@@ -21,6 +21,13 @@ def runs_dir(tiny_trained, tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def with_second(runs_dir, tiny_second) -> str:
+    """<tmp>/runs/other = a second tiny model (seed 1, seq_len 36) beside `sample`; its name."""
+    shutil.copytree(tiny_second[1], runs_dir / "other")
+    return "other"
+
+
+@pytest.fixture
 def open_app(runs_dir):
     """open_app(page=None) → an AppTest that has run the app (and switched to `page`)."""
     from streamlit.testing.v1 import AppTest

@@ -10,7 +10,7 @@ import streamlit as st
 
 from analysis.errors import InformerLabError
 from analysis.training import TrainSettings
-from ui import state, widgets
+from ui import second_model, state, widgets
 from ui.compare import cache, charts, tables as views
 from ui.cache import n_windows
 from ui.tables import file_stem
@@ -37,6 +37,7 @@ if twin_ready and st.session_state.get("cp_twin_offered") != twin.key:
     st.session_state["cp_twin_offered"] = twin.key
 
 # ------------------------------------------------------------------------------------------ run
+second = second_model.picker(model, data, st.columns([2, 3])[0])
 with st.form("cp_form", border=True):
     c = st.columns([1.2, 3, 1.4], vertical_alignment="bottom", gap="medium")
     split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="cp_split", persist_state="session")
@@ -47,6 +48,9 @@ with st.form("cp_form", border=True):
                "windows with each model (tens of seconds on a CPU for the sample model); results are cached.")
 if run:
     st.session_state[PARAMS_KEY] = dict(split=split, twin=twin.key if (with_twin and twin_ready) else None)
+if second is not None:
+    st.caption(f"The second model, **{second.name}**, joins the comparison as *{second_model.SECOND}*: its forecasts "
+               "of the same windows (matched by the row their forecast starts at), put in this model's scale.")
 
 # ------------------------------------------------------------------------------------------ twin
 with st.expander("Full-attention twin: train on demand", expanded=twin is not None and not twin_ready):
@@ -98,9 +102,17 @@ if params is not None and params["twin"] is not None and not (twin_ready and twi
 if params is None or params["split"] not in ("val", "test"):
     st.info("Press **Run comparison** to forecast every window of the split with each model.")
     state.stop_page()
+aligned = None
+if second is not None:
+    try:
+        aligned = second_model.forecasts_on_first(model.key, second.model.key, data.key, params["split"], seed,
+                                                  prepared, second)
+    except InformerLabError as err:
+        st.warning(f"{second.name} is left out of the comparison: {err}")
+second_key = second.model.key if aligned is not None else None
 try:
-    comparison = cache.comparison(model.key, data.key, params["split"], seed, params["twin"], checkpoint,
-                                           prepared, twin.model if params["twin"] else None)
+    comparison = cache.comparison(model.key, data.key, params["split"], seed, params["twin"], second_key,
+                                  checkpoint, prepared, twin.model if params["twin"] else None, aligned)
 except (InformerLabError, ValueError) as err:
     st.error(f"The comparison cannot be computed: {err}")
     state.stop_page()
@@ -108,8 +120,10 @@ except (InformerLabError, ValueError) as err:
 # ------------------------------------------------------------------------------------------ results
 models = list(comparison.models)
 labels = {m: views.short_label(m) for m in models}
+if second_key is not None:
+    labels[second_model.SECOND] = f"{second.name} (second model)"
 stem = f"compare-{file_stem(model.ref.name)}-{comparison.split}-seed{seed}" + \
-       ("-twin" if params["twin"] else "")
+       ("-twin" if params["twin"] else "") + (f"-vs-{file_stem(second.name)}" if second_key is not None else "")
 n_windows = len(comparison.truth)
 st.header(f"{comparison.split} split: {n_windows:,} windows × {config.pred_len} steps × "
           f"{len(comparison.target_columns)} column{'s' if len(comparison.target_columns) > 1 else ''}", divider="gray")
@@ -125,7 +139,8 @@ with st.container(border=True):
     if config.encoder_attention == "full" and config.decoder_attention == "full":
         st.caption("This checkpoint already uses full self-attention, so the counterfactual is the model itself.")
 
-metrics = views.metrics_view(comparison.metrics, models)
+metrics = views.metrics_view(comparison.metrics, models, {second_model.SECOND: f"Second model: {second.name}"}
+                             if second_key is not None else None)
 widgets.table(metrics, f"{stem}-metrics", "cp_metrics",
               column_config={c: st.column_config.NumberColumn(format="%+.4f" if c.startswith("Δ") else "%.4f")
                              for c in metrics.columns if c.startswith(("MSE", "MAE", "ΔMSE"))})
@@ -175,8 +190,8 @@ def window_section() -> None:
                          key=f"cp_window_{comparison.split}", persist_state="session")
     target = c[1].selectbox("Column", targets, index=len(targets) - 1, key="cp_column",
                             persist_state="session") if len(targets) > 1 else targets[0]
-    overlay = cache.overlay(model.key, data.key, comparison.split, seed, params["twin"], window,
-                                     comparison, prepared)
+    overlay = cache.overlay(model.key, data.key, comparison.split, seed, params["twin"], second_key, window,
+                            comparison, prepared)
     widgets.chart(charts.overlay_figure(overlay, target, models, labels, f"{target}: window {window}, history, "
                                         "truth and every forecast (original units)"),
                   f"{stem}-w{window}-{target}", "cp_overlay")

@@ -36,13 +36,16 @@ def per_step_wide(per_step: pd.DataFrame, column: str, models: Sequence[str]) ->
     return wide[[m for m in models if m in wide.columns]].reset_index().rename_axis(columns=None)
 
 
-def metrics_view(metrics: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
+def metrics_view(metrics: pd.DataFrame, models: Sequence[str], descriptions: Mapping[str, str] | None = None
+                 ) -> pd.DataFrame:
     """One row per model (in `models` order): on the standardised scale MSE, ΔMSE against the Informer and MAE,
     each with its 95 % interval (lo, hi); MSE and MAE in original units; windows. (The original-unit intervals
     are in `metrics` itself, downloadable whole.)"""
     std = metrics[metrics["scale"] == "standardised"].set_index("model")
     orig = metrics[metrics["scale"] == "original"].set_index("model")
-    out = pd.DataFrame({"model": list(models), "description": [model_label(m) for m in models]})
+    described = dict(descriptions or {})
+    out = pd.DataFrame({"model": list(models),
+                        "description": [described.get(m) or model_label(m) for m in models]})
     for column, label in (("mse", "MSE"), ("delta_mse", "ΔMSE vs Informer"), ("mae", "MAE")):
         out[label] = out["model"].map(std[column])
         out[f"{label} lo"] = out["model"].map(std[f"{column}_lo"])

@@ -7,8 +7,8 @@ import streamlit as st
 from analysis.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
 from analysis.data import describe_frequency
 from analysis.errors import InformerLabError
-from ui import state, widgets
-from ui.forecast import cache, charts
+from ui import second_model, state, widgets
+from ui.forecast import cache, charts, tables
 from ui.tables import file_stem
 
 st.title("Forecast")
@@ -33,7 +33,14 @@ st.caption(f"**{model.ref.name}** forecasts the {spec.pred_len} steps after the 
            f"{forecast[time_column].iloc[0]} → {forecast[time_column].iloc[-1]}, {describe_frequency(frame.freq)}. "
            f"One forward pass of the generative decoder; original units; key-sample seed {seed}.")
 
-c = st.columns([1, 3])
+c = st.columns([1, 2, 1.4])
+second = second_model.picker(model, data, c[2])
+other = None
+if second is not None:
+    try:
+        other = cache.future_forecast(second.model.key, data.key, seed, second.model.checkpoint, frame)
+    except InformerLabError as err:
+        st.warning(f"The second model {second.name} cannot forecast {data.ref.name}: {err}")
 column = c[0].selectbox("Plotted column", targets, index=len(targets) - 1, key="fc_column",
                         persist_state="session") if len(targets) > 1 else targets[0]
 history_len = c[1].slider("History shown (rows)", spec.seq_len // 4 if spec.seq_len >= 8 else 1,
@@ -42,21 +49,41 @@ history_len = c[1].slider("History shown (rows)", spec.seq_len // 4 if spec.seq_
 history = frame.values[targets].iloc[-history_len:]
 stem = f"forecast-{file_stem(model.ref.name)}-{file_stem(data.ref.name)}"
 widgets.chart(charts.future_figure(history, forecast, time_column, column,
-                                   f"{column}: last {history_len} rows and the {spec.pred_len}-step forecast"),
+                                   f"{column}: last {history_len} rows and the {spec.pred_len}-step forecast",
+                                   second=(second.name, other) if other is not None else None),
               f"{stem}-{column}", "fc_chart")
 
 st.subheader("Forecast table")
 widgets.table(forecast, stem, "fc_table", label="Download forecast (CSV)",
               column_config={c: st.column_config.NumberColumn(format="%.4f") for c in targets})
+if other is not None:
+    paired = tables.side_by_side(forecast, other, time_column, targets, (model.ref.name, second.name))
+    gaps = paired[[c for c in paired.columns if c.endswith(f"{second.name} − {model.ref.name}")]]
+    st.subheader(f"Side by side with {second.name}")
+    st.caption(f"Both forecasts from the same last rows of {data.ref.name}, key-sample seed {seed}, original units; "
+               f"*{second.name} − {model.ref.name}* marks where they part (largest |difference|: "
+               f"{float(gaps.abs().max().max()):.4g}). Blank cells: a step only one model forecasts.")
+    widgets.table(paired, f"{stem}-vs-{file_stem(second.name)}", "fc_pair_table",
+                  column_config={c: st.column_config.NumberColumn(format="%+.4f" if " − " in c else "%.4f")
+                                 for c in paired.columns if c != time_column})
 
 # ------------------------------------------------------------------------------------------ how good is it
-NAMES = {INFORMER: f"{model.ref.name}", LAST_VALUE: "last value (naive)", SEASONAL_NAIVE: "seasonal naive"}
+NAMES = {INFORMER: f"{model.ref.name}", LAST_VALUE: "last value (naive)", SEASONAL_NAIVE: "seasonal naive",
+         second_model.SECOND: f"{second.name} (second model)" if second is not None else ""}
 
 
 def test_error_section() -> None:
     """The model's error on the test split next to the naive forecasts' (the bar a forecaster must clear)."""
     prepared = state.require_prepared(model, data)
-    errors = cache.test_errors(model.key, data.key, seed, checkpoint, prepared)
+    aligned, why = None, None
+    if second is not None:
+        try:
+            aligned = second_model.forecasts_on_first(model.key, second.model.key, data.key, "test", seed, prepared,
+                                                      second)
+        except InformerLabError as err:
+            why = str(err)
+    errors = cache.test_errors(model.key, data.key, seed, second.model.key if aligned is not None else None,
+                               checkpoint, prepared, aligned)
     st.subheader("Is it better than naive?")
     ours = errors[errors["model"] == INFORMER].iloc[0]
     cells = st.columns(len(errors))
@@ -69,13 +96,29 @@ def test_error_section() -> None:
                     delta_color="inverse", help=f"{interval}; MAE {row.mae:.4f}; standardised; {row.windows:,} test "
                                                 "windows. The delta: the model's MSE relative to this one (negative: "
                                                 "better).")
-    naive = errors[errors["model"] != INFORMER]
+    naive = errors[~errors["model"].isin([INFORMER, second_model.SECOND])]
     best = naive.loc[naive["mse"].idxmin()]
     verb, evidence = _verdict(best)
     st.caption(f"On the {int(ours.windows):,} windows of {data.ref.name}'s test split the model {verb} the best "
                f"naive forecast ({NAMES.get(best.model, best.model)}, MSE {best.mse:.4f}): {evidence}. Standardised "
                f"with the model's own scaler; key-sample seed {seed}; intervals by a paired moving-block bootstrap "
                "over windows. The Compare page adds the full-attention counterfactual and a linear baseline.")
+    if second is not None:
+        pair = errors[errors["model"] == second_model.SECOND]
+        if len(pair):
+            st.markdown(f"**{second.name} against {model.ref.name}**, on the same test windows: " +
+                        _paired_sentence(pair.iloc[0], model.ref.name))
+        else:
+            st.caption(f"{second.name} is not scored here: {why}")
+
+
+def _paired_sentence(row: pd.Series, first: str) -> str:
+    """What the paired interval of ΔMSE = second − first says."""
+    lo, hi, d = row["delta_mse_lo"], row["delta_mse_hi"], row["delta_mse"]
+    if pd.isna(lo) or pd.isna(hi):
+        return f"ΔMSE {d:+.4f} (no interval: fewer than two blocks of seq_len + pred_len windows)."
+    word = "worse than" if lo > 0 else "better than" if hi < 0 else "not distinguishable from"
+    return f"{word} {first}: ΔMSE (second − first) {d:+.4f}, 95 % interval [{lo:+.4f}, {hi:+.4f}]."
 
 
 def _verdict(naive: pd.Series) -> tuple[str, str]:

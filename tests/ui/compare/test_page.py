@@ -109,3 +109,33 @@ def test_the_full_attention_twin_trains_in_the_background_and_joins_the_table(op
     table = _metrics(at)
     assert list(table["model"]) == BASE[:2] + ["full_attention_model"] + BASE[2:]
     assert table.set_index("model").loc["full_attention_model", "description"].startswith("Full-attention twin")
+
+
+def test_the_second_model_joins_the_comparison_on_the_same_windows(open_app, tiny_trained, tiny_second,
+                                                                   with_second):
+    """Picked on the Forecast screen, the second model is already chosen here (one choice per tab); its row
+    carries the numbers of its own forecasts moved onto these windows and into this model's scale."""
+    from analysis.pairing import aligned_forecasts
+    from analysis.training import predict
+    at = open_app("ui/forecast/page.py")
+    at.selectbox(key="second_model").set_value(with_second).run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="second_model").value == with_second
+    at = _run(at, "test")
+    table = _metrics(at)
+    assert list(table["model"]) == BASE[:2] + ["second"] + BASE[2:]
+    frame = load_csv(SAMPLE_CSV)
+    first = prepare_for_checkpoint(tiny_trained[0], frame)
+    second = prepare_for_checkpoint(tiny_second[0], frame)
+    own, _ = predict(tiny_second[0].model, second, "test", seed=0)
+    expected = compare_forecasts(tiny_trained[0].model, first, split="test", seed=0,
+                                 others={"second": aligned_forecasts(own, first, second, "test")})
+    want = expected.metrics.set_index(["model", "scale"]).loc[("second", "standardised")]
+    row = table.set_index("model").loc["second"]
+    np.testing.assert_allclose(row[["MSE", "ΔMSE vs Informer", "ΔMSE vs Informer lo", "ΔMSE vs Informer hi"]]
+                               .to_numpy(float), want[["mse", "delta_mse", "delta_mse_lo", "delta_mse_hi"]]
+                               .to_numpy(float), rtol=1e-6)
+    assert row["description"] == "Second model: other"
+    overlay = _overlay(at)
+    assert "other (second model)" in [t["name"] for t in overlay["data"]]

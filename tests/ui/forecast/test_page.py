@@ -53,3 +53,34 @@ def test_better_than_naive_says_what_the_paired_interval_allows(open_app, tiny_t
     assert f"[{best['delta_mse_lo']:+.4f}, {best['delta_mse_hi']:+.4f}]" in caption
     ours = errors[errors["model"] == "informer"].iloc[0]
     assert f"95 % interval [{ours['mse_lo']:.4f}, {ours['mse_hi']:.4f}]" in at.metric[0].help
+
+
+def test_a_second_model_side_by_side_same_rows_and_paired_test_errors(open_app, tiny_trained, tiny_second,
+                                                                      with_second):
+    from analysis.comparison import headline_errors
+    from analysis.pairing import aligned_forecasts
+    from analysis.training import predict
+    from analysis.workflow import prepare_for_checkpoint
+    at = open_app(FORECAST_PAGE)
+    at.selectbox(key="second_model").set_value(with_second).run()
+    assert not at.exception, at.exception
+    frame = load_csv(SAMPLE_CSV)
+    ours, theirs = forecast_future(tiny_trained[0], frame, seed=0), forecast_future(tiny_second[0], frame, seed=0)
+    lines = charts(at)[0]["data"]
+    assert lines[2]["name"] == "other (second model)"
+    np.testing.assert_allclose(array(lines[2]["y"])[1:], theirs["load"], rtol=1e-5)
+    paired = next(d.value for d in at.dataframe if "load · other − sample" in d.value.columns)
+    np.testing.assert_allclose(paired["load · other − sample"], theirs["load"] - ours["load"], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(paired["load · sample"], ours["load"], rtol=1e-5)
+
+    first = prepare_for_checkpoint(tiny_trained[0], frame)
+    second = prepare_for_checkpoint(tiny_second[0], frame)
+    own, _ = predict(tiny_second[0].model, second, "test", seed=0)
+    errors = headline_errors(tiny_trained[0].model, first, seed=0,
+                             others={"second": aligned_forecasts(own, first, second, "test")})
+    row = errors[errors["model"] == "second"].iloc[0]
+    word = "worse than" if row["delta_mse_lo"] > 0 else "better than" if row["delta_mse_hi"] < 0 else \
+        "not distinguishable from"
+    said = next(m.value for m in at.markdown if "other against sample" in m.value)
+    assert f"{word} sample: ΔMSE (second − first) {row['delta_mse']:+.4f}" in said
+    assert any(m.label.startswith("Test MSE · other") and m.value == f"{row['mse']:.4f}" for m in at.metric)
