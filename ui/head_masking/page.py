@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import state, widgets
+from ui import second_model, state, widgets
 from ui.cache import MEAN_WINDOWS
 from ui.head_masking import cache, charts, tables
 from ui.tables import file_stem
@@ -22,11 +22,12 @@ sites = checkpoint.model.sites
 H = config.n_heads
 
 # ------------------------------------------------------------------------------------------ controls
-c = st.columns([1, 1, 5.3], gap="medium")
+c = st.columns([1, 1, 3.8, 1.6], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="hm_split", persist_state="session")
 mode = c[1].radio("Ablation", ["zero", "mean"], horizontal=True, key="hm_mode", persist_state="session")
 n = state.require_windows(prepared, data, split)
 window = state.window_slider(c[2], n, split, "hm")
+second = second_model.picker(model, data, c[3])
 targets = list(checkpoint.schema.target_columns)
 
 # ------------------------------------------------------------------------------------------ head grid
@@ -75,8 +76,8 @@ result = cache.window_forecast(model.key, data.key, split, window, tuple(sorted(
 
 @st.fragment
 def result_section() -> None:
-    """The masked forecast of the column chosen here. A fragment: choosing the column slices the cached
-    forecast and reruns only this part, not the head grid."""
+    """The masked forecast of the column chosen here (and, with a second model, the same mask on it). A fragment:
+    choosing the column slices the cached forecasts and reruns only this part, not the head grid."""
     pick, about = st.columns([1.3, 5], gap="medium", vertical_alignment="bottom")
     column = pick.selectbox("Plotted column", targets, index=len(targets) - 1, key="hm_column",
                             persist_state="session") if len(targets) > 1 else targets[0]
@@ -110,6 +111,48 @@ def result_section() -> None:
         st.download_button(f"Download all {len(targets)} target columns (CSV)", widgets.csv_bytes(result.table),
                            file_name=f"{stem.rsplit('-', 1)[0]}-all-columns.csv", mime="text/csv",
                            key="dl_csv_hm_all", on_click="ignore", icon=":material/download:")
+    if second is not None:
+        second_section(column)
+
+
+
+def second_section(column: str) -> None:
+    """The same mask on the second model, on the window whose forecast starts at the same row."""
+    st.header(f"Side by side with {second.name}", divider="gray")
+    j = second_model.window_of(second, prepared, split, window)
+    if j is None:
+        st.info(second_model.no_window_note(second, split, window))
+        return
+    other = second.model.checkpoint
+    off_b, missing = tables.mask_for_other(off, sites, other.model.sites, other.config.n_heads)
+    result_b = cache.window_forecast(second.model.key, data.key, split, j, tuple(sorted(off_b)), mode, seed, other,
+                                     second.prepared)
+    if column not in set(result_b.table["column"]):
+        st.info(f"{second.name} does not forecast {column}.")
+        return
+    rows_a = tables.window_table(result.table, column)
+    rows_b = tables.window_table(result_b.table, column)
+    st.caption(f"The same heads off in {second.name} (matched by site name and head), {mode} ablation, its "
+               f"window {j} of the {split} split (the forecast starts at the same row), key-sample seed {seed}." +
+               (f" It has no {', '.join(missing)}: those stay on." if missing else ""))
+    m = st.columns(4)
+    for cell, (name, rows) in zip(m[:2], ((model.ref.name, rows_a), (second.name, rows_b))):
+        base, masked = rows["baseline_error"].mean(), rows["masked_error"].mean()
+        cell.metric(f"MAE change · {name} ({column})", f"{masked - base:+.4g}",
+                    help=f"MAE {base:.4g} with every head on, {masked:.4g} masked.")
+    paired = tables.paired_effect(rows_a, rows_b, (model.ref.name, second.name))
+    m[2].metric("Steps with opposite effects", f"{int(paired['opposite'].sum())} of {len(paired)}",
+                help="Steps where the mask lowers one model's error and raises the other's.")
+    apart = (rows_a.set_index("timestamp")["baseline"] - rows_b.set_index("timestamp")["baseline"]).abs().max()
+    m[3].metric("Max |baseline A − B|", f"{float(apart):.4g}",
+                help="The two models' forecasts with every head on, on the steps both forecast.")
+    widgets.chart(charts.masking_figure(result_b.history, rows_b, column, f"{column}: {second.name}, window {j}, "
+                                        "forecast with and without the same mask"),
+                  f"head-mask-{file_stem(second.name)}-{split}-w{j}-{column}", "hm_forecast_second")
+    st.markdown("**Both models, step by step** (*opposite*: the mask helps one and hurts the other)")
+    stem = f"head-mask-{file_stem(model.ref.name)}-vs-{file_stem(second.name)}-{split}-w{window}-{column}"
+    widgets.table(paired, stem, "hm_pair_table",
+                  column_config={k: st.column_config.NumberColumn(format="%+.4f") for k in paired.columns if " · " in k})
 
 
 result_section()

@@ -85,10 +85,11 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
 
 
 def level_heatmap(z: np.ndarray, titles: Sequence[str], custom: np.ndarray | None, title: str, colour: str,
-                  x_title: str, zmin: float | None = None, zmax: float | None = None) -> go.Figure:
+                  x_title: str, zmin: float | None = None, zmax: float | None = None,
+                  colorscale=SEQUENTIAL) -> go.Figure:
     """Rows of different lengths (NaN-padded), one per level or pooling step."""
     heatmap = go.Heatmap(
-        z=z, x=list(range(z.shape[1])), y=list(titles), customdata=custom, colorscale=SEQUENTIAL, zmin=zmin,
+        z=z, x=list(range(z.shape[1])), y=list(titles), customdata=custom, colorscale=colorscale, zmin=zmin,
         zmax=zmax, ygap=3, colorbar=dict(title=dict(text=colour), thickness=12),
         hovertemplate="%{y} · position %{x}" + ("<br>%{customdata}" if custom is not None else "")
                       + f"<br>{colour} %{{z:.4g}}<extra></extra>")

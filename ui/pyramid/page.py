@@ -11,7 +11,8 @@ import numpy as np
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from ui import attention_rows as attention_rows_view, state, widgets
+from analysis.pairing import side_by_side
+from ui import attention_rows as attention_rows_view, second_model, state, widgets
 from ui.charts import stamps
 from ui.pyramid import cache, charts, tables as views
 from ui.tables import file_stem
@@ -30,10 +31,11 @@ st.caption("Between encoder layers, distilling (Conv1d k=3 circular → BatchNor
              "the replicas' outputs are joined along time.")
 H = config.n_heads
 
-c = st.columns([1, 4], gap="medium")
+c = st.columns([1, 3.4, 1.6], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="py_split", persist_state="session")
 n = state.require_windows(prepared, data, split)
 window = state.window_slider(c[1], n, split, "py")
+second = second_model.picker(model, data, c[2])
 try:
     report = cache.pyramid(model.key, data.key, split, window, seed, checkpoint, prepared)
 except (InformerLabError, ValueError) as err:
@@ -174,3 +176,47 @@ def attention_rows() -> None:
 
 
 attention_rows()
+
+
+# ------------------------------------------------------------------------------------------ side by side
+def second_section() -> None:
+    """The second model's pyramid on the window whose forecast starts at the same row, same key-sample seed:
+    its lengths beside these, and where its pools keep other positions."""
+    st.header(f"Side by side with {second.name}", divider="gray")
+    j = second_model.window_of(second, prepared, split, window)
+    if j is None:
+        st.info(second_model.no_window_note(second, split, window))
+        return
+    other_config = second.model.checkpoint.config
+    try:
+        other = cache.pyramid(second.model.key, data.key, split, j, seed, second.model.checkpoint, second.prepared)
+    except (InformerLabError, ValueError) as err:
+        st.error(f"The second model's pyramid cannot be recorded: {err}")
+        return
+    lengths = side_by_side(report.lengths, other.lengths, ["replica", "level"], ["input_length", "recorded_length"])
+    lengths = lengths.rename(columns=lambda col: col.replace("_a", f" · {model.ref.name}").replace(
+        "_b", f" · {second.name}") if col.endswith(("_a", "_b")) else col)
+    st.caption(f"Its window {j} of the {split} split (the same forecast start as window {window}), key-sample seed "
+               f"{seed}: encoder {','.join(map(str, other_config.e_layers))}, seq_len {other_config.seq_len}, "
+               f"distilling {'on' if other_config.distil else 'off'}. *differs*: a layer only one model has, or "
+               f"other lengths ({int(lengths['differs'].sum())} of {len(lengths)} rows).")
+    widgets.table(lengths, f"{stem}-vs-{file_stem(second.name)}-lengths", "py_pair_lengths")
+    same_shape = (other_config.seq_len, other_config.e_layers, other_config.distil, other_config.distil_padding) == \
+        (config.seq_len, config.e_layers, config.distil, config.distil_padding)
+    if not len(report.survival) or not len(other.survival):
+        return
+    if not same_shape:
+        st.info("The two encoders read windows of different shapes, so their pool positions are not the same input "
+                "steps: compare the lengths above.")
+        return
+    diff = views.survival_difference(report.survival, other.survival)
+    z, keys = views.level_matrix(diff, ["replica", "step"], "input_position", "difference")
+    titles = [(f"replica {r} · " if stacked else "") + f"pool {s}" for r, s in keys]
+    widgets.chart(charts.level_heatmap(z, titles, None, f"Max-pool survival, {second.name} − {model.ref.name}: red, "
+                                       "kept more often by the second model", "Δ survived", "position in the layer "
+                                       "before pooling", zmin=-1, zmax=1, colorscale="RdBu_r"),
+                  f"{stem}-vs-{file_stem(second.name)}-survival", "py_pair_survival")
+
+
+if second is not None:
+    second_section()

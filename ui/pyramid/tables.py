@@ -111,3 +111,10 @@ def lengths_view(lengths: pd.DataFrame) -> pd.DataFrame:
                                   "recorded_length": "recorded"}).copy()
     out["match"] = np.where(lengths["match"], "✓", "✗")
     return out
+
+
+def survival_difference(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """Per (replica, step, input_position) both models have: survived of the second − survived of the first."""
+    merged = first.merge(second, on=["replica", "step", "input_position"], suffixes=("_a", "_b"))
+    return merged.assign(difference=merged["survived_b"] - merged["survived_a"])[
+        ["replica", "step", "input_position", "survived_a", "survived_b", "difference"]]

@@ -135,3 +135,28 @@ def exact_vs_sampled_figure(hq: pd.DataFrame, against: str, against_label: str, 
                           "<br>exact %{x:.4g} (rank by exact M: %{customdata[3]})<extra></extra>"))
     return go.Figure(traces, layout(title, 420, legend="right", xaxis=dict(title=dict(text=against_label)),
                                     yaxis=dict(title=dict(text="sampled M̄ (recorded)"))))
+
+
+SECOND = "#9467bd"
+
+
+def paired_scores_figure(first: pd.DataFrame, second: pd.DataFrame, names: tuple[str, str], title: str
+                         ) -> go.Figure:
+    """One head of one site in two models on the same rows: each model's exact M per query timestamp, and which
+    queries ProbSparse selected: circles for the first model, diamonds for the second, filled black where both
+    chose the query. first / second: head_queries of each model."""
+    traces = []
+    for rows, name, colour, symbol in ((first, names[0], SELECTED, "circle-open"),
+                                       (second, names[1], SECOND, "diamond-open")):
+        traces.append(go.Scatter(x=rows["timestamp"], y=rows["exact_m"], mode="lines", name=f"exact M · {name}",
+                                 line=dict(color=colour, width=1.5)))
+        chosen = rows[rows["selected"]]
+        traces.append(go.Scatter(x=chosen["timestamp"], y=chosen["exact_m"], mode="markers",
+                                 name=f"selected · {name}", marker=dict(color=colour, size=10, symbol=symbol,
+                                                                         line=dict(width=2)),
+                                 hovertemplate="%{x}: M %{y:.3f}<extra>" + name + "</extra>"))
+    both = first[first["selected"]].merge(second.loc[second["selected"], ["timestamp"]], on="timestamp")
+    traces.append(go.Scatter(x=both["timestamp"], y=both["exact_m"], mode="markers", name="selected by both",
+                             marker=dict(color="#222222", size=6, symbol="circle")))
+    return go.Figure(traces, layout(title, 400, hovermode="closest", legend="right",
+                                    yaxis=dict(title=dict(text="exact M"))))

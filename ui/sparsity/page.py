@@ -11,7 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from ui import attention_rows as attention_rows_view, state, widgets
+from analysis.pairing import selection_overlap
+from ui import attention_rows as attention_rows_view, second_model, state, widgets
 from ui.charts import stamps
 from ui.sparsity import cache, charts, tables as views
 from ui.tables import file_stem
@@ -30,7 +31,7 @@ model, data, prepared, seed, checkpoint, config = state.require_page()
 H = config.n_heads
 
 # ------------------------------------------------------------------------------------------ controls
-c = st.columns([1, 4, 1.4], gap="medium")
+c = st.columns([1, 3.4, 1.3, 1.6], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="sp_split", persist_state="session")
 n = state.require_windows(prepared, data, split)
 window = state.window_slider(c[1], n, split, "sp")
@@ -38,6 +39,7 @@ seeds = int(c[2].number_input("Seeds for the agreement", 1, 50, 10, key="sp_seed
                               help="The key sample is drawn with seeds s, s + 1, …, s + n − 1 (s = the sidebar's "
                                    "analysis seed); the agreement table reports the mean and spread over them. "
                                    "Everything else shows seed s."))
+second = second_model.picker(model, data, c[3])
 try:
     report = cache.sparsity(model.key, data.key, split, window, seed, seeds, checkpoint, prepared)
 except (InformerLabError, ValueError) as err:
@@ -191,9 +193,58 @@ def every_head(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataF
                  "Download every query of every site: scores, ranks, selection (CSV)")
 
 
+def side_by_side(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
+    """The second model on the window whose forecast starts at the same row, same key-sample seed: which queries
+    each selects, per head, and the chosen head's scores in both."""
+    j = second_model.window_of(second, prepared, split, window)
+    if j is None:
+        st.info(second_model.no_window_note(second, split, window))
+        return
+    try:
+        other = cache.sparsity(second.model.key, data.key, split, j, seed, 1, second.model.checkpoint,
+                               second.prepared)
+    except (InformerLabError, ValueError) as err:
+        st.error(f"The second model's sparsity cannot be computed: {err}")
+        return
+    overlap = selection_overlap(report.queries, other.queries)
+    names = (model.ref.name, second.name)
+    st.caption(f"**{second.name}**, its window {j} of the {split} split (its forecast starts at the same row as "
+               f"window {window}), key-sample seed {seed}. Queries are matched by timestamp, heads by site name and "
+               "number. *Jaccard*: |A ∩ B| / |A ∪ B| of the two selected sets; *ρ*: Spearman correlation of the "
+               "two heads' exact M over the shared queries. A full-attention site selects every query, so its Jaccard "
+               "is 1 by construction.")
+    if overlap.empty:
+        st.info(f"{second.name} has none of {model.ref.name}'s attention sites.")
+        return
+    chosen = overlap[(overlap["site"] == site.name) & (overlap["head"] == head)]
+    if len(chosen):
+        row = chosen.iloc[0]
+        m = st.columns(4)
+        m[0].metric("Selected by both", f"{row['both']} of {row['selected_a']} / {row['selected_b']}")
+        m[1].metric("Jaccard of the selections", f"{row['jaccard']:.2f}" if pd.notna(row["jaccard"]) else "n/a")
+        m[2].metric(f"Only {model.ref.name} / only {second.name}", f"{row['only_a']} / {row['only_b']}")
+        m[3].metric("ρ of exact M", f"{row['spearman']:+.2f}" if pd.notna(row["spearman"]) else "n/a")
+        hq_b = views.head_queries(views.site_queries(other.queries, site.name), head)
+        widgets.chart(charts.paired_scores_figure(hq, hq_b, names, f"{site.name} h{head}: exact M and the "
+                                                  "selected queries of both models"),
+                      f"{stem}-{site.name}-h{head}-vs-{file_stem(second.name)}", "sp_pair_scores")
+    else:
+        st.info(f"{second.name} has no {site.name} head {head}.")
+    st.markdown("**Every head both models have** (lowest Jaccard first: where the selections part most)")
+    view = overlap.sort_values("jaccard", na_position="last", kind="stable").rename(
+        columns={"selected_a": f"selected · {names[0]}", "selected_b": f"selected · {names[1]}",
+                 "only_a": f"only {names[0]}", "only_b": f"only {names[1]}", "spearman": "ρ exact M"})
+    widgets.table(view, f"{stem}-vs-{file_stem(second.name)}-selections", "sp_pair_table",
+                  column_config={"jaccard": st.column_config.ProgressColumn("jaccard", min_value=0, max_value=1,
+                                                                            format="%.2f"),
+                                 "ρ exact M": st.column_config.NumberColumn(format="%+.2f")})
+
+
 # ------------------------------------------------------------------------------------------ grid and detail
 TABS = {"Scores and selected queries": scores_and_queries, "Attention rows": attention_rows,
         "Exact vs sampled": exact_vs_sampled, "Every head": every_head}
+if second is not None:
+    TABS[f"Side by side with {second.name}"] = side_by_side
 
 
 @st.fragment

@@ -135,3 +135,28 @@ def test_the_plotted_column_switches_both_panels_of_the_one_figure(open_app, tin
     np.testing.assert_allclose(array(bars["y"]), rows["error_change"])
     np.testing.assert_allclose(array(bars["y"]), (expected["masked"] - expected["truth"]).abs()
                                - (expected["baseline"] - expected["truth"]).abs(), atol=1e-4)
+
+
+def test_the_same_mask_on_a_second_model_at_the_window_that_starts_at_the_same_row(open_app, tiny_second,
+                                                                                  with_second):
+    at = open_app(MASK_PAGE)
+    at.selectbox(key="second_model").set_value(with_second).run()
+    at.slider(key="hm_window_test").set_value(9).run()
+    checkbox(at, "cross.0 head 2").uncheck().run()
+    assert not at.exception, at.exception
+    # straight from analysis/: the second model (seq_len 36) on its own preparation, same window index on test
+    checkpoint = tiny_second[0]
+    prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
+    t = masked_window_forecast(checkpoint.model, prepared, "test", 9, head_mask(checkpoint.model, [(3, 2)], "zero"),
+                               seed=0).table
+    want = t[t.column == "load"].reset_index(drop=True)
+    paired = next(d.value for d in at.dataframe if "opposite" in d.value.columns)
+    np.testing.assert_allclose(paired["masked − baseline · other"], want["masked"] - want["baseline"], rtol=1e-4,
+                               atol=1e-7)
+    np.testing.assert_allclose(paired["error change · other"], want["error_change"], rtol=1e-4, atol=1e-7)
+    ours = table(at)
+    assert list(pd.to_datetime(paired["timestamp"])) == list(pd.to_datetime(ours["timestamp"]))  # same rows
+    opposite = (paired["error change · sample"] * paired["error change · other"]) < 0
+    assert list(paired["opposite"]) == list(opposite)
+    assert metric(at, "Steps with opposite effects") == \
+        f"{int(opposite.sum())} of {len(paired)}"

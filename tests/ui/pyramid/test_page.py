@@ -106,3 +106,26 @@ def test_pyramid_pick_reads_a_clicked_cell():
     assert views.pyramid_pick(click) == (0, 1, 5)
     input_row = {"selection": {"points": [{"customdata": [3, "2024-10-17 03:00"]}]}}
     assert views.pyramid_pick(input_row) is None
+
+
+def test_side_by_side_lengths_of_another_window_shape_are_marked(open_app, with_second):
+    at = open_app(PAGE)
+    at.selectbox(key="second_model").set_value(with_second).run()
+    assert not at.exception, at.exception
+    lengths = next(d.value for d in at.dataframe if "differs" in d.value.columns)
+    assert list(lengths["recorded_length · sample"]) == [48, 24]  # tiny model: seq_len 48, two layers
+    assert list(lengths["recorded_length · other"]) == [36, 18]  # the second: seq_len 36
+    assert lengths["differs"].all()
+    assert any("not the same input steps" in i.value for i in at.info)
+
+
+def test_side_by_side_survival_of_the_same_weights_differs_nowhere(open_app, runs_dir, report_for):
+    import shutil
+    shutil.copytree(runs_dir / "sample", runs_dir / "copy")
+    at = open_app(PAGE)
+    at.selectbox(key="second_model").set_value("copy").run()
+    assert not at.exception, at.exception
+    lengths = next(d.value for d in at.dataframe if "differs" in d.value.columns)
+    assert not lengths["differs"].any()
+    z = _z(_figure(at, "Max-pool survival, copy − sample")["data"][0]["z"])
+    assert np.nanmax(np.abs(z)) == 0 and np.isfinite(z).sum() == len(report_for("test", 0).survival)

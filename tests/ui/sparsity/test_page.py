@@ -222,3 +222,29 @@ def test_grid_pick_reads_the_clicked_cell():
     assert views.grid_pick(listed) == (1, 3)
     assert views.grid_pick({"selection": {"points": [], "point_indices": [], "box": [], "lasso": []}}) is None
     assert views.grid_pick(None) is None
+
+
+def test_side_by_side_compares_the_two_selections_on_the_same_rows(open_app, reports, tiny_second, with_second):
+    from analysis.pairing import selection_overlap
+    at = open_app(PAGE)
+    at.selectbox(key="second_model").set_value(with_second).run()
+    at.slider(key="sp_window_test").set_value(4).run()
+    _tab(at, "Side by side with other")
+    assert not at.exception, at.exception
+    checkpoint = tiny_second[0]
+    prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
+    other = sparsity_report(checkpoint.model, prepared, "test", [4], seed=0, seeds=1)  # same index on test
+    want = selection_overlap(reports("test", 4).queries, other.queries)
+    table = next(d.value for d in at.dataframe if "jaccard" in d.value.columns)
+    got = table.set_index(["site", "head"]).sort_index()
+    want = want.set_index(["site", "head"]).sort_index()
+    np.testing.assert_allclose(got["jaccard"].to_numpy(float), want["jaccard"].to_numpy(float))
+    assert list(got["only sample"]) == list(want["only_a"]) and list(got["only other"]) == list(want["only_b"])
+    # the chosen head (the first site, head 0): both models' selected queries drawn at their timestamps
+    figure = _figure(at, "encoder.0.0 h0: exact M")
+    by_name = {t["name"]: t for t in figure["data"]}
+    theirs = other.queries[(other.queries.site == "encoder.0.0") & (other.queries["head"] == 0)]
+    assert list(pd.DatetimeIndex(by_name["selected · other"]["x"])) == \
+        list(pd.DatetimeIndex(theirs[theirs.selected]["timestamp"]))
+    row = want.loc[("encoder.0.0", 0)]
+    assert len(by_name["selected by both"]["x"]) == row["both"]
