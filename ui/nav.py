@@ -47,6 +47,11 @@ def pages() -> dict[str, list[st.Page]]:
             _page("ablation", "Ablation studies", ":material/science:", "ablation"),
             _page("attribution", "Attribution", ":material/insights:", "attribution"),
         ],
+        "Instruments": [
+            _page("qk_map", "Query/key map", ":material/bubble_chart:", "qk-map"),
+            _page("counterfactual", "Counterfactual editor", ":material/edit_note:", "counterfactual"),
+            _page("patching", "Activation patching", ":material/swap_horiz:", "patching"),
+        ],
         "Many models": [
             _page("studies", "Studies", ":material/stacked_line_chart:", "studies"),
         ],

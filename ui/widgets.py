@@ -26,6 +26,12 @@ def csv_download(table: pd.DataFrame, file_name: str, key: str, label: str) -> N
                        key=f"dl_csv_{key}", on_click="ignore", icon=":material/download:")
 
 
+def lazy_csv_download(make_table: Callable[[], pd.DataFrame], file_name: str, key: str, label: str) -> None:
+    """A CSV download whose table is built only when clicked (for tables too large to build on every rerun)."""
+    st.download_button(label, lambda: csv_bytes(make_table()), file_name=f"{file_stem(file_name)}.csv",
+                       mime="text/csv", key=f"dl_csv_{key}", on_click="ignore", icon=":material/download:")
+
+
 def html_download(fig: go.Figure, file_name: str, key: str, *, label: str = "Download chart (HTML)") -> None:
     """A button that downloads `fig` as a self-contained HTML file, built only when clicked."""
     st.download_button(label, lambda: fig.to_html(include_plotlyjs=True, full_html=True),
