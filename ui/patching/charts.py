@@ -12,9 +12,9 @@ CLEAN, CORRUPT, PATCHED = "#2ca02c", "#d62728", "#1f77b4"
 
 def restored_heatmap(z: np.ndarray, labels: list[str], steps: list[int], title: str) -> go.Figure:
     """Restored share per patch (rows) and horizon step (columns): 0 is the corrupted forecast, 1 the clean one
-    (colours clipped to −1 … 2; the hover shows the value)."""
+    (colours clipped to −1 … 1, white at 0; the hover and the cells show the value)."""
     text = np.where(np.isnan(z), "", np.vectorize(lambda v: f"{v:.2f}")(np.nan_to_num(z)))
-    cells = go.Heatmap(z=z, x=steps, y=labels, colorscale=DIVERGING, zmid=0, zmin=-1, zmax=2, ygap=1,
+    cells = go.Heatmap(z=z, x=steps, y=labels, colorscale=DIVERGING, zmin=-1, zmax=1, ygap=1,
                        text=text, texttemplate="%{text}" if z.size <= 600 else None,
                        colorbar=dict(title=dict(text="restored"), thickness=12),
                        hovertemplate="%{y}, step %{x}: restored %{z:.3f}<extra></extra>")

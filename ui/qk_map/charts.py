@@ -27,12 +27,13 @@ def map_figure(points: pd.DataFrame, colour: np.ndarray | None, colour_title: st
                           cmax=float(np.nanmax(colour)) if np.isfinite(colour).any() else None,
                           showscale=kind == "query", colorbar=dict(title=dict(text=colour_title), thickness=12))
         traces.append(go.Scattergl(
-            x=rows["x"], y=rows["y"], mode="markers", name=f"{kind}s", marker=marker,
+            x=rows["x"], y=rows["y"], mode="markers", name="keys" if kind == "key" else "queries", marker=marker,
             customdata=np.stack([rows["point"], rows["window"], rows["position"]], axis=1),
             hovertemplate=f"{kind} · window %{{customdata[1]}} · position %{{customdata[2]}}<extra></extra>"))
     chosen = points[points["selected"]]
     traces.append(go.Scattergl(x=chosen["x"], y=chosen["y"], mode="markers", name="ProbSparse-selected queries",
-                               marker=dict(symbol="circle-open", size=9, color="#222222", line=dict(width=1)),
+                               marker=dict(symbol="circle-open", size=7, color="rgba(20, 20, 20, 0.45)",
+                                           line=dict(width=0.8)),
                                customdata=np.stack([chosen["point"], chosen["window"], chosen["position"]], axis=1),
                                hovertemplate="selected query · window %{customdata[1]} · position "
                                              "%{customdata[2]}<extra></extra>"))

@@ -38,8 +38,9 @@ head = c[2].selectbox("Head", list(range(config.n_heads)), key="qk_head", format
                       persist_state="session")
 windows = c[3].radio("Windows", WINDOW_CHOICES, index=1, horizontal=True, key="qk_windows", persist_state="session",
                      help="How many windows of the split (evenly strided) give their queries and keys.")
-normalise = c[4].toggle("Scale and centre", value=True, key="qk_normalise", persist_state="session",
-                        help="Off: the raw query and key vectors, as the model computes them.")
+normalise = c[4].toggle("Normalise", value=True, key="qk_normalise", persist_state="session",
+                        help="On: queries × c, keys ÷ c and the keys moved onto the queries' centre (no softmax row "
+                             "changes). Off: the raw query and key vectors, as the model computes them.")
 n = state.require_windows(prepared, data, split)
 try:
     the_map = cache.the_map(model.key, data.key, split, site, int(head), int(windows), seed, bool(normalise),
