@@ -85,8 +85,12 @@ class Comparison:
 def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, full_model: Informer | None = None,
                       seed: int = 0, split: str = "test", period: int | None = None, kernel: int = 25,
                       ridge: float = 1e-6, batch_size: int = 64,
-                      others: Mapping[str, np.ndarray] | None = None) -> Comparison:
+                      others: Mapping[str, np.ndarray] | None = None,
+                      progress: Callable[[float, str], None] | None = None) -> Comparison:
     """Forecast every window of `split` with each model and baseline; score them in both scales.
+
+    progress(fraction, what): called as the forecasts of the split are made (the model passes dominate the time).
+    To score fewer windows, pass `analysis.windows.limit_windows(prepared, split, n)`.
 
     others: more forecasts to score beside them, name → [N, pred_len, c_out] on this split's windows in this
             model's standardised scale (a second checkpoint's: `analysis.pairing.aligned_forecasts`).
@@ -97,14 +101,25 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
     """
     spec = prepared.spec
     notes: list[str] = []
-    preds, truth = predict(checkpoint_model, prepared, split, batch_size=batch_size, seed=seed)
-    counterfactual, _ = predict(checkpoint_model, prepared, split, batch_size=batch_size, seed=seed, attention="full")
+    passes = 3 if full_model is not None else 2
+
+    def step(k: int, what: str):
+        if progress is None:
+            return None
+        return lambda done, total: progress((k + done / max(1, total)) / passes,
+                                            f"{what}: {done:,} of {total:,} windows")
+
+    preds, truth = predict(checkpoint_model, prepared, split, batch_size=batch_size, seed=seed,
+                           progress=step(0, "the Informer as trained"))
+    counterfactual, _ = predict(checkpoint_model, prepared, split, batch_size=batch_size, seed=seed, attention="full",
+                                progress=step(1, "the full-attention counterfactual"))
     forecasts: dict[str, np.ndarray] = {INFORMER: preds, COUNTERFACTUAL: counterfactual}
     if full_model is not None:
         c = full_model.config
         if c.encoder_attention != "full" or c.decoder_attention != "full":
             notes.append(f"{FULL_MODEL} has {c.encoder_attention}/{c.decoder_attention} self-attention, not full/full")
-        forecasts[FULL_MODEL], _ = predict(full_model, prepared, split, batch_size=batch_size, seed=seed)
+        forecasts[FULL_MODEL], _ = predict(full_model, prepared, split, batch_size=batch_size, seed=seed,
+                                           progress=step(2, "the full-attention twin"))
     forecasts.update(_checked_others(others, preds.shape))
 
     history = split_histories(prepared, split)

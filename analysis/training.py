@@ -18,7 +18,7 @@ import torch
 from model import HeadMask, Informer, InformerConfig, autocast_context, pick_device
 
 from .data import PreparedData
-from .windows import split_batches
+from .windows import WindowDataset, split_batches
 
 log = logging.getLogger(__name__)
 
@@ -104,17 +104,23 @@ def config_for(prepared: PreparedData, **model_settings) -> InformerConfig:
 @torch.no_grad()
 def predict(model: Informer, prepared: PreparedData, split: str, *, batch_size: int = 64, seed: int = 0,
             head_mask: HeadMask | None = None, attention: str | None = None,
-            device: torch.device | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Forecasts and truths for every window of a split, standardised: two arrays [N, pred_len, c_out]."""
+            device: torch.device | None = None,
+            progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Forecasts and truths for every window of a split, standardised: two arrays [N, pred_len, c_out].
+    progress(done, total): called after every batch with the windows forecast so far."""
     device = device or next(model.parameters()).device
     generator = torch.Generator(device=device).manual_seed(seed)
     preds, trues = [], []
     model.eval()
+    total, done = len(WindowDataset(prepared, split)), 0
     for batch, y in split_batches(prepared, split, batch_size):
         with autocast_context(device):
             out = model(batch.to(device), head_mask=head_mask, generator=generator, attention=attention)
         preds.append(out.float().cpu().numpy())
         trues.append(y.numpy())
+        done += len(y)
+        if progress is not None:
+            progress(done, total)
     return np.concatenate(preds), np.concatenate(trues)
 
 

@@ -15,23 +15,36 @@ from . import widgets
 from .charts import WEIGHTS, layout
 
 
+MAX_HEIGHT = 900  # px: long rows are drawn in this height (zoom for detail), not one 16-px band per row
+MAX_LABELS = 40  # query labels written on the y axis; the hover names every row
+LOG_FLOOR = 1e-6  # weights below this are drawn as this on the log scale
+
+
 def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequence[str], title: str,
-                 causal: bool) -> go.Figure:
-    """The computed softmax rows of one head: y = its selected queries (in time order), x = keys."""
+                 causal: bool, log: bool = False) -> go.Figure:
+    """The computed softmax rows of one head: y = its selected queries (in time order), x = keys.
+
+    log: colour by log10 of the weight (a row over 1,440 keys spreads its mass thin: on a linear scale it is
+    almost white). Long inputs stay readable: the figure is at most MAX_HEIGHT px tall with at most MAX_LABELS
+    query labels (every row is in the hover), the key axis carries about 12 labels."""
     labels = [f"q{p} · {s}" for p, s in zip(rows.query_positions, query_stamps)]
     x = list(range(len(key_stamps)))
     custom = np.broadcast_to(np.asarray(key_stamps, dtype=object), rows.z.shape)
     step = max(1, len(x) // 12)
+    every = max(1, -(-len(labels) // MAX_LABELS))
+    z = np.log10(np.maximum(rows.z, LOG_FLOOR)) if log else rows.z
     heatmap = go.Heatmap(
-        z=rows.z, x=x, y=labels, customdata=custom, colorscale=WEIGHTS, zmin=0,
-        colorbar=dict(title=dict(text="weight"), thickness=12),
-        hovertemplate="%{y}<br>key %{x} · %{customdata}<br>weight %{z:.4f}<extra></extra>")
+        z=z, x=x, y=labels, customdata=np.stack([custom, np.broadcast_to(rows.z, custom.shape)], axis=-1),
+        colorscale=WEIGHTS, zmin=np.log10(LOG_FLOOR) if log else 0,
+        colorbar=dict(title=dict(text="log₁₀ weight" if log else "weight"), thickness=12),
+        hovertemplate="%{y}<br>key %{x} · %{customdata[0]}<br>weight %{customdata[1]:.4g}<extra></extra>")
     return go.Figure([heatmap], layout(
-        title, max(260, 120 + 16 * len(labels)), legend=False,
+        title, min(MAX_HEIGHT, max(260, 120 + 16 * len(labels))), legend=False,
         xaxis=dict(tickvals=x[::step], ticktext=[f"{i}<br>{key_stamps[i][5:]}" for i in x[::step]],
                    title=dict(text="key position · timestamp" + (" (causal: weight 0 after the query)" if causal
                                                                  else ""))),
-        yaxis=dict(autorange="reversed", type="category", tickfont=dict(size=10))))
+        yaxis=dict(autorange="reversed", type="category", tickfont=dict(size=10),
+                   tickvals=labels[::every] if every > 1 else None)))
 
 
 def ranges_text(positions: Iterable[int], limit: int = 24) -> str:
@@ -87,12 +100,15 @@ def draw(site_rows: SiteRows, head: int, step_stamps: Sequence[str], file_stem: 
                         f"Lazy positions: {ranges_text(rows.lazy)}")
         else:
             st.markdown(f"**No lazy queries**: {rows.rule_text}.")
+    log = st.toggle("Log colour scale", value=L_K > 200, key=f"{key}_log",
+                    help="Colour by log₁₀ of the weight: long rows spread their mass thin, and a linear scale "
+                         "shows them almost white.")
     widgets.chart(rows_heatmap(rows, [step_stamps[s] for s in rows.query_steps],
                                [step_stamps[s] for s in rows.key_steps],
                                f"Softmax rows of head {head} at {site_rows.site}: "
                                f"{len(rows.query_positions)} computed rows × {L_K} keys",
-                               site_rows.kind == "decoder_self"),
-                  f"{file_stem}-{site_rows.site}-h{head}-rows", key)
+                               site_rows.kind == "decoder_self", log),
+                  f"{file_stem}-{site_rows.site}-h{head}-rows{'-log' if log else ''}", key)
     if site_rows.level:
         st.caption(f"After {site_rows.level} distilling step(s) each query and key stands for a span of input "
                    "steps; the labels give the span's first timestamp.")

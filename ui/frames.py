@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import io
-import threading
-from collections import OrderedDict
 from typing import Callable
 
 from analysis.data import ReadOptions, SeriesFrame, load_csv
 
+from .lru import SharedLRU
+
 MAX_FRAMES = 8
-_FRAMES: OrderedDict[tuple, SeriesFrame] = OrderedDict()
-_LOCK = threading.Lock()
+_FRAMES: SharedLRU[SeriesFrame] = SharedLRU(MAX_FRAMES)
 
 
 def digest(data: bytes) -> str:
@@ -31,21 +30,13 @@ def digest(data: bytes) -> str:
 def frame_from_bytes(data_digest: str, data: bytes, name: str, options: ReadOptions,
                      progress: Callable[[float, str], None] | None = None) -> SeriesFrame:
     """The frame of a file's bytes read with `options` (cached by digest, name and options; never mutate it)."""
-    key = (data_digest, name, options)
-    with _LOCK:
-        if key in _FRAMES:
-            _FRAMES.move_to_end(key)
-            return _FRAMES[key]
-    buffer = io.BytesIO(data)
-    buffer.name = name  # load_csv names the frame (and its messages) after the file
-    frame = load_csv(buffer, options, progress=progress)
-    with _LOCK:
-        _FRAMES[key] = frame
-        while len(_FRAMES) > MAX_FRAMES:
-            _FRAMES.popitem(last=False)
-    return frame
+    def read() -> SeriesFrame:
+        buffer = io.BytesIO(data)
+        buffer.name = name  # load_csv names the frame (and its messages) after the file
+        return load_csv(buffer, options, progress=progress)
+
+    return _FRAMES.get_or_make((data_digest, name, options), read)
 
 
 def clear() -> None:
-    with _LOCK:
-        _FRAMES.clear()
+    _FRAMES.clear()

@@ -98,9 +98,10 @@ def no_window_note(second: Second, split: str, window: int) -> str:
 
 @st.cache_resource(max_entries=8, show_spinner="Forecasting every window with the second model…")
 def forecasts_on_first(first_key: str, second_key: str, data_key: str, split: str, seed: int,
-                       _first: PreparedData, _second: Second) -> np.ndarray:
-    """The second model's forecasts of every window of `split`, on the first's windows and in its scale
-    (read-only). Raises ConfigError when the two cannot be paired."""
+                       _first: PreparedData, _second: Second, windows: int | None = None) -> np.ndarray:
+    """The second model's forecasts of every window of `split` that `_first` has (cut to its first `windows`, which
+    names that cut in the cache key), on the first's windows and in its scale (read-only). Raises ConfigError when
+    the two cannot be paired."""
     forecasts, _ = predict(_second.model.checkpoint.model, _second.prepared, split, seed=seed)
     out = aligned_forecasts(forecasts, _first, _second.prepared, split)
     out.setflags(write=False)

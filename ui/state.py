@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
+import pandas as pd
 import streamlit as st
 
 from analysis.data import PreparedData, ReadOptions, SeriesFrame
@@ -260,10 +261,36 @@ def require_windows(prepared, data: ActiveData, split: str) -> int:
     return n
 
 
-def window_slider(where, n: int, split: str, prefix: str) -> int:
-    """A window-of-the-split slider in `where` (a column or st), remembered per split and page prefix."""
-    return where.slider(f"Window (0 … {n - 1} of the {split} split)", 0, n - 1, 0, key=f"{prefix}_window_{split}",
-                        persist_state="session")
+def forecast_starts(prepared: PreparedData, split: str, n: int):
+    """[n] the timestamp at which each window of the split starts its forecast."""
+    seq_len = prepared.spec.seq_len
+    return prepared.split(split).timestamps[seq_len:seq_len + n]
+
+
+def window_slider(where, n: int, split: str, prefix: str, starts=None) -> int:
+    """A window-of-the-split slider in `where` (a column or st), remembered per split and page prefix.
+
+    starts: each window's forecast start (`forecast_starts`): then a date-and-time field beside the slider picks
+    the window whose forecast starts there (or next), and follows the slider — with thousands of windows a
+    slider alone cannot reach a given day."""
+    key = f"{prefix}_window_{split}"
+    if starts is None or n < 2:
+        return where.slider(f"Window (0 … {n - 1} of the {split} split)", 0, n - 1, 0, key=key,
+                            persist_state="session")
+    a, b = where.columns([3, 1.5], vertical_alignment="bottom")
+    window = a.slider(f"Window (0 … {n - 1} of the {split} split)", 0, n - 1, 0, key=key, persist_state="session")
+    date_key = f"{prefix}_date_{split}_{window}"  # one field per window: its default follows the slider
+
+    def _go_to_date() -> None:
+        chosen = st.session_state.get(date_key)
+        if chosen is not None:
+            st.session_state[key] = int(min(n - 1, starts.searchsorted(pd.Timestamp(chosen))))
+
+    b.datetime_input("Forecast from", value=starts[window].to_pydatetime(), min_value=starts[0].to_pydatetime(),
+                     max_value=starts[-1].to_pydatetime(), key=date_key, on_change=_go_to_date, format="YYYY-MM-DD",
+                     step=max(pd.Timedelta(minutes=1), min(pd.Timedelta(hours=1), starts[1] - starts[0])),
+                     help="Jump to the window whose forecast starts at this moment (or the next one).")
+    return window
 
 
 def _use_run(name: str) -> None:

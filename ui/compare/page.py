@@ -10,6 +10,7 @@ import streamlit as st
 
 from analysis.errors import InformerLabError
 from analysis.training import TrainSettings
+from analysis.windows import limit_windows
 from ui import second_model, state, widgets
 from ui.compare import cache, charts, tables as views
 from ui.cache import n_windows
@@ -18,6 +19,7 @@ from ui.compare.twin import TwinJob
 from ui.widgets import csv_download
 
 PARAMS_KEY = "cp_params"
+WINDOW_CHOICES = (512, 2048, None)  # None: every window of the split
 LEARNING_RATES = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4]
 METRICS = {"mse": "MSE", "mae": "MAE"}
 SCALES = {"standardised": "standardised", "original": "original units"}
@@ -39,15 +41,22 @@ if twin_ready and st.session_state.get("cp_twin_offered") != twin.key:
 # ------------------------------------------------------------------------------------------ run
 second = second_model.picker(model, data, st.columns([2, 3])[0])
 with st.form("cp_form", border=True):
-    c = st.columns([1.2, 3, 1.4], vertical_alignment="bottom", gap="medium")
+    c = st.columns([1.2, 2.2, 2.2, 1.4], vertical_alignment="bottom", gap="medium")
     split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="cp_split", persist_state="session")
-    with_twin = c[1].checkbox("Include the full-attention twin", key="cp_with_twin", disabled=not twin_ready,
+    windows = c[1].radio("Windows scored", WINDOW_CHOICES, index=len(WINDOW_CHOICES) - 1, horizontal=True,
+                         key="cp_windows", persist_state="session",
+                         format_func=lambda w: "all" if w is None else f"first {w:,}",
+                         help="The first N windows of the split (long inputs: a quick look first), or all.")
+    with_twin = c[2].checkbox("Include the full-attention twin", key="cp_with_twin", disabled=not twin_ready,
                               help="Train one below first." if not twin_ready else "The twin trained in this tab.")
-    run = c[2].form_submit_button("Run comparison", type="primary", icon=":material/play_arrow:", width="stretch")
-    st.caption(f"Forecasts all {n_windows(prepared, 'val'):,} val / {n_windows(prepared, 'test'):,} test "
-               "windows with each model (tens of seconds on a CPU for the sample model); results are cached.")
+    run = c[3].form_submit_button("Run comparison", type="primary", icon=":material/play_arrow:", width="stretch")
+    st.caption(f"The val split has {n_windows(prepared, 'val'):,} windows, the test split "
+               f"{n_windows(prepared, 'test'):,}; each model forecasts every window scored (2 passes of this model, "
+               "3 with the twin), with a progress bar; results are cached. To stop a run, change any control or "
+               "press Stop (top right).")
 if run:
-    st.session_state[PARAMS_KEY] = dict(split=split, twin=twin.key if (with_twin and twin_ready) else None)
+    st.session_state[PARAMS_KEY] = dict(split=split, twin=twin.key if (with_twin and twin_ready) else None,
+                                        windows=windows)
 if second is not None:
     st.caption(f"The second model, **{second.name}**, joins the comparison as *{second_model.SECOND}*: its forecasts "
                "of the same windows (matched by the row their forecast starts at), put in this model's scale.")
@@ -102,20 +111,24 @@ if params is not None and params["twin"] is not None and not (twin_ready and twi
 if params is None or params["split"] not in ("val", "test"):
     st.info("Press **Run comparison** to forecast every window of the split with each model.")
     state.stop_page()
+scored = limit_windows(prepared, params["split"], params.get("windows"))
 aligned = None
 if second is not None:
     try:
         aligned = second_model.forecasts_on_first(model.key, second.model.key, data.key, params["split"], seed,
-                                                  prepared, second)
+                                                  scored, second, params.get("windows"))
     except InformerLabError as err:
         st.warning(f"{second.name} is left out of the comparison: {err}")
 second_key = second.model.key if aligned is not None else None
+bar = st.empty()
 try:
-    comparison = cache.comparison(model.key, data.key, params["split"], seed, params["twin"], second_key,
-                                  checkpoint, prepared, twin.model if params["twin"] else None, aligned)
+    comparison = cache.comparison(model.key, data.key, params["split"], params.get("windows"), seed, params["twin"],
+                                  second_key, checkpoint, scored, twin.model if params["twin"] else None, aligned,
+                                  lambda fraction, text: bar.progress(min(1.0, fraction), text=text))
 except (InformerLabError, ValueError) as err:
     st.error(f"The comparison cannot be computed: {err}")
     state.stop_page()
+bar.empty()
 
 # ------------------------------------------------------------------------------------------ results
 models = list(comparison.models)
@@ -190,8 +203,8 @@ def window_section() -> None:
                          key=f"cp_window_{comparison.split}", persist_state="session")
     target = c[1].selectbox("Column", targets, index=len(targets) - 1, key="cp_column",
                             persist_state="session") if len(targets) > 1 else targets[0]
-    overlay = cache.overlay(model.key, data.key, comparison.split, seed, params["twin"], second_key, window,
-                            comparison, prepared)
+    overlay = cache.overlay(model.key, data.key, comparison.split, params.get("windows"), seed, params["twin"],
+                            second_key, window, comparison, scored)
     widgets.chart(charts.overlay_figure(overlay, target, models, labels, f"{target}: window {window}, history, "
                                         "truth and every forecast (original units)"),
                   f"{stem}-w{window}-{target}", "cp_overlay")

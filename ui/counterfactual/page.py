@@ -29,7 +29,7 @@ L = config.seq_len
 c = st.columns([1, 4], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="cf_split", persist_state="session")
 n = state.require_windows(prepared, data, split)
-window = state.window_slider(c[1], n, split, "cf")
+window = state.window_slider(c[1], n, split, "cf", state.forecast_starts(prepared, split, n))
 
 # ------------------------------------------------------------------------------------------ the edit
 with st.container(border=True):

@@ -26,7 +26,7 @@ c = st.columns([1, 1, 3.8, 1.6], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="hm_split", persist_state="session")
 mode = c[1].radio("Ablation", ["zero", "mean"], horizontal=True, key="hm_mode", persist_state="session")
 n = state.require_windows(prepared, data, split)
-window = state.window_slider(c[2], n, split, "hm")
+window = state.window_slider(c[2], n, split, "hm", state.forecast_starts(prepared, split, n))
 second = second_model.picker(model, data, c[3])
 targets = list(checkpoint.schema.target_columns)
 

@@ -29,7 +29,7 @@ model, data, prepared, seed, checkpoint, config = state.require_page()
 c = st.columns([1, 2.4, 1.2, 2.4], gap="medium", vertical_alignment="bottom")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="pt_split", persist_state="session")
 n = state.require_windows(prepared, data, split)
-clean = state.window_slider(c[1], n, split, "pt_clean")
+clean = state.window_slider(c[1], n, split, "pt_clean", state.forecast_starts(prepared, split, n))
 how = c[2].radio("B is", ["another window", "A edited"], key="pt_how", persist_state="session")
 corrupt, edit = None, None
 if how == "another window":

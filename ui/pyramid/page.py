@@ -34,7 +34,7 @@ H = config.n_heads
 c = st.columns([1, 3.4, 1.6], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="py_split", persist_state="session")
 n = state.require_windows(prepared, data, split)
-window = state.window_slider(c[1], n, split, "py")
+window = state.window_slider(c[1], n, split, "py", state.forecast_starts(prepared, split, n))
 second = second_model.picker(model, data, c[2])
 try:
     report = cache.pyramid(model.key, data.key, split, window, seed, checkpoint, prepared)

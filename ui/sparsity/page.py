@@ -34,7 +34,7 @@ H = config.n_heads
 c = st.columns([1, 3.4, 1.3, 1.6], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="sp_split", persist_state="session")
 n = state.require_windows(prepared, data, split)
-window = state.window_slider(c[1], n, split, "sp")
+window = state.window_slider(c[1], n, split, "sp", state.forecast_starts(prepared, split, n))
 seeds = int(c[2].number_input("Seeds for the agreement", 1, 50, 10, key="sp_seeds", persist_state="session",
                               help="The key sample is drawn with seeds s, s + 1, …, s + n − 1 (s = the sidebar's "
                                    "analysis seed); the agreement table reports the mean and spread over them. "

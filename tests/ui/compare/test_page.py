@@ -139,3 +139,20 @@ def test_the_second_model_joins_the_comparison_on_the_same_windows(open_app, tin
     assert row["description"] == "Second model: other"
     overlay = _overlay(at)
     assert "other (second model)" in [t["name"] for t in overlay["data"]]
+
+
+def test_scoring_the_first_windows_only_and_the_progress_reported(open_app, tiny_trained):
+    from analysis.windows import limit_windows
+    at = open_app(PAGE)
+    at.radio(key="cp_windows").set_value(512)
+    at = _run(at, "test")
+    table = _metrics(at)
+    assert set(table["windows"]) == {512}
+    checkpoint = tiny_trained[0]
+    prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
+    seen = []
+    want = compare_forecasts(checkpoint.model, limit_windows(prepared, "test", 512), split="test", seed=0,
+                             progress=lambda f, text: seen.append((f, text)))
+    np.testing.assert_allclose(table["MSE"], want.metrics[want.metrics.scale == "standardised"]["mse"], rtol=1e-9)
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and "512 of 512 windows" in seen[-1][1]

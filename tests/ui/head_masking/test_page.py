@@ -160,3 +160,17 @@ def test_the_same_mask_on_a_second_model_at_the_window_that_starts_at_the_same_r
     assert list(paired["opposite"]) == list(opposite)
     assert metric(at, "Steps with opposite effects") == \
         f"{int(opposite.sum())} of {len(paired)}"
+
+
+def test_a_date_picks_the_window_whose_forecast_starts_then(open_app, tiny_trained):
+    at = open_app(MASK_PAGE)
+    checkpoint = tiny_trained[0]
+    prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
+    starts = prepared.test.timestamps[48:]
+    assert at.datetime_input(key="hm_date_test_0").value == starts[0].to_pydatetime()
+    at.datetime_input(key="hm_date_test_0").set_value(starts[700].to_pydatetime()).run()
+    assert not at.exception, at.exception
+    assert at.slider(key="hm_window_test").value == 700
+    assert pd.Timestamp(table(at)["timestamp"].iloc[0]) == starts[700]  # the forecast starts there
+    at.slider(key="hm_window_test").set_value(5).run()
+    assert at.datetime_input(key="hm_date_test_5").value == starts[5].to_pydatetime()  # the field follows

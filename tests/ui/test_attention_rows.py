@@ -1,0 +1,35 @@
+"""The shared attention-rows view stays readable for long inputs: bounded height and labels, a log colour scale
+that keeps the true weights in the hover."""
+from __future__ import annotations
+
+import numpy as np
+
+from ui.attention_rows import LOG_FLOOR, MAX_HEIGHT, MAX_LABELS, HeadRows, rows_heatmap
+
+
+def _rows(u: int, L_K: int) -> HeadRows:
+    rng = np.random.default_rng(0)
+    z = rng.dirichlet(np.ones(L_K), size=u)
+    z[0, :5] = 0.0  # exact zeros (causal rows) must not break the log scale
+    z[0] /= z[0].sum()
+    return HeadRows(z, np.arange(u), np.arange(u), np.arange(L_K), np.array([], int), "mean(V)", "")
+
+
+def test_a_long_cross_attention_is_drawn_in_bounded_height_with_few_labels():
+    rows = _rows(816, 360)
+    fig = rows_heatmap(rows, [f"s{i}" for i in range(816)], [f"2024-01-01 {i}" for i in range(360)], "t", False)
+    assert fig.layout.height == MAX_HEIGHT
+    assert len(fig.layout.yaxis.tickvals) <= MAX_LABELS
+    assert len(fig.data[0].y) == 816  # every row is still drawn
+
+
+def test_the_log_scale_colours_by_log10_and_hovers_the_weight():
+    rows = _rows(40, 1440)
+    fig = rows_heatmap(rows, [f"s{i}" for i in range(40)], [f"2024-01-01 {i}" for i in range(1440)], "t", False,
+                       log=True)
+    z = np.asarray(fig.data[0].z)
+    np.testing.assert_allclose(z, np.log10(np.maximum(rows.z, LOG_FLOOR)))
+    np.testing.assert_allclose(np.asarray(fig.data[0].customdata)[..., 1].astype(float), rows.z)
+    assert fig.data[0].zmin == np.log10(LOG_FLOOR)
+    short = rows_heatmap(_rows(4, 12), list("abcd"), [f"2024-01-01 {i}" for i in range(12)], "t", False)
+    assert short.layout.height < MAX_HEIGHT and short.layout.yaxis.tickvals is None
