@@ -56,7 +56,9 @@ class Metrics:
 
 @dataclass(frozen=True)
 class TrainProgress:
-    """One report: after a step (`val_loss` None) or after an epoch (with `val_loss`)."""
+    """One report: after a step (`val_loss` None), after an epoch (with `val_loss`), or while the validation or
+    test pass runs (`stage` "validate" | "test", with `windows_done` of `windows_total`): on long inputs a pass
+    over every window takes minutes, and says how far it has got."""
 
     epoch: int  # 1-based
     epochs: int
@@ -66,6 +68,9 @@ class TrainProgress:
     val_loss: float | None = None
     best_val_loss: float | None = None
     seconds: float = 0.0  # since training began
+    stage: str = "train"  # "train" | "validate" | "test"
+    windows_done: int = 0
+    windows_total: int = 0
 
 
 @dataclass(frozen=True)
@@ -147,9 +152,9 @@ def make_adam(model: torch.nn.Module, learning_rate: float, device: torch.device
     return torch.optim.Adam(model.parameters(), lr=learning_rate, fused=fused or None)
 
 
-def _validation_loss(model, prepared, settings, device) -> float:
+def _validation_loss(model, prepared, settings, device, progress=None) -> float:
     preds, trues = predict(model, prepared, "val", batch_size=max(settings.batch_size, 64), seed=settings.eval_seed,
-                           device=device)
+                           device=device, progress=progress)
     return float(np.mean((preds - trues) ** 2))
 
 
@@ -202,7 +207,17 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
         if not losses:  # stopped before the first step of this epoch
             break
         train_seconds = time.perf_counter() - epoch_start
-        val = _validation_loss(model, prepared, settings, device)
+        mean_loss = float(np.mean(losses))
+
+        def passing(stage: str, epoch: int = epoch, loss: float = mean_loss):
+            if progress is None:
+                return None
+            return lambda done, total: progress(TrainProgress(
+                epoch, settings.epochs, steps, steps, loss, seconds=time.perf_counter() - started, stage=stage,
+                windows_done=done, windows_total=total,
+                best_val_loss=None if best_val == math.inf else best_val))
+
+        val = _validation_loss(model, prepared, settings, device, passing("validate"))
         result.history.append(EpochReport(epoch, float(np.mean(losses)), val, lr,
                                           time.perf_counter() - epoch_start, train_seconds))
         if val < best_val:
@@ -226,5 +241,14 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
     if result.history:
         result.seconds_per_epoch = float(np.mean([h.seconds for h in result.history]))
         result.train_seconds_per_epoch = float(np.mean([h.train_seconds for h in result.history]))
-    result.test = evaluate(model, prepared, "test", batch_size=max(settings.batch_size, 64), seed=settings.eval_seed)
+    test_progress = None
+    if progress is not None and result.history:
+        last = result.history[-1]
+
+        def test_progress(done: int, total: int) -> None:
+            progress(TrainProgress(last.epoch, settings.epochs, steps, steps, last.train_loss,
+                                   val_loss=None, best_val_loss=best_val, seconds=time.perf_counter() - started,
+                                   stage="test", windows_done=done, windows_total=total))
+    result.test = metrics_of(*predict(model, prepared, "test", batch_size=max(settings.batch_size, 64),
+                                      seed=settings.eval_seed, progress=test_progress), prepared)
     return result

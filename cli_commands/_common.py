@@ -137,7 +137,11 @@ class ConsoleProgress:
         return self._stream or sys.stderr  # looked up per call: pytest swaps sys.stderr between tests
 
     def __call__(self, p: TrainProgress) -> None:
-        if p.val_loss is not None:
+        if p.stage in ("validate", "test"):
+            done = int(self.width * p.windows_done / max(1, p.windows_total))
+            self.stream.write(f"\repoch {p.epoch}/{p.epochs} {'validating' if p.stage == 'validate' else 'test'} "
+                              f"[{'#' * done}{'.' * (self.width - done)}] {p.windows_done}/{p.windows_total} windows")
+        elif p.val_loss is not None:
             self.stream.write(f"\repoch {p.epoch}/{p.epochs}  train {p.train_loss:.4f}  val {p.val_loss:.4f}  "
                               f"best {p.best_val_loss:.4f}  {p.seconds:.0f}s{' ' * 10}\n")
         else:

@@ -78,8 +78,9 @@ def train_run(run: dict, data: bytes, csv_name: str, options: dict, folder: str,
     def progress(p: TrainProgress) -> None:
         if report is not None:
             done_steps = (p.epoch - 1) * p.steps + p.step
-            report(spec.name, "train", done_steps / max(1, p.epochs * p.steps),
-                   f"epoch {p.epoch}/{p.epochs}, step {p.step}/{p.steps}, loss {p.train_loss:.4f}")
+            where = (f"step {p.step}/{p.steps}, loss {p.train_loss:.4f}" if p.stage == "train" else
+                     f"{'validating' if p.stage == 'validate' else 'test'}: {p.windows_done}/{p.windows_total} windows")
+            report(spec.name, "train", done_steps / max(1, p.epochs * p.steps), f"epoch {p.epoch}/{p.epochs}, {where}")
 
     _, result = train_on_frame(_frame(data, csv_name, options), spec.spec, spec.size, spec.train,
                                out=folder / "checkpoint", progress=progress)

@@ -85,6 +85,10 @@ def job_status_line(view: JobView) -> str:
         return f"Training **{view.name}**: preparing the data and the model…"
     if view.stop_requested:
         return f"Training **{view.name}**: stopping after this step…"
+    if p.stage in ("validate", "test"):
+        what = "validating" if p.stage == "validate" else "scoring the test split"
+        return (f"Training **{view.name}**: epoch {p.epoch}/{p.epochs}, {what}: {p.windows_done:,} of "
+                f"{p.windows_total:,} windows · {view.seconds:.0f} s")
     phase = "validating" if p.val_loss is not None else f"step {p.step}/{p.steps}"
     return (f"Training **{view.name}**: epoch {p.epoch}/{p.epochs}, {phase}, "
             f"loss {p.train_loss:.4f} · {view.seconds:.0f} s")

@@ -57,6 +57,8 @@ def loss_curves(reports: Sequence[TrainProgress]) -> tuple[pd.DataFrame, pd.Data
     previous_mean: dict[int, float] = {}
     offset, last_global, current_epoch = 0, 0, None
     for r in reports:
+        if r.stage != "train":  # a validation / test pass in progress: not a step
+            continue
         if r.val_loss is not None:
             epoch_rows.append({"epoch": r.epoch, "global_step": last_global, "train_loss": r.train_loss,
                                "val_loss": r.val_loss})

@@ -144,8 +144,9 @@ def test_training_runs_in_the_background_and_becomes_the_active_model(open_app, 
     assert "`mini` (runs/)" in sidebar_text(at)
     assert (runs_dir / "mini" / "manifest.json").is_file()
     assert any("It is now the active model" in s.value for s in at.success)
-    steps = [r for r in job.view().reports if r.val_loss is None]
+    steps = [r for r in job.view().reports if r.stage == "train" and r.val_loss is None]
     assert [r.step for r in steps] == [1, 2]
+    assert job.view().reports[-1].stage == "test"  # the test pass reports its windows too
     # the new model's windows drive the other pages
     at.switch_page(MASK_PAGE).run()
     assert not at.exception and len(table(at)) == 12
@@ -170,7 +171,8 @@ def test_stop_keeps_the_best_weights_saves_and_adopts_the_run(open_app, runs_dir
     at.button(key="stop_training").click().run()
     assert job.wait(timeout=180) and job.status == "stopped", job.error
     view = job.view()
-    assert view.reports[-1].val_loss is not None  # the stopped epoch was still validated
+    ends = [r for r in view.reports if r.val_loss is not None]
+    assert len(ends) == 1 and ends[0].epoch == 1  # the stopped epoch was still validated
     assert view.summary["stopped"] == "user" and view.summary["epochs"] == 1
     at.run()
     assert not at.exception
