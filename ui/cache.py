@@ -23,7 +23,14 @@ from analysis.workflow import prepare_for_checkpoint
 from model import pick_device
 
 
-MEAN_WINDOWS = 256  # train windows averaged for mean ablation (evenly strided through the split)
+MEAN_WINDOWS = 256  # train windows averaged for mean ablation (evenly strided through the split), at seq_len ≤ 96
+MEAN_ROWS = MEAN_WINDOWS * 96  # the input rows that buys; longer windows average fewer of them (at least 32)
+
+
+def mean_windows(seq_len: int) -> int:
+    """Train windows averaged for mean ablation: 256 up to seq_len 96, then as many as 256 × 96 input rows allow
+    (at seq_len 1440: 32), so that "mean" costs about the same at any length (it took 10.6 s at 1440)."""
+    return int(max(32, min(MEAN_WINDOWS, MEAN_ROWS // max(1, seq_len))))
 
 
 def _to_device(checkpoint: Checkpoint) -> Checkpoint:
@@ -56,5 +63,6 @@ def n_windows(prepared: PreparedData, split: str) -> int:
 @st.cache_resource(max_entries=8, show_spinner="Averaging head contexts over train windows…")
 def mean_contexts_for(model_key: str, data_key: str, seed: int, _checkpoint: Checkpoint,
                       _prepared: PreparedData):
-    """Each site's mean per-head context over up to MEAN_WINDOWS train windows (mean ablation)."""
-    return mean_contexts(_checkpoint.model, _prepared, "train", max_windows=MEAN_WINDOWS, seed=seed)
+    """Each site's mean per-head context over up to `mean_windows(seq_len)` train windows (mean ablation)."""
+    return mean_contexts(_checkpoint.model, _prepared, "train", max_windows=mean_windows(_prepared.spec.seq_len),
+                         seed=seed)

@@ -19,3 +19,10 @@ def test_a_markdown_table_shows_every_cell_as_its_text():
     assert shown.values.tolist() == [["1", "x|y \\ z", "0.123", "01-02 03:04"],
                                      ["22", "$5 *b* :red[z] next", "2.000", "12-31 23:00"]]
     assert "\\$5 \\*b\\*" in text  # escaped, so not read as maths or emphasis
+
+
+def test_mean_ablation_averages_a_bounded_number_of_input_rows():
+    from ui.cache import MEAN_ROWS, mean_windows
+    assert mean_windows(48) == mean_windows(96) == 256
+    assert mean_windows(1440) == 32 and mean_windows(5760) == 32  # never fewer than 32 windows
+    assert mean_windows(384) == 64 and mean_windows(384) * 384 <= MEAN_ROWS

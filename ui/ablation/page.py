@@ -14,7 +14,7 @@ from analysis.masking import BASELINE
 from ui import state, widgets
 from ui.ablation import jobs, tables
 from ui.ablation.tables import STUDIES
-from ui.cache import MEAN_WINDOWS, mean_contexts_for
+from ui.cache import mean_contexts_for, mean_windows
 from ui.tables import file_stem
 from analysis.ablation import REMOVABLE, removable_heads
 from ui.ablation.charts import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure, random_boxes,
@@ -36,12 +36,12 @@ RUN = dict(type="primary", icon=":material/play_arrow:")  # every study's Run bu
 
 # ------------------------------------------------------------------------------------------ page
 st.title("Ablation studies")
+model, data, prepared, seed, checkpoint, config = state.require_page()
 st.caption("Remove heads (zero: context set to 0; mean: replaced by its mean context per position over up to "
-           f"{MEAN_WINDOWS} train windows) and score the forecast over many windows. Every number is "
+           f"{mean_windows(config.seq_len)} train windows) and score the forecast over many windows. Every number is "
            "MSE on the standardised scale (train-split scaler), and every mask of a study is **paired**: it "
            "sees the same ProbSparse key samples as the baseline, so differences are not sampling noise.")
 
-model, data, prepared, seed, checkpoint, config = state.require_page()
 net = checkpoint.model
 n_heads = net.n_sites * net.config.n_heads
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import second_model, state, widgets
-from ui.cache import MEAN_WINDOWS
+from ui.cache import mean_windows
 from ui.head_masking import cache, charts, tables
 from ui.tables import file_stem
 
 st.title("Head masking")
+model, data, prepared, seed, checkpoint, config = state.require_page()
 st.caption("A switched-off head is silenced on every row of its per-head context, after the ProbSparse lazy "
            "fill and before the output projection: *zero* sets its context to 0, *mean* replaces it with its "
-           f"mean context per position over up to {MEAN_WINDOWS} train windows.")
+           f"mean context per position over up to {mean_windows(config.seq_len)} train windows.")
 
-model, data, prepared, seed, checkpoint, config = state.require_page()
 sites = checkpoint.model.sites
 H = config.n_heads
 
