@@ -84,13 +84,43 @@ class LinearBaseline:
         return out
 
 
-def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: float = 1e-6,
-                        chunk: int = 4096) -> LinearBaseline:
+def window_gram(s: np.ndarray, width: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(Σ_t w_t w_tᵀ [width, width], Σ_t w_t [width]) over the n sliding windows w_t = s[t : t + width], t < n.
+
+    In O(n·width + width²), not O(n·width²): G[a, b] = Σ_t s[t+a]·s[t+b] changes along each diagonal by one term
+    in and one out, G[a+1, b+1] = G[a, b] + s[n+a]·s[n+b] − s[a]·s[b]; only the first row is summed over t.
+    (At seq_len 1440 the direct products took 33 s of a comparison's 38.)
+    """
+    s = np.asarray(s, dtype=np.float64)
+    if len(s) < n + width - 1:
+        raise ValueError(f"{len(s)} values hold fewer than {n} windows of {width}")
+    csum = np.concatenate([[0.0], np.cumsum(s)])
+    sums = csum[np.arange(width) + n] - csum[np.arange(width)]
+    first = sliding_window_view(s, width)[:n].T @ s[:n]  # G[0, d] = Σ_t s[t]·s[t+d]
+    gram = np.empty((width, width))
+    for d in range(width):
+        m = width - d
+        a = np.arange(m - 1)
+        diagonal = first[d] + np.concatenate([[0.0], np.cumsum(s[a + n] * s[a + n + d] - s[a] * s[a + d])])
+        k = np.arange(m)
+        gram[k, k + d] = diagonal
+        gram[k + d, k] = diagonal
+    return gram, sums
+
+
+def decomposition_matrix(seq_len: int, kernel: int) -> np.ndarray:
+    """A [L, 2L] with window @ A = [seasonal, trend] (`_decompose`): both parts are linear in the window."""
+    trend = moving_average(np.eye(seq_len), kernel)  # row i: the trend of the unit window e_i
+    return np.concatenate([np.eye(seq_len) - trend, trend], axis=1)
+
+
+def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: float = 1e-6) -> LinearBaseline:
     """Least squares with a small ridge on the train split's windows, per target column, in float64.
 
     The features [seasonal, trend] and the targets are centred (the intercept is not penalised); the
-    ridge is `ridge` × the mean feature variance, so it is scale-free. The [2L, 2L] normal equations are
-    accumulated `chunk` windows at a time, so memory does not grow with the split. No randomness.
+    ridge is `ridge` × the mean feature variance, so it is scale-free. The features are a linear map A of the
+    window, so their normal equations are Aᵀ G A and Aᵀ C, with G and C the centred second moments of the
+    windows and their futures (`window_gram`): memory and time do not grow with seq_len² × windows. No randomness.
     """
     spec = prepared.spec
     seq_len, pred_len, c_out = spec.seq_len, spec.pred_len, prepared.c_out
@@ -100,28 +130,17 @@ def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: floa
         raise ValueError(f"the train split has {len(values)} rows: no window of seq_len + pred_len = "
                          f"{seq_len + pred_len} to fit the linear baseline on")
     p = 2 * seq_len
+    A = decomposition_matrix(seq_len, kernel)  # [L, 2L]
     seasonal = np.empty((c_out, pred_len, seq_len))
     trend = np.empty((c_out, pred_len, seq_len))
     bias = np.empty((c_out, pred_len))
     for j in range(c_out):
-        s = values[:, j]
-        X_all = sliding_window_view(s, seq_len)[:n]  # [n, L] view
-        Y_all = sliding_window_view(s[seq_len:], pred_len)[:n]  # [n, P] view
-
-        def chunks():
-            for start in range(0, n, chunk):
-                yield _decompose(X_all[start:start + chunk], kernel), Y_all[start:start + chunk]
-
-        mu_x, mu_y = np.zeros(p), np.zeros(pred_len)
-        for phi, y in chunks():
-            mu_x += phi.sum(axis=0)
-            mu_y += y.sum(axis=0)
-        mu_x, mu_y = mu_x / n, mu_y / n
-        gram, cross = np.zeros((p, p)), np.zeros((p, pred_len))
-        for phi, y in chunks():
-            phi_c, y_c = phi - mu_x, y - mu_y
-            gram += phi_c.T @ phi_c
-            cross += phi_c.T @ y_c
+        full, sums = window_gram(values[:, j], seq_len + pred_len, n)  # a window and its future, together
+        mu = sums / n
+        centred = full - n * np.outer(mu, mu)
+        gram = A.T @ centred[:seq_len, :seq_len] @ A  # [2L, 2L]
+        cross = A.T @ centred[:seq_len, seq_len:]  # [2L, P]
+        mu_x, mu_y = mu[:seq_len] @ A, mu[seq_len:]
         scale = np.trace(gram) / p
         lam = ridge * (scale if scale > 0 else 1.0)
         W = np.linalg.solve(gram + lam * np.eye(p), cross)  # [2L, P]
@@ -138,5 +157,5 @@ def split_histories(prepared: PreparedData, split: str) -> np.ndarray:
     return sliding_window_view(values, spec.seq_len, axis=0)[:n].transpose(0, 2, 1)  # [n, L, c_out]
 
 
-__all__ = ["LinearBaseline", "fit_linear_baseline", "last_value_forecast", "moving_average", "seasonal_naive_forecast",
-           "split_histories"]
+__all__ = ["LinearBaseline", "decomposition_matrix", "fit_linear_baseline", "last_value_forecast", "moving_average",
+           "seasonal_naive_forecast", "split_histories", "window_gram"]

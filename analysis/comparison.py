@@ -138,6 +138,8 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
     else:
         notes.append(f"seasonal_naive: period {used} steps of {prepared.freq!r}")
         forecasts[SEASONAL_NAIVE] = seasonal_naive_forecast(history, spec.pred_len, used)
+    if progress is not None:
+        progress(1.0, "fitting the linear baseline on the train windows")
     linear = fit_linear_baseline(prepared, kernel=kernel, ridge=ridge)
     notes.append(f"linear: DLinear-style, kernel {kernel}, ridge {ridge:g}, closed form on {linear.train_windows} "
                  "train windows")

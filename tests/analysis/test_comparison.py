@@ -177,3 +177,32 @@ def test_full_attention_twin_is_the_same_config_with_full_self_attention(tmp_pat
     assert not any("not full/full" in note for note in c.notes)
     again = train_full_attention_twin(prepared, model.config, TrainSettings(epochs=1, max_steps_per_epoch=2))
     assert all(torch.equal(a, b) for a, b in zip(twin.state_dict().values(), again.state_dict().values()))
+
+
+def test_the_window_gram_equals_the_direct_sums():
+    from numpy.lib.stride_tricks import sliding_window_view
+    from analysis.baselines import window_gram
+    s = np.random.default_rng(0).normal(size=300) * 5 + 2
+    for width, n in ((1, 300), (7, 50), (40, 200), (64, 237)):
+        gram, sums = window_gram(s, width, n)
+        windows = sliding_window_view(s, width)[:n]
+        np.testing.assert_allclose(gram, windows.T @ windows, rtol=1e-10, atol=1e-9)
+        np.testing.assert_allclose(sums, windows.sum(axis=0), rtol=1e-12)
+
+
+def test_the_linear_baseline_is_the_least_squares_fit_on_the_decomposed_windows(tiny_prepared):
+    """Brute force: build every window's [seasonal, trend] features, solve the same centred ridge problem."""
+    from numpy.lib.stride_tricks import sliding_window_view
+    from analysis.baselines import _decompose, fit_linear_baseline
+    fit = fit_linear_baseline(tiny_prepared, kernel=5, ridge=1e-4)
+    L, P = tiny_prepared.spec.seq_len, tiny_prepared.spec.pred_len
+    s = np.asarray(tiny_prepared.train.values, dtype=np.float64)[:, -1]
+    n = len(s) - L - P + 1
+    X = _decompose(sliding_window_view(s, L)[:n], 5)
+    Y = sliding_window_view(s[L:], P)[:n]
+    Xc, Yc = X - X.mean(0), Y - Y.mean(0)
+    gram = Xc.T @ Xc
+    W = np.linalg.solve(gram + 1e-4 * np.trace(gram) / (2 * L) * np.eye(2 * L), Xc.T @ Yc)
+    np.testing.assert_allclose(fit.seasonal_weights[-1], W[:L].T, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(fit.trend_weights[-1], W[L:].T, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(fit.bias[-1], Y.mean(0) - X.mean(0) @ W, rtol=1e-6, atol=1e-8)
