@@ -23,9 +23,10 @@ def positive_int(text: str) -> int:
     return value
 
 
-def add_csv_options(parser: argparse.ArgumentParser, *, help: str = "the CSV") -> None:
-    """--csv and how to read it: every command that reads a CSV takes the same options."""
-    parser.add_argument("--csv", required=True, type=Path, help=help)
+def add_csv_options(parser: argparse.ArgumentParser, *, help: str = "the CSV", required: bool = True) -> None:
+    """--csv and how to read it: every command that reads a CSV takes the same options (`required=False` for a
+    command that reads one only in some of its forms, and checks that itself)."""
+    parser.add_argument("--csv", required=required, type=Path, help=help)
     read = parser.add_argument_group("reading the CSV")
     read.add_argument("--datetime-column", default=None, help="the timestamp column (default: found by its content)")
     read.add_argument("--repair", choices=FILLS, default="none",
