@@ -12,11 +12,12 @@ A page that stops early (a message and `state.stop_page()`) still gets the sideb
 """
 import streamlit as st
 
-from ui import deferred, nav, state
+from ui import deferred, nav, screen_report, state
 
 st.set_page_config(page_title="Informer Lab", page_icon=":material/query_stats:", layout="wide")
 page = st.navigation(nav.pages())
 deferred.load_if_requested()
+screen_report.start(page.title)
 try:
     page.run()
 except state.PageStopped:

@@ -142,5 +142,15 @@ def across_seeds(table: pd.DataFrame, keys: list[str], metric: str, *, seed_colu
     return pd.DataFrame(rows)
 
 
+def interval_sign(lo: float, hi: float, scale: float = 1.0, tol: float = 1e-9) -> int | None:
+    """What an interval of a difference lets one say: +1 (all of it above 0), −1 (all below), 0 (it holds 0), None
+    (no interval). Bounds within tol × scale of 0 count as 0: two runs of the same weights differ by float
+    rounding (~1e-16), which is no finding."""
+    if lo is None or hi is None or np.isnan(lo) or np.isnan(hi):
+        return None
+    eps = tol * max(abs(scale), 1e-300)
+    return 1 if lo > eps else -1 if hi < -eps else 0
+
+
 __all__ = ["Interval", "LEVEL", "RESAMPLES", "across_seeds", "add_interval_columns", "block_indices",
-           "block_length", "bootstrap", "mean_interval", "mean_intervals"]
+           "block_length", "bootstrap", "interval_sign", "mean_interval", "mean_intervals"]

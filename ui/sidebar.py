@@ -10,7 +10,7 @@ import streamlit as st
 from analysis.errors import InformerLabError
 from model import pick_device
 
-from . import state, widgets
+from . import screen_report, state, widgets
 from .jobs import TrainJob
 from .tables import config_rows
 
@@ -49,12 +49,23 @@ def draw() -> None:
     with st.sidebar:
         _draw_model()
         widgets.seed_input()
+        _report_button()
         user = _user_job()
         if user is not None and not user.view().finished:
             _live_job()
         else:
             if user is not None and adopt(user):
                 st.rerun()
+
+
+def _report_button() -> None:
+    """This screen as an HTML report, when it drew something and the model and data are at hand."""
+    try:
+        model, data = state.active_model(), state.active_data()
+    except InformerLabError:
+        return
+    if model is not None:
+        screen_report.download_button(model, data, state.seed())
 
 
 def _draw_model() -> None:

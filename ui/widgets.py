@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from . import state
+from . import screen_report, state
 from .tables import file_stem, markdown_table, progress_fraction
 
 if TYPE_CHECKING:  # annotations only: the Data page draws its chart with these helpers before torch loads
@@ -46,6 +46,7 @@ def table(df: pd.DataFrame, file_name: str, key: str, *, label: str = "Download 
         height = 35 * (len(df) + 1) + 3  # every row visible: no scrolling inside short tables
     st.dataframe(df, hide_index=True, height=height, column_config=column_config)
     csv_download(df, file_name, key, label)
+    screen_report.add_table(key, file_name, df)
 
 
 def small_table(df: pd.DataFrame, file_name: str, key: str, *, formats: dict[str, str] | None = None,
@@ -61,6 +62,7 @@ def small_table(df: pd.DataFrame, file_name: str, key: str, *, formats: dict[str
     with st.container(height=height, border=False) if height else st.container():
         st.markdown(markdown_table(df, formats))
     csv_download(df, file_name, key, label)
+    screen_report.add_table(key, file_name, df)
 
 
 def chart(fig: go.Figure, file_name: str, key: str, *, label: str = "Download chart (HTML)") -> None:
@@ -72,6 +74,7 @@ def chart(fig: go.Figure, file_name: str, key: str, *, label: str = "Download ch
     png = {"format": "png", "filename": file_stem(file_name), "scale": 2}
     st.plotly_chart(fig, key=f"chart_{key}", config={**PLOTLY_CONFIG, "toImageButtonOptions": png})
     html_download(fig, file_name, key, label=label)
+    screen_report.add_figure(key, fig)
 
 
 def job_status_line(view: JobView) -> str:
@@ -120,3 +123,4 @@ def clickable_chart(fig: go.Figure, file_name: str, key: str, on_select: Callabl
     st.session_state[f"chart_{key}"]), and its HTML download."""
     st.plotly_chart(fig, key=f"chart_{key}", config=PLOTLY_CONFIG, on_select=on_select, selection_mode="points")
     html_download(fig, file_name, key)
+    screen_report.add_figure(key, fig)

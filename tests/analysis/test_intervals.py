@@ -85,3 +85,11 @@ def test_across_seeds_counts_the_seeds_where_the_sign_holds():
     assert out.loc[0, "positive_in"] == 3 and out.loc[1, "positive_in"] == 1 and out.loc[1, "negative_in"] == 1
     assert out.loc[0, "delta_mean"] == pytest.approx(0.2)
     assert out.loc[0, "delta_seeds_lo"] < 0.2 < out.loc[0, "delta_seeds_hi"]
+
+
+def test_interval_sign_reads_an_interval_and_ignores_float_rounding():
+    from analysis.intervals import interval_sign
+    assert interval_sign(0.01, 0.2) == 1 and interval_sign(-0.3, -0.01) == -1 and interval_sign(-0.1, 0.1) == 0
+    assert interval_sign(float("nan"), 0.1) is None
+    assert interval_sign(3e-17, 8e-17, scale=0.8) == 0  # the same weights through two scalers
+    assert interval_sign(1e-6, 2e-6, scale=0.8) == 1  # small, but a real difference

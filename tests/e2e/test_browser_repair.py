@@ -12,7 +12,8 @@ from tests.e2e.test_browser import (SLOW, VIEWPORT, browser, runs, screenshots, 
 
 PAGES = {"data-model": "Data & model", "forecast": "Forecast", "compare": "Compare", "head-masking": "Head masking",
          "sparsity": "Sparsity explorer", "pyramid": "Distilling pyramid", "ablation": "Ablation studies",
-         "attribution": "Attribution"}
+         "attribution": "Attribution", "qk-map": "Query/key map", "counterfactual": "Counterfactual editor",
+         "patching": "Activation patching", "studies": "Studies"}
 
 
 def _dst_gap_csv(path):

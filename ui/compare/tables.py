@@ -5,6 +5,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from analysis.intervals import interval_sign
 from analysis.comparison import COUNTERFACTUAL, FULL_MODEL, INFORMER, LAST_VALUE, LINEAR, SEASONAL_NAIVE
 
 MODEL_LABELS = {
@@ -58,14 +59,9 @@ def metrics_view(metrics: pd.DataFrame, models: Sequence[str], descriptions: Map
 
 def verdict(row: Mapping) -> str:
     """What the paired ΔMSE interval (model − Informer, standardised) lets one say of a model."""
-    lo, hi = row["delta_mse_lo"], row["delta_mse_hi"]
-    if pd.isna(lo) or pd.isna(hi):
-        return "no interval (fewer than two blocks of windows)"
-    if lo > 0:
-        return "worse than the Informer"
-    if hi < 0:
-        return "better than the Informer"
-    return "not distinguishable from the Informer"
+    sign = interval_sign(row["delta_mse_lo"], row["delta_mse_hi"], row["mse"])
+    return {None: "no interval (fewer than two blocks of windows)", 1: "worse than the Informer",
+            -1: "better than the Informer", 0: "not distinguishable from the Informer"}[sign]
 
 
 def overlay_wide(overlay: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:

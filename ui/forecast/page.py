@@ -7,6 +7,7 @@ import streamlit as st
 from analysis.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
 from analysis.data import describe_frequency
 from analysis.errors import InformerLabError
+from analysis.intervals import interval_sign
 from ui import second_model, state, widgets
 from ui.forecast import cache, charts, tables
 from ui.tables import file_stem
@@ -117,7 +118,7 @@ def _paired_sentence(row: pd.Series, first: str) -> str:
     lo, hi, d = row["delta_mse_lo"], row["delta_mse_hi"], row["delta_mse"]
     if pd.isna(lo) or pd.isna(hi):
         return f"ΔMSE {d:+.4f} (no interval: fewer than two blocks of seq_len + pred_len windows)."
-    word = "worse than" if lo > 0 else "better than" if hi < 0 else "not distinguishable from"
+    word = {1: "worse than", -1: "better than", 0: "not distinguishable from"}[interval_sign(lo, hi, row["mse"])]
     return f"{word} {first}: ΔMSE (second − first) {d:+.4f}, 95 % interval [{lo:+.4f}, {hi:+.4f}]."
 
 
@@ -129,9 +130,10 @@ def _verdict(naive: pd.Series) -> tuple[str, str]:
         return ("beats" if d > 0 else "does not beat"), \
             f"ΔMSE {d:+.4f}, no interval (fewer than two blocks of seq_len + pred_len windows)"
     evidence = f"ΔMSE (naive − model) {d:+.4f}, 95 % interval [{lo:+.4f}, {hi:+.4f}]"
-    if lo > 0:
+    sign = interval_sign(lo, hi, naive["mse"])
+    if sign == 1:
         return "beats", evidence
-    if hi < 0:
+    if sign == -1:
         return "is beaten by", evidence
     return "cannot be told apart from", evidence + ", across 0"
 
