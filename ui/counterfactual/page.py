@@ -75,11 +75,12 @@ except InformerLabError as err:
 stem = f"counterfactual-{file_stem(model.ref.name)}-{split}-w{window}-{file_stem(result.edit)}-seed{seed}"
 moved = tables.moved_heads(result.selection)
 changed_cells = int(result.inputs["changed"].sum())
-m = st.columns(4)
-m[0].metric("Edit", result.edit, help="Its CLI form (`python cli.py counterfactual --edit …`).")
-m[1].metric("Input cells changed", f"{changed_cells:,}")
-m[2].metric("Max |forecast change|", f"{result.max_abs_difference:.4g}", help="Original units, any column.")
-m[3].metric("ProbSparse heads whose top-u moved", f"{int((moved['jaccard'] < 1).sum())} of {len(moved)}")
+m = st.columns(3)
+m[0].metric("Input cells changed", f"{changed_cells:,}")
+m[1].metric("Max |forecast change|", f"{result.max_abs_difference:.4g}", help="Original units, any column.")
+m[2].metric("Heads whose top-u moved", f"{int((moved['jaccard'] < 1).sum())} of {len(moved)}",
+            help="ProbSparse heads whose set of selected queries differs between the two runs.")
+st.caption(f"The edit, as the CLI writes it: `{result.edit}` (`python cli.py counterfactual --edit …`).")
 if changed_cells == 0:
     st.info("This edit changes no input cell, so both runs are the same computation.")
 
