@@ -18,6 +18,7 @@ from .charts import WEIGHTS, layout
 MAX_HEIGHT = 900  # px: long rows are drawn in this height (zoom for detail), not one 16-px band per row
 MAX_LABELS = 40  # query labels written on the y axis; the hover names every row
 LOG_FLOOR = 1e-6  # weights below this are drawn as this on the log scale
+MAX_HOVER_CELLS = 20_000  # cells up to which each carries its timestamp and weight for the hover
 
 
 def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequence[str], title: str,
@@ -29,15 +30,19 @@ def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequen
     query labels (every row is in the hover), the key axis carries about 12 labels."""
     labels = [f"q{p} · {s}" for p, s in zip(rows.query_positions, query_stamps)]
     x = list(range(len(key_stamps)))
-    custom = np.broadcast_to(np.asarray(key_stamps, dtype=object), rows.z.shape)
     step = max(1, len(x) // 12)
     every = max(1, -(-len(labels) // MAX_LABELS))
-    z = np.log10(np.maximum(rows.z, LOG_FLOOR)) if log else rows.z
+    z = (np.log10(np.maximum(rows.z, LOG_FLOOR)) if log else rows.z).astype(np.float32)  # float32: half the JSON
+    what = "log₁₀ weight" if log else "weight"
+    if rows.z.size <= MAX_HOVER_CELLS:  # each cell's timestamp and true weight in its hover
+        custom = np.stack([np.broadcast_to(np.asarray(key_stamps, dtype=object), rows.z.shape),
+                           np.broadcast_to(rows.z, rows.z.shape)], axis=-1)
+        hover = "%{y}<br>key %{x} · %{customdata[0]}<br>weight %{customdata[1]:.4g}<extra></extra>"
+    else:  # per-cell hover data would multiply the page's JSON (16 MB for 816 × 360): the axes carry the times
+        custom, hover = None, f"%{{y}}<br>key %{{x}}<br>{what} %{{z:.4g}}<extra></extra>"
     heatmap = go.Heatmap(
-        z=z, x=x, y=labels, customdata=np.stack([custom, np.broadcast_to(rows.z, custom.shape)], axis=-1),
-        colorscale=WEIGHTS, zmin=np.log10(LOG_FLOOR) if log else 0,
-        colorbar=dict(title=dict(text="log₁₀ weight" if log else "weight"), thickness=12),
-        hovertemplate="%{y}<br>key %{x} · %{customdata[0]}<br>weight %{customdata[1]:.4g}<extra></extra>")
+        z=z, x=x, y=labels, customdata=custom, colorscale=WEIGHTS, zmin=np.log10(LOG_FLOOR) if log else 0,
+        colorbar=dict(title=dict(text=what), thickness=12), hovertemplate=hover)
     return go.Figure([heatmap], layout(
         title, min(MAX_HEIGHT, max(260, 120 + 16 * len(labels))), legend=False,
         xaxis=dict(tickvals=x[::step], ticktext=[f"{i}<br>{key_stamps[i][5:]}" for i in x[::step]],

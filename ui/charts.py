@@ -56,6 +56,14 @@ DIVERGING = "RdBu_r"
 STAMP = "%Y-%m-%d %H:%M"
 
 
+def recent(history: pd.DataFrame, pred_len: int) -> pd.DataFrame:
+    """The last steps of an encoder history worth drawing beside a pred_len forecast: at most max(4·pred_len, 96)
+    (a 1,440-step history beside 96 forecast steps squeezes the forecast into a strip; zoom out for the rest)."""
+    keep = max(4 * pred_len, 96)
+    stamps_ = history["timestamp"].drop_duplicates()
+    return history if len(stamps_) <= keep else history[history["timestamp"] >= stamps_.iloc[-keep]]
+
+
 def stamps(values) -> np.ndarray:
     """Timestamps as short strings for hover text."""
     return pd.DatetimeIndex(values).strftime(STAMP).to_numpy()

@@ -28,8 +28,23 @@ def test_the_log_scale_colours_by_log10_and_hovers_the_weight():
     fig = rows_heatmap(rows, [f"s{i}" for i in range(40)], [f"2024-01-01 {i}" for i in range(1440)], "t", False,
                        log=True)
     z = np.asarray(fig.data[0].z)
-    np.testing.assert_allclose(z, np.log10(np.maximum(rows.z, LOG_FLOOR)))
-    np.testing.assert_allclose(np.asarray(fig.data[0].customdata)[..., 1].astype(float), rows.z)
+    np.testing.assert_allclose(z, np.log10(np.maximum(rows.z, LOG_FLOOR)), rtol=1e-6)
     assert fig.data[0].zmin == np.log10(LOG_FLOOR)
+    assert fig.data[0].customdata is None and len(fig.to_json()) < 2_000_000  # 57,600 cells: no per-cell hover data
+    small = _rows(12, 96)
+    fig = rows_heatmap(small, [f"s{i}" for i in range(12)], [f"2024-01-01 {i}" for i in range(96)], "t", False,
+                       log=True)
+    np.testing.assert_allclose(np.asarray(fig.data[0].customdata)[..., 1].astype(float), small.z)
     short = rows_heatmap(_rows(4, 12), list("abcd"), [f"2024-01-01 {i}" for i in range(12)], "t", False)
     assert short.layout.height < MAX_HEIGHT and short.layout.yaxis.tickvals is None
+
+
+def test_a_long_history_is_cut_to_the_recent_steps_beside_the_forecast():
+    import pandas as pd
+    from ui.charts import recent
+    stamps = pd.date_range("2024-01-01", periods=1440, freq="15min")
+    history = pd.DataFrame({"timestamp": stamps.repeat(2), "column": ["a", "b"] * 1440, "value": range(2880)})
+    cut = recent(history, 96)
+    assert cut["timestamp"].nunique() == 384 and cut["timestamp"].iloc[-1] == stamps[-1]
+    short = history[history["timestamp"] >= stamps[-50]]
+    assert recent(short, 12) is short  # short histories are drawn whole

@@ -6,7 +6,7 @@ from typing import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import HISTORY, TRUTH, layout, vline
+from ui.charts import HISTORY, TRUTH, layout, recent, vline
 
 MODEL_COLOURS = {"informer": "#d62728", "informer_full_counterfactual": "#1f77b4", "full_attention_model": "#9467bd",
                  "last_value": "#7f7f7f", "seasonal_naive": "#2ca02c", "linear": "#ff7f0e"}
@@ -50,7 +50,8 @@ def overlay_figure(overlay: pd.DataFrame, column: str, models: Sequence[str], la
     """History, truth and every model's forecast of one window and column (original units)."""
     part = overlay[overlay["column"] == column]
     traces = []
-    history = part[part["model"] == "history"]
+    truth_steps = int((part["model"] == "truth").sum())
+    history = recent(part[part["model"] == "history"], truth_steps)
     if len(history):
         traces.append(go.Scatter(x=history["timestamp"], y=history["value"], mode="lines", name="history (input)",
                                  line=dict(color=HISTORY, width=1.5)))

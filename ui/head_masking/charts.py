@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import BASELINE, BETTER, HISTORY, MASKED, TRUTH, WORSE, hline, layout, vline
+from ui.charts import BASELINE, BETTER, HISTORY, MASKED, TRUTH, WORSE, hline, layout, recent, vline
 
 
 def masking_figure(history: pd.DataFrame, rows: pd.DataFrame, column: str, title: str) -> go.Figure:
@@ -16,7 +16,7 @@ def masking_figure(history: pd.DataFrame, rows: pd.DataFrame, column: str, title
     an identity derived from its spec), and each plotly chart costs a fixed ~0.1 s to create on two cores, so
     switching the column redraws one chart instead of two.
     """
-    hist = history[history["column"] == column]
+    hist = recent(history[history["column"] == column], len(rows))
     colours = [WORSE if v > 0 else BETTER for v in rows["error_change"]]
     traces = [
         go.Scatter(x=hist["timestamp"], y=hist["value"], mode="lines", name="history (encoder input)",
