@@ -114,13 +114,24 @@ else:
         with st.expander("The study's output (study.log)"):
             st.code(tail, language=None)
 
+def _study_html(path: str) -> str:
+    from analysis.report import render_html, study_report
+    return render_html(study_report(path))
+
+
 findings = load_findings(folder.path)
 if not findings:
     st.info("Findings appear when every run has finished.")
     state.stop_page()
 
 # ------------------------------------------------------------------------------------------ findings
-st.subheader("Findings across seeds")
+head, button = st.columns([3, 2], vertical_alignment="bottom")
+head.subheader("Findings across seeds")
+button.download_button("Download the whole study as a report (HTML)", lambda: _study_html(str(folder.path)),
+                       file_name=f"study-{file_stem(chosen)}-report.html", mime="text/html", key="st_report",
+                       on_click="ignore", icon=":material/summarize:",
+                       help="The plan, every run, the findings with their intervals, removable heads and the role "
+                            "matrix in one HTML file that opens offline (also: python cli.py report --study DIR).")
 summary = tables.findings_rows(findings)
 widgets.table(summary, f"study-{chosen}-findings", "st_findings",
               column_config={c: st.column_config.NumberColumn(format="%.4f") for c in summary.columns

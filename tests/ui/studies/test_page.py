@@ -35,6 +35,7 @@ def test_a_finished_study_shows_runs_findings_and_roles_and_opens_a_head(open_ap
     assert findings["seeds"].iloc[0] == 2 and findings["heads"].iloc[0] == 16
     roles = [d.value for d in at.dataframe if "in_every_seed" in d.value.columns][0]
     assert len(roles) == 16 and {"seed 0", "seed 1"} <= set(roles.columns)
+    assert any(b.label == "Download the whole study as a report (HTML)" for b in at.get("download_button"))
     # click the cell of the third matched head in seed 1: that run's own head index
     row, col = 2, 1
     head = int(str(roles.loc[row, "heads"]).split(";")[col])
