@@ -36,7 +36,7 @@ split = st.radio("Split", ["val", "test"], index=1, horizontal=True, key="at_spl
 n = state.require_windows(prepared, data, split)
 with st.form("at_form", border=True):
     c = st.columns([3, 1.2, 1.4], gap="medium")
-    window = state.window_slider(c[0], n, split, "at", state.forecast_starts(prepared, split, n))
+    window = state.window_slider(c[0], n, split, "at")  # in a form: no date field (its jump is a callback)
     step = c[1].number_input(f"Horizon step (1 … {config.pred_len})", 1, config.pred_len, 1, key="at_step",
                              persist_state="session")
     column = c[2].selectbox("Target column", targets, index=len(targets) - 1, key="at_column",
