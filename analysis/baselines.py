@@ -120,7 +120,8 @@ def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: floa
     The features [seasonal, trend] and the targets are centred (the intercept is not penalised); the
     ridge is `ridge` × the mean feature variance, so it is scale-free. The features are a linear map A of the
     window, so their normal equations are Aᵀ G A and Aᵀ C, with G and C the centred second moments of the
-    windows and their futures (`window_gram`): memory and time do not grow with seq_len² × windows. No randomness.
+    windows and their futures (`window_gram`), solved through the push-through identity as one L × L system:
+    memory and time grow with seq_len², not with seq_len² × windows or (2·seq_len)³. No randomness.
     """
     spec = prepared.spec
     seq_len, pred_len, c_out = spec.seq_len, spec.pred_len, prepared.c_out
@@ -131,6 +132,7 @@ def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: floa
                          f"{seq_len + pred_len} to fit the linear baseline on")
     p = 2 * seq_len
     A = decomposition_matrix(seq_len, kernel)  # [L, 2L]
+    AAt = A @ A.T  # [L, L]
     seasonal = np.empty((c_out, pred_len, seq_len))
     trend = np.empty((c_out, pred_len, seq_len))
     bias = np.empty((c_out, pred_len))
@@ -138,14 +140,13 @@ def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: floa
         full, sums = window_gram(values[:, j], seq_len + pred_len, n)  # a window and its future, together
         mu = sums / n
         centred = full - n * np.outer(mu, mu)
-        gram = A.T @ centred[:seq_len, :seq_len] @ A  # [2L, 2L]
-        cross = A.T @ centred[:seq_len, seq_len:]  # [2L, P]
-        mu_x, mu_y = mu[:seq_len] @ A, mu[seq_len:]
-        scale = np.trace(gram) / p
+        G, C = centred[:seq_len, :seq_len], centred[:seq_len, seq_len:]  # [L, L], [L, P]
+        scale = float(np.sum(G * AAt)) / p  # trace(Aᵀ G A) / 2L: the mean feature variance × n
         lam = ridge * (scale if scale > 0 else 1.0)
-        W = np.linalg.solve(gram + lam * np.eye(p), cross)  # [2L, P]
+        # (AᵀGA + λI)⁻¹ AᵀC = Aᵀ (G AAᵀ + λI)⁻¹ C: an L × L solve, not 2L × 2L (push-through identity)
+        W = A.T @ np.linalg.solve(G @ AAt + lam * np.eye(seq_len), C)  # [2L, P]
         seasonal[j], trend[j] = W[:seq_len].T, W[seq_len:].T
-        bias[j] = mu_y - mu_x @ W
+        bias[j] = mu[seq_len:] - (mu[:seq_len] @ A) @ W
     return LinearBaseline(seasonal, trend, bias, kernel, ridge, n)
 
 
