@@ -181,6 +181,19 @@ def _exact_for_site(model: Informer, site: Site, records: dict[str, torch.Tensor
     return {"m": M.numpy(), "mbar": Mbar.numpy(), "m_all": M_all.numpy()}
 
 
+def _exact_reused(model: Informer, site: Site, records: dict[str, torch.Tensor], known: dict) -> dict:
+    """`_exact_for_site`, reusing the last seed's result when this site's queries and keys are the same tensors'
+    values (a first layer's do not depend on the key sample: at seq_len 5760 its exact M is most of the report's
+    time, and it was recomputed for every seed)."""
+    Q, K = records[f"{site.name}.queries"], records[f"{site.name}.keys"]
+    last = known.get(site.name)
+    if last is not None and torch.equal(last[0], Q) and torch.equal(last[1], K):
+        return last[2]
+    exact = _exact_for_site(model, site, records)
+    known[site.name] = (Q, K, exact)
+    return exact
+
+
 def _queries_table(model: Informer, site: Site, records, exact, windows, timestamps: pd.DatetimeIndex) -> pd.DataFrame:
     M, Mbar = exact["m"], exact["mbar"]  # [B, H, L_Q]
     B, H, L_Q = M.shape
@@ -283,10 +296,11 @@ def sparsity_report(model: Informer, prepared: PreparedData, split: str, windows
     batch = window_batch(prepared, split, windows)
     timestamps = prepared.split(split).timestamps
     queries, by_seed, rows = [], [], ()
+    known: dict[str, tuple] = {}  # site → (Q, K, exact) of the last seed
     for k in range(int(seeds)):
         records = record_forward(model, batch, seed + k, *ATTENTION_PATTERNS)
         for site in model.sites:
-            exact = _exact_for_site(model, site, records)
+            exact = _exact_reused(model, site, records, known)
             if k == 0:
                 queries.append(_queries_table(model, site, records, exact, windows, timestamps))
             scores = records.get(f"{site.name}.scores")
