@@ -33,9 +33,10 @@ import torch
 
 from model import Informer, InformerConfig
 
-from .checkpoint_checks import MAX_REPLICAS, check_config
+from .checkpoint_checks import MAX_REPLICAS
 from .errors import CheckpointError
-from .imports.pth import MAX_ENTRIES, few, load_into, map_state_dict, read_state_dict, strip_data_parallel
+from .imports.pth import (MAX_ENTRIES, config_from, few, load_into, map_state_dict, read_state_dict,
+                          strip_data_parallel)
 from .imports.pth import count_layers as _count
 from .imports.pth import load_failure as _load_failure  # noqa: F401  (tests reword torch's refusal through it)
 
@@ -185,13 +186,7 @@ def infer_official_config(state_dict: Mapping[str, torch.Tensor], *, seq_len: in
                     pred_len=pred_len, n_marks=n_marks, d_model=d_model, n_heads=8 if n_heads is None else n_heads,
                     e_layers=e_layers, d_layers=d_layers, d_ff=d_ff, factor=factor, distil=distil,
                     mark_bias=biases["enc"], **OFFICIAL_QUIRKS)
-    settings.update(overrides)
-    try:
-        config = InformerConfig(**settings)
-    except (TypeError, ValueError) as err:
-        raise CheckpointError(f"cannot build a config for this official checkpoint: {err}") from err
-    check_config(config, "the official checkpoint")  # sizes read off the tensors: capped before any model exists
-    return config
+    return config_from(settings, overrides, "official checkpoint")
 
 
 def load_official_checkpoint(path: str | Path, **settings) -> tuple[Informer, InformerConfig]:

@@ -19,6 +19,7 @@ import torch
 
 from model import Informer, InformerConfig
 
+from ..checkpoint_checks import check_config
 from ..errors import CheckpointError
 from ..torch_file import FLOAT_DTYPES, TensorRef, code_message, inspect_torch_file
 from ..weights_checks import check_values
@@ -151,3 +152,15 @@ def load_failure(path: Path, err: Exception) -> str:
 
 __all__ = ["MAX_ENTRIES", "count_layers", "few", "load_into", "map_state_dict", "read_state_dict",
            "strip_data_parallel", "unwrap"]
+
+
+def config_from(settings: dict, overrides: Mapping, source: str) -> InformerConfig:
+    """The InformerConfig read off a checkpoint's tensors (`settings`) with the caller's `overrides`: a
+    CheckpointError naming `source` when they make none, and sizes capped (`check_config`) before any model exists."""
+    try:
+        config = InformerConfig(**{**settings, **overrides})
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(f"cannot build a config for this {source}: {err}") from err
+    check_config(config, f"the {source}")
+    return config
+

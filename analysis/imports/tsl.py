@@ -41,10 +41,10 @@ import torch
 
 from model import Informer, InformerConfig
 
-from ..checkpoint_checks import check_config
 from ..errors import CheckpointError
 from ..official import _official_name as informer2020_name
-from .pth import count_layers, few, load_into, map_state_dict, read_state_dict, strip_data_parallel
+from .pth import (config_from, count_layers, few, load_into, map_state_dict, read_state_dict,
+                  strip_data_parallel)
 
 log = logging.getLogger(__name__)
 
@@ -124,13 +124,7 @@ def infer_tsl_config(state_dict: Mapping[str, torch.Tensor], *, seq_len: int, la
                     distil=count_layers(sd, r"^encoder\.conv_layers\.(\d{1,9})\.") > 0 or e_layers == 1,
                     value_bias="enc_embedding.value_embedding.tokenConv.bias" in sd,
                     mark_bias="enc_embedding.temporal_embedding.embed.bias" in sd, **TSL_QUIRKS)
-    settings.update(overrides)
-    try:
-        config = InformerConfig(**settings)
-    except (TypeError, ValueError) as err:
-        raise CheckpointError(f"cannot build a config for this TSL checkpoint: {err}") from err
-    check_config(config, "the TSL checkpoint")  # sizes read off the tensors: capped before any model exists
-    return config
+    return config_from(settings, overrides, "TSL checkpoint")
 
 
 def load_tsl_checkpoint(path: str | Path, **settings) -> tuple[Informer, InformerConfig]:
