@@ -24,7 +24,6 @@ Name map (official → ours; InformerStack has `encoder.encoders.{r}.` where Inf
 """
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,13 +34,9 @@ from model import Informer, InformerConfig
 
 from .checkpoint_checks import MAX_REPLICAS
 from .errors import CheckpointError
-from .imports.pth import (MAX_ENTRIES, config_from, few, load_into, map_state_dict, read_state_dict,
-                          strip_data_parallel)
+from .imports.pth import MAX_ENTRIES, config_from, few, import_pth, map_state_dict, strip_data_parallel
 from .imports.pth import count_layers as _count
 from .imports.pth import load_failure as _load_failure  # noqa: F401  (tests reword torch's refusal through it)
-
-
-log = logging.getLogger(__name__)
 
 # Options that make our forward the official one (see InformerConfig for what each means).
 OFFICIAL_QUIRKS = {"mean_divisor": "L_K", "decoder_lazy": "cumsum", "mix": True, "sample_block": 1,
@@ -204,9 +199,4 @@ def load_official_checkpoint(path: str | Path, **settings) -> tuple[Informer, In
     model is built. Anything else is a CheckpointError naming the file, key or field: a missing or unreadable
     file, missing or unknown keys, shapes that do not match.
     """
-    state_dict = read_state_dict(path, "official checkpoint")
-    config = infer_official_config(state_dict, **settings)
-    model = load_into(config, official_state_dict_to_ours(state_dict, config), str(path))
-    log.info("imported official checkpoint %s: e_layers=%s d_layers=%d d_model=%d", path, config.e_layers,
-             config.d_layers, config.d_model)
-    return model, config
+    return import_pth(path, "official checkpoint", infer_official_config, official_state_dict_to_ours, **settings)

@@ -11,6 +11,7 @@ nothing unknown and every shape right, each a CheckpointError naming the keys.
 """
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,6 +24,8 @@ from ..checkpoint_checks import check_config
 from ..errors import CheckpointError
 from ..torch_file import FLOAT_DTYPES, TensorRef, code_message, inspect_torch_file
 from ..weights_checks import check_values
+
+log = logging.getLogger(__name__)
 
 SHOWN = 5  # keys listed in an error message
 MAX_ENTRIES = 20_000  # tensors in a state_dict (the largest Informer the caps allow has about 4000)
@@ -163,4 +166,16 @@ def config_from(settings: dict, overrides: Mapping, source: str) -> InformerConf
         raise CheckpointError(f"cannot build a config for this {source}: {err}") from err
     check_config(config, f"the {source}")
     return config
+
+
+def import_pth(path: str | Path, label: str, infer: Callable[..., InformerConfig],
+               convert: Callable[[dict, InformerConfig], dict], **settings) -> tuple[Informer, InformerConfig]:
+    """A .pth of another codebase as our Informer: read safely (`read_state_dict`), its config inferred from the
+    tensors (`infer(state_dict, **settings)`), its names and shapes converted (`convert`), loaded strictly."""
+    state_dict = read_state_dict(path, label)
+    config = infer(state_dict, **settings)
+    model = load_into(config, convert(state_dict, config), str(path))
+    log.info("imported %s %s: e_layers=%s d_layers=%d d_model=%d", label, path, config.e_layers, config.d_layers,
+             config.d_model)
+    return model, config
 

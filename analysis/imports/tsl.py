@@ -32,7 +32,6 @@ Name map (TSL → ours): Informer2020's (`analysis.official`), plus `decoder.pro
 """
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,10 +42,8 @@ from model import Informer, InformerConfig
 
 from ..errors import CheckpointError
 from ..official import _official_name as informer2020_name
-from .pth import (config_from, count_layers, few, load_into, map_state_dict, read_state_dict,
-                  strip_data_parallel)
+from .pth import config_from, count_layers, few, import_pth, map_state_dict, strip_data_parallel
 
-log = logging.getLogger(__name__)
 
 TSL_QUIRKS = {"mean_divisor": "L_K", "decoder_lazy": "cumsum", "sample_block": 1, "causal_sampling": False,
               "cross_attention": "prob", "mix": True, "mix_sites": "all", "distil_padding": 2,
@@ -131,12 +128,7 @@ def load_tsl_checkpoint(path: str | Path, **settings) -> tuple[Informer, Informe
     """Read a TSL Informer `checkpoint.pth` safely (`pth.read_state_dict`: no pickle code runs, sizes checked before
     torch allocates, weights finite) and return our Informer (eval mode, CPU) and its config. `settings` go to
     `infer_tsl_config` (seq_len, label_len, pred_len required; factor, n_heads and config overrides optional)."""
-    state_dict = read_state_dict(path, "TSL checkpoint")
-    config = infer_tsl_config(state_dict, **settings)
-    model = load_into(config, tsl_state_dict_to_ours(state_dict, config), str(path))
-    log.info("imported TSL checkpoint %s: e_layers=%s d_layers=%d d_model=%d", path, config.e_layers,
-             config.d_layers, config.d_model)
-    return model, config
+    return import_pth(path, "TSL checkpoint", infer_tsl_config, tsl_state_dict_to_ours, **settings)
 
 
 __all__ = ["TSL_QUIRKS", "infer_tsl_config", "load_tsl_checkpoint", "tsl_name", "tsl_state_dict_to_ours"]
