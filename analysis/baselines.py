@@ -78,9 +78,8 @@ class LinearBaseline:
             raise ValueError(f"history has shape {list(history.shape)}, expected [N, {seq_len}, {c_out}]")
         out = np.empty((history.shape[0], pred_len, c_out))
         for j in range(c_out):
-            x = history[:, :, j].astype(np.float64)  # [N, L]
-            trend = moving_average(x, self.kernel)
-            out[:, :, j] = (x - trend) @ self.seasonal_weights[j].T + trend @ self.trend_weights[j].T + self.bias[j]
+            weights = np.concatenate([self.seasonal_weights[j], self.trend_weights[j]], axis=1)  # [P, 2L]
+            out[:, :, j] = _decompose(history[:, :, j].astype(np.float64), self.kernel) @ weights.T + self.bias[j]
         return out
 
 
