@@ -36,6 +36,15 @@ def matching_window(first: PreparedData, second: PreparedData, split: str, windo
     return j if 0 <= j < len(rows) and rows[j] == row else None
 
 
+def windows_needed(first: PreparedData, second: PreparedData, split: str) -> int | None:
+    """How many of the second model's first windows of `split` cover every window `first` has (its last match and
+    all before it); None when the second model has none. To forecast only those (`windows.limit_windows`)."""
+    a, b = forecast_start_rows(first, split), forecast_start_rows(second, split)
+    if not len(a) or not len(b):
+        return None
+    return int(max(1, a[-1] - b[0] + 1))
+
+
 def common_windows(first: PreparedData, second: PreparedData, split: str) -> tuple[np.ndarray, np.ndarray]:
     """Indices (into each model's windows of `split`) of the windows both have, matched by forecast start."""
     a, b = forecast_start_rows(first, split), forecast_start_rows(second, split)
@@ -118,5 +127,5 @@ def side_by_side(table_a: pd.DataFrame, table_b: pd.DataFrame, keys: list[str], 
     return merged.drop(columns="_merge").assign(differs=differs.to_numpy())
 
 
-__all__ = ["aligned_forecasts", "common_windows", "forecast_misfit", "forecast_start_rows", "matching_window",
+__all__ = ["aligned_forecasts", "common_windows", "windows_needed", "forecast_misfit", "forecast_start_rows", "matching_window",
            "rescale", "selection_overlap", "side_by_side"]

@@ -16,8 +16,9 @@ import streamlit as st
 
 from analysis.data import PreparedData
 from analysis.errors import InformerLabError
-from analysis.pairing import aligned_forecasts, matching_window
+from analysis.pairing import aligned_forecasts, matching_window, windows_needed
 from analysis.training import predict
+from analysis.windows import limit_windows
 from analysis.workflow import read_schema, schema_misfit
 
 from . import cache, settings, state
@@ -102,7 +103,8 @@ def forecasts_on_first(first_key: str, second_key: str, data_key: str, split: st
     """The second model's forecasts of every window of `split` that `_first` has (cut to its first `windows`, which
     names that cut in the cache key), on the first's windows and in its scale (read-only). Raises ConfigError when
     the two cannot be paired."""
-    forecasts, _ = predict(_second.model.checkpoint.model, _second.prepared, split, seed=seed)
-    out = aligned_forecasts(forecasts, _first, _second.prepared, split)
+    own = limit_windows(_second.prepared, split, windows_needed(_first, _second.prepared, split))  # no more
+    forecasts, _ = predict(_second.model.checkpoint.model, own, split, seed=seed)
+    out = aligned_forecasts(forecasts, _first, own, split)
     out.setflags(write=False)
     return out

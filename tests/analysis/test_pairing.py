@@ -132,3 +132,20 @@ def test_side_by_side_marks_keys_only_one_model_has_and_unequal_values():
     table = side_by_side(a, b, ["level"], ["length"]).set_index("level")
     assert list(table["differs"]) == [False, True, True]
     assert np.isnan(table.loc[2, "length_b"])
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_the_second_models_first_windows_needed_cover_every_match(pair, split):
+    """Forecasting only the windows needed (the first N of the first model) gives the same alignment as all."""
+    from analysis.pairing import windows_needed
+    from analysis.windows import limit_windows
+    a, b = pair
+    first = limit_windows(a, split, 300)
+    needed = windows_needed(first, b, split)
+    cut = limit_windows(b, split, needed)
+    assert len(WindowDataset(cut, split)) == needed < len(WindowDataset(b, split))
+    forecasts = np.random.default_rng(1).normal(size=(len(WindowDataset(b, split)), 12, 4))
+    whole = aligned_forecasts(forecasts, first, b, split)
+    np.testing.assert_array_equal(aligned_forecasts(forecasts[:needed], first, cut, split), whole)
+    ia, ib = common_windows(first, cut, split)
+    assert len(ia) == len(common_windows(first, b, split)[0]) and ib.max() == needed - 1
