@@ -37,6 +37,10 @@ def config_rows(config, schema) -> list[tuple[str, str]]:
     ]
 
 
+# What the sign of a paired difference's interval (`analysis.intervals.interval_sign` of other − reference) says
+# of the other model.
+COMPARED = {1: "worse than", -1: "better than", 0: "not distinguishable from"}
+
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|$~:])")
 
 

@@ -5,8 +5,9 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from analysis.intervals import interval_sign
 from analysis.comparison import COUNTERFACTUAL, FULL_MODEL, INFORMER, LAST_VALUE, LINEAR, SEASONAL_NAIVE
+from analysis.intervals import interval_sign
+from ui.tables import COMPARED
 
 MODEL_LABELS = {
     INFORMER: "Informer (as trained, ProbSparse)",
@@ -60,8 +61,7 @@ def metrics_view(metrics: pd.DataFrame, models: Sequence[str], descriptions: Map
 def verdict(row: Mapping) -> str:
     """What the paired ΔMSE interval (model − Informer, standardised) lets one say of a model."""
     sign = interval_sign(row["delta_mse_lo"], row["delta_mse_hi"], row["mse"])
-    return {None: "no interval (fewer than two blocks of windows)", 1: "worse than the Informer",
-            -1: "better than the Informer", 0: "not distinguishable from the Informer"}[sign]
+    return "no interval (fewer than two blocks of windows)" if sign is None else f"{COMPARED[sign]} the Informer"
 
 
 def overlay_wide(overlay: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:

@@ -10,7 +10,7 @@ from analysis.errors import InformerLabError
 from analysis.intervals import interval_sign
 from ui import second_model, state, widgets
 from ui.forecast import cache, charts, tables
-from ui.tables import file_stem
+from ui.tables import COMPARED, file_stem
 
 st.title("Forecast")
 
@@ -118,7 +118,7 @@ def _paired_sentence(row: pd.Series, first: str) -> str:
     lo, hi, d = row["delta_mse_lo"], row["delta_mse_hi"], row["delta_mse"]
     if pd.isna(lo) or pd.isna(hi):
         return f"ΔMSE {d:+.4f} (no interval: fewer than two blocks of seq_len + pred_len windows)."
-    word = {1: "worse than", -1: "better than", 0: "not distinguishable from"}[interval_sign(lo, hi, row["mse"])]
+    word = COMPARED[interval_sign(lo, hi, row["mse"])]
     return f"{word} {first}: ΔMSE (second − first) {d:+.4f}, 95 % interval [{lo:+.4f}, {hi:+.4f}]."
 
 
