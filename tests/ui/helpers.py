@@ -80,6 +80,22 @@ def table_with(at, column: str) -> pd.DataFrame:
     raise AssertionError(f"no table with a {column!r} column")
 
 
+def grid(field, dtype=None) -> np.ndarray:
+    """A 2-D trace array (z, customdata): base64 'bdata' with a 'shape' (plotly 6+), or nested lists."""
+    if isinstance(field, dict) and "shape" in field:
+        out = array(field).reshape([int(n) for n in str(field["shape"]).split(",")])
+    else:
+        out = np.asarray(field)
+    return out.astype(dtype) if dtype is not None else out
+
+
+def figure(at, title_start: str) -> dict:
+    """The one chart of the last run whose title starts with `title_start`."""
+    found = [f for f in charts(at) if f["layout"]["title"]["text"].startswith(title_start)]
+    assert found, f"no chart titled {title_start!r} among {[f['layout']['title']['text'] for f in charts(at)]}"
+    return found[0]
+
+
 def array(field) -> np.ndarray:
     """A trace's x or y as an array (plotly 6+ writes numeric arrays as base64 'bdata')."""
     if isinstance(field, dict) and "bdata" in field:

@@ -7,7 +7,7 @@ import pandas as pd
 from analysis.attribution import input_attribution
 from analysis.data import load_csv
 from analysis.workflow import prepare_for_checkpoint
-from tests.ui.helpers import array, charts, metric
+from tests.ui.helpers import charts, grid, metric
 from tests.conftest import SAMPLE_CSV
 
 PAGE = "ui/attribution/page.py"
@@ -23,12 +23,6 @@ def _heatmap(at) -> dict:
     found = [f for f in charts(at) if f["layout"]["title"]["text"].startswith("Attribution to f(x)")]
     assert len(found) == 1
     return found[0]
-
-
-def _z(field) -> np.ndarray:
-    if isinstance(field, dict) and "shape" in field:
-        return array(field).reshape([int(n) for n in str(field["shape"]).split(",")]).astype(float)
-    return np.asarray(field, dtype=float)
 
 
 def _run(at):
@@ -57,7 +51,7 @@ def test_running_shows_the_attribution_and_its_checks(open_app, tiny_trained):
     assert metric(at, "Selection changed") == f"{expected.path_selection_changes} of 16"
     assert metric(at, "f(x)") == f"{expected.forecast:.4f}"
     figure = _heatmap(at)
-    np.testing.assert_allclose(_z(figure["data"][0]["z"]), expected.array.T, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(grid(figure["data"][0]["z"], float), expected.array.T, rtol=1e-6, atol=1e-12)
     assert list(figure["data"][0]["y"]) == ["temperature", "humidity", "price", "load"]
     assert figure["data"][0]["zmid"] == 0
     stamps = pd.DatetimeIndex(figure["data"][0]["x"])
@@ -85,4 +79,4 @@ def test_full_attention_and_baseline_choices_reach_the_analysis(open_app, tiny_t
                          baseline="window_mean", attention="full", seed=0)
     assert metric(at, "Selection changed") == "0 of 8"  # no top-u selection under full attention
     assert metric(at, "Convergence delta") == f"{expected.convergence_delta:+.3g}"
-    np.testing.assert_allclose(_z(_heatmap(at)["data"][0]["z"]), expected.array.T, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(grid(_heatmap(at)["data"][0]["z"], float), expected.array.T, rtol=1e-6, atol=1e-12)

@@ -8,19 +8,13 @@ from analysis.data import load_csv
 from analysis.patching import activation_patching
 from analysis.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
-from tests.ui.helpers import array, charts
+from tests.ui.helpers import charts, grid
 
 PAGE = "ui/patching/page.py"
 
 
 def _heatmap(at) -> dict:
     return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith("Share of the forecast"))
-
-
-def _z(field) -> np.ndarray:
-    if isinstance(field, dict) and "shape" in field:
-        return array(field).reshape([int(k) for k in str(field["shape"]).split(",")]).astype(float)
-    return np.array(field, dtype=float)
 
 
 def _result(tiny_trained, **kwargs):
@@ -37,7 +31,7 @@ def test_the_heatmap_is_every_heads_restored_share(open_app, tiny_trained):
     want = _result(tiny_trained, clean=10, corrupt=300, seed=0)
     cells = _heatmap(at)["data"][0]
     assert len(cells["y"]) == 16 + 1 and cells["y"][-1] == "every head at once"
-    z = _z(cells["z"])
+    z = grid(cells["z"], float)
     np.testing.assert_allclose(z.reshape(-1), want.table["restored"].to_numpy(), rtol=1e-6, equal_nan=True)
     said = " ".join(m.value for m in at.markdown)
     assert "does not give A" in said and f"{want.all_heads_distance:.2f}" in said
@@ -48,7 +42,7 @@ def test_patching_the_memory_gives_the_clean_forecast(open_app, tiny_trained):
     at.radio(key="pt_how").set_value("A edited").run()
     at.radio(key="pt_point").set_value("memory").run()
     assert not at.exception, at.exception
-    z = _z(_heatmap(at)["data"][0]["z"])
+    z = grid(_heatmap(at)["data"][0]["z"], float)
     np.testing.assert_allclose(z[np.isfinite(z)], 1.0, atol=1e-4)  # memory carries everything: A restored
     assert "largest difference from A's forecast" in " ".join(m.value for m in at.markdown)
 

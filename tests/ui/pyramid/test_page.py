@@ -9,7 +9,7 @@ from analysis.pyramid import pyramid_report
 from analysis.workflow import prepare_for_checkpoint
 from ui.pyramid import cache as screen_cache
 from ui.pyramid import tables as views
-from tests.ui.helpers import array, charts
+from tests.ui.helpers import array, figure, grid
 from tests.conftest import SAMPLE_CSV
 
 PAGE = "ui/pyramid/page.py"
@@ -22,21 +22,9 @@ def report_for(tiny_trained):
     return lambda split, window, seed=0: pyramid_report(checkpoint.model, prepared, split, window, seed=seed)
 
 
-def _figure(at, title_start: str) -> dict:
-    found = [f for f in charts(at) if f["layout"]["title"]["text"].startswith(title_start)]
-    assert found, f"no chart titled {title_start!r} among {[f['layout']['title']['text'] for f in charts(at)]}"
-    return found[0]
-
-
-def _z(field) -> np.ndarray:
-    if isinstance(field, dict) and "shape" in field:
-        return array(field).reshape([int(n) for n in str(field["shape"]).split(",")]).astype(float)
-    return np.asarray(field, dtype=float)
-
-
 def _link(at) -> list[float]:
     """x of the band joining the chosen position to its span (cell left, cell right, span end + 1, span start)."""
-    band = [t for t in _figure(at, "The encoder pyramid")["data"] if t.get("fill") == "toself"]
+    band = [t for t in figure(at, "The encoder pyramid")["data"] if t.get("fill") == "toself"]
     assert len(band) == 1
     return [float(v) for v in array(band[0]["x"])[:4]]
 
@@ -51,20 +39,20 @@ def test_renders_lengths_picture_survival_norms_and_rows(open_app, report_for, m
     lengths = next(d.value for d in at.dataframe if "recorded" in d.value.columns)
     assert list(lengths["recorded"]) == [48, 24] and list(lengths["match"]) == ["✓", "✓"]
     assert any("✓ every recorded length matches the formula" in m.value for m in at.markdown)
-    picture = _figure(at, "The encoder pyramid")
+    picture = figure(at, "The encoder pyramid")
     cells = picture["data"][1]
     assert len(array(cells["base"])) == 48 + 24  # one unit cell per position of each layer
     np.testing.assert_allclose(array(cells["marker"]["color"]), report.norms.sort_values(["level", "position"]).norm)
     # the default choice: the deepest layer, position 0, which tiles input steps 0–1
     assert _link(at) == [12.0, 13.0, 2.0, 0.0]
-    survival = _z(_figure(at, "Max-pool survival")["data"][0]["z"])
+    survival = grid(figure(at, "Max-pool survival")["data"][0]["z"], float)
     np.testing.assert_allclose(survival[0], report.survival.survived)
-    norms = _z(_figure(at, "Feature norm")["data"][0]["z"])
+    norms = grid(figure(at, "Feature norm")["data"][0]["z"], float)
     np.testing.assert_allclose(norms[0], report.norms[report.norms.level == 0].norm)
     np.testing.assert_allclose(norms[1, :24], report.norms[report.norms.level == 1].norm)
     assert np.isnan(norms[1, 24:]).all()
     rows = report.attention[0]
-    np.testing.assert_allclose(_z(_figure(at, "Softmax rows")["data"][0]["z"]),
+    np.testing.assert_allclose(grid(figure(at, "Softmax rows")["data"][0]["z"], float),
                                rows.rows[0, 0][np.argsort(rows.selected[0, 0])])
     assert len(calls) == 1
 
@@ -85,17 +73,17 @@ def test_choosing_a_position_a_layer_and_a_head_reslices(open_app, report_for, m
     at.selectbox(key="py_head").set_value(3).run()
     assert not at.exception
     rows = report_for("test", 0).attention[1]
-    np.testing.assert_allclose(_z(_figure(at, "Softmax rows")["data"][0]["z"]),
+    np.testing.assert_allclose(grid(figure(at, "Softmax rows")["data"][0]["z"], float),
                                rows.rows[0, 3][np.argsort(rows.selected[0, 3])])
     assert len(calls) == 1
 
 
 def test_the_window_changes_the_recorded_data(open_app, report_for):
     at = open_app(PAGE)
-    before = _z(_figure(at, "Feature norm")["data"][0]["z"])
+    before = grid(figure(at, "Feature norm")["data"][0]["z"], float)
     at.slider(key="py_window_test").set_value(9).run()
     assert not at.exception
-    after = _z(_figure(at, "Feature norm")["data"][0]["z"])
+    after = grid(figure(at, "Feature norm")["data"][0]["z"], float)
     np.testing.assert_allclose(after[0], report_for("test", 9).norms.query("level == 0").norm)
     assert not np.allclose(after[0], before[0])
 
@@ -127,5 +115,5 @@ def test_side_by_side_survival_of_the_same_weights_differs_nowhere(open_app, run
     assert not at.exception, at.exception
     lengths = next(d.value for d in at.dataframe if "differs" in d.value.columns)
     assert not lengths["differs"].any()
-    z = _z(_figure(at, "Max-pool survival, copy − sample")["data"][0]["z"])
+    z = grid(figure(at, "Max-pool survival, copy − sample")["data"][0]["z"], float)
     assert np.nanmax(np.abs(z)) == 0 and np.isfinite(z).sum() == len(report_for("test", 0).survival)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from analysis.counterfactual import counterfactual
 from analysis.data import load_csv

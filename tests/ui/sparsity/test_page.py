@@ -10,7 +10,7 @@ from analysis.sparsity import sparsity_report
 from analysis.workflow import prepare_for_checkpoint
 from ui.sparsity import cache as screen_cache
 from ui.sparsity import tables as views
-from tests.ui.helpers import array, charts, markdown_tables
+from tests.ui.helpers import array, charts, figure, grid, markdown_tables
 from tests.conftest import SAMPLE_CSV
 
 PAGE = "ui/sparsity/page.py"
@@ -32,25 +32,12 @@ def reports(tiny_trained):
     return report
 
 
-def _figure(at, title_start: str) -> dict:
-    found = [f for f in charts(at) if f["layout"]["title"]["text"].startswith(title_start)]
-    assert found, f"no chart titled {title_start!r} among {[f['layout']['title']['text'] for f in charts(at)]}"
-    return found[0]
-
-
-def _grid(field) -> np.ndarray:
-    """A 2-D trace array (plotly writes numeric arrays as base64 'bdata' with a 'shape')."""
-    if isinstance(field, dict) and "shape" in field:
-        return array(field).reshape([int(n) for n in str(field["shape"]).split(",")])
-    return np.asarray(field)
-
-
 def _rows_z(at) -> np.ndarray:
-    return _grid(_figure(at, "Softmax rows")["data"][0]["z"]).astype(float)
+    return grid(figure(at, "Softmax rows")["data"][0]["z"]).astype(float)
 
 
 def _marks(at) -> pd.DatetimeIndex:
-    series = _figure(at, "load with the queries")
+    series = figure(at, "load with the queries")
     marks = [t for t in series["data"] if t["name"].startswith("selected queries")]
     return pd.DatetimeIndex(marks[0]["x"]) if marks else pd.DatetimeIndex([])
 
@@ -86,20 +73,20 @@ def test_renders_every_view_of_the_report(open_app, reports, monkeypatch):
     assert len(calls) == 1
     report = reports("test", 0)
     # the grid: one invisible, clickable marker per (site, head), carrying (site index, head)
-    grid = _figure(at, "Mean row entropy")
-    overlay = grid["data"][1]
+    heads = figure(at, "Mean row entropy")
+    overlay = heads["data"][1]
     assert overlay["type"] == "scatter" and overlay["marker"]["opacity"] < 0.05
-    cells = {tuple(int(v) for v in c) for c in _grid(overlay["customdata"])}
+    cells = {tuple(int(v) for v in c) for c in grid(overlay["customdata"])}
     assert cells == {(s, h) for s in range(4) for h in range(4)}
-    assert grid["layout"]["hoverdistance"] == -1
-    z = _grid(grid["data"][0]["z"]).astype(float)
+    assert heads["layout"]["hoverdistance"] == -1
+    z = grid(heads["data"][0]["z"]).astype(float)
     heads = report.heads
     cell = heads[(heads["site"] == "encoder.0.1") & (heads["head"] == 2)]
     np.testing.assert_allclose(z[1, 2], (cell["mean_entropy"] / cell["uniform_entropy"]).item())
     # sampled M̄ per query and head, the chosen site being the first encoder layer
-    scores = _figure(at, "sampled M̄ per query")
+    scores = figure(at, "sampled M̄ per query")
     expected = report.queries[report.queries.site == "encoder.0.0"].sort_values(["head", "position"])
-    np.testing.assert_allclose(_grid(scores["data"][0]["z"]).astype(float),
+    np.testing.assert_allclose(grid(scores["data"][0]["z"]).astype(float),
                                expected.sampled_mbar.to_numpy().reshape(4, 48))
     # the marked timestamps are head 0's selected queries
     chosen = expected[(expected["head"] == 0) & expected.selected]
@@ -121,7 +108,7 @@ def test_renders_every_view_of_the_report(open_app, reports, monkeypatch):
     np.testing.assert_allclose(agreement["Spearman ρ"], site.spearman_mean)
     np.testing.assert_allclose(agreement["chance (u / L_Q)"], 20 / 48)
     assert set(agreement["seeds"]) == {10}
-    scatter = _figure(at, "Head 0: sampled M̄ vs exact")
+    scatter = figure(at, "Head 0: sampled M̄ vs exact")
     assert sum(len(array(t["x"])) for t in scatter["data"]) == 48
     # the per-head summary
     _tab(at, "Every head")
@@ -133,7 +120,7 @@ def test_renders_every_view_of_the_report(open_app, reports, monkeypatch):
 def test_changing_the_head_only_reslices(open_app, reports, monkeypatch):
     calls = _counting(monkeypatch)
     at = _tab(open_app(PAGE), "Attention rows")
-    before, grid_before = _rows_z(at), _figure(at, "Mean row entropy")
+    before, grid_before = _rows_z(at), figure(at, "Mean row entropy")
     at.selectbox(key="sp_head").set_value(2).run()
     assert not at.exception
     rows = reports("test", 0).site_rows("encoder.0.0")
@@ -142,7 +129,7 @@ def test_changing_the_head_only_reslices(open_app, reports, monkeypatch):
     assert not np.allclose(after, before)
     assert "encoder.0.0 · head 2" in [h.value for h in at.header]
     # the grid's spec is unchanged, so the browser does not redraw it (the heading names the chosen head)
-    assert _figure(at, "Mean row entropy") == grid_before
+    assert figure(at, "Mean row entropy") == grid_before
     assert len(calls) == 1  # one report; the head switch re-sliced it
 
 
@@ -190,7 +177,7 @@ def test_changing_the_window_moves_the_marked_timestamps(open_app, reports):
     chosen = queries[(queries.site == "encoder.0.0") & (queries["head"] == 0) & queries.selected]
     assert list(moved) == list(pd.DatetimeIndex(chosen.sort_values("position").timestamp))
     assert list(moved) != list(first)
-    series = _figure(at, "load with the queries")
+    series = figure(at, "load with the queries")
     assert pd.Timestamp(series["data"][0]["x"][0]) == pd.Timestamp(queries.timestamp.min())
 
 
@@ -241,8 +228,7 @@ def test_side_by_side_compares_the_two_selections_on_the_same_rows(open_app, rep
     np.testing.assert_allclose(got["jaccard"].to_numpy(float), want["jaccard"].to_numpy(float))
     assert list(got["only sample"]) == list(want["only_a"]) and list(got["only other"]) == list(want["only_b"])
     # the chosen head (the first site, head 0): both models' selected queries drawn at their timestamps
-    figure = _figure(at, "encoder.0.0 h0: exact M")
-    by_name = {t["name"]: t for t in figure["data"]}
+    by_name = {t["name"]: t for t in figure(at, "encoder.0.0 h0: exact M")["data"]}
     theirs = other.queries[(other.queries.site == "encoder.0.0") & (other.queries["head"] == 0)]
     assert list(pd.DatetimeIndex(by_name["selected · other"]["x"])) == \
         list(pd.DatetimeIndex(theirs[theirs.selected]["timestamp"]))
