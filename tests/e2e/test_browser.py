@@ -151,6 +151,30 @@ def download(page, button: str) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(Path(info.value.path()).read_text()))
 
 
+def visit(browser, url: str, title: str):
+    """(context, page): a fresh context that accepts downloads, at `url`, once its page titled `title` has run."""
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    page = context.new_page()
+    page.goto(url)
+    page.get_by_role("heading", name=title, level=1).wait_for(timeout=SLOW)
+    settle(page)
+    return context, page
+
+
+def start_tiny_training(page, name: str) -> None:
+    """Fill the Data & model page's training form for a tiny model named `name` and press Train."""
+    for label, value in {"seq_len (encoder window)": 48, "label_len (decoder start)": 24, "pred_len (horizon)": 12,
+                         "d_model": 16, "d_ff": 32, "epochs": 1, "max steps per epoch (0: all)": 3,
+                         "batch size": 16}.items():
+        field = page.get_by_role("spinbutton", name=label, exact=True)
+        field.fill(str(value))
+        field.press("Tab")
+    field = page.get_by_role("textbox", name="Run name")
+    field.fill(name)
+    field.press("Tab")
+    page.get_by_role("button", name="Train", exact=True).click()
+
+
 def open_page(page, title: str) -> None:
     page.get_by_role("link", name=title).click()
     page.get_by_role("heading", name=title, level=1).wait_for(timeout=SLOW)
@@ -224,16 +248,7 @@ def test_upload_train_mask_forecast(browser, server, screenshots):
     assert page.locator('[data-testid="stMetricValue"]').first.inner_text() == "8,760"
 
     # train a tiny model in the background and watch it finish
-    for label, value in {"seq_len (encoder window)": 48, "label_len (decoder start)": 24, "pred_len (horizon)": 12,
-                         "d_model": 16, "d_ff": 32, "epochs": 1, "max steps per epoch (0: all)": 3,
-                         "batch size": 16}.items():
-        field = page.get_by_role("spinbutton", name=label, exact=True)
-        field.fill(str(value))
-        field.press("Tab")
-    name = page.get_by_role("textbox", name="Run name")
-    name.fill("e2e-mini")
-    name.press("Tab")
-    page.get_by_role("button", name="Train", exact=True).click()
+    start_tiny_training(page, "e2e-mini")
     page.get_by_role("heading", name="Run e2e-mini").wait_for(timeout=SLOW)
     page.get_by_role("heading", name="Run e2e-mini").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots / "1a-training.png"))  # live progress (may already be done)

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from tests.e2e.test_browser import (SLOW, VIEWPORT, browser, runs, screenshots, settle, shoot,  # noqa: F401 (fixtures)
-                                    streamlit_server)
+from tests.e2e.test_browser import (SLOW, browser, runs, screenshots, settle, shoot,  # noqa: F401 (fixtures)
+                                    streamlit_server, visit)
 
 
 @pytest.fixture(scope="module")
@@ -17,15 +17,6 @@ def server(runs, tmp_path_factory):
         yield url
 
 
-def _open(browser, url: str, title: str):
-    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-    page = context.new_page()
-    page.goto(url)
-    page.get_by_role("heading", name=title, level=1).wait_for(timeout=SLOW)
-    settle(page)
-    return context, page
-
-
 def _choose(page, label: str, option: str) -> None:
     page.get_by_role("combobox", name=label).click()
     page.get_by_role("option", name=option).click()
@@ -33,7 +24,7 @@ def _choose(page, label: str, option: str) -> None:
 
 
 def test_the_query_key_map_draws_tens_of_thousands_of_points_in_webgl(browser, server, screenshots):
-    context, page = _open(browser, f"{server}/qk-map", "Query/key map")
+    context, page = visit(browser, f"{server}/qk-map", "Query/key map")
     page.locator(".js-plotly-plot .gl-container canvas").first.wait_for(timeout=SLOW)
     assert "12,288 queries and 12,288 keys" in page.locator('[data-testid="stApp"]').inner_text()
     shoot(page, screenshots, "qk-map")
@@ -42,7 +33,7 @@ def test_the_query_key_map_draws_tens_of_thousands_of_points_in_webgl(browser, s
 
 def test_a_spike_moves_the_forecast_and_the_screen_downloads_as_an_offline_report(browser, server, screenshots,
                                                                                 tmp_path):
-    context, page = _open(browser, f"{server}/counterfactual", "Counterfactual editor")
+    context, page = visit(browser, f"{server}/counterfactual", "Counterfactual editor")
     _choose(page, "Edit", "a spike at t")
     metric = page.locator('[data-testid="stMetric"]').filter(has_text="Input cells changed")
     assert metric.inner_text().strip().endswith("1")
@@ -67,7 +58,7 @@ def test_a_spike_moves_the_forecast_and_the_screen_downloads_as_an_offline_repor
 
 
 def test_a_second_model_side_by_side_on_the_forecast(browser, server, screenshots):
-    context, page = _open(browser, f"{server}/forecast", "Forecast")
+    context, page = visit(browser, f"{server}/forecast", "Forecast")
     _choose(page, "Side by side with", "twin-copy")
     page.get_by_role("heading", name="Side by side with twin-copy").wait_for(timeout=SLOW)
     text = page.locator('[data-testid="stApp"]').inner_text()

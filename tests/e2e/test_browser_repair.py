@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tests.e2e.test_browser import (SLOW, VIEWPORT, browser, runs, screenshots, settle, shoot,  # noqa: F401 (fixtures)
-                                    streamlit_server)
+                                    start_tiny_training, streamlit_server, visit)
 
 PAGES = {"data-model": "Data & model", "forecast": "Forecast", "compare": "Compare", "head-masking": "Head masking",
          "sparsity": "Sparsity explorer", "pyramid": "Distilling pyramid", "ablation": "Ablation studies",
@@ -51,11 +51,7 @@ def server(runs, tmp_path_factory):
 
 def test_a_daylight_saving_gap_is_refused_repaired_trained_forecast_and_downloaded(browser, server, screenshots,
                                                                                  tmp_path):
-    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-    page = context.new_page()
-    page.goto(server)
-    page.get_by_role("heading", name="Data & model", level=1).wait_for(timeout=SLOW)
-    settle(page)
+    context, page = visit(browser, server, "Data & model")
     _upload(page, _dst_gap_csv(tmp_path / "last-sommerzeit.csv"))
     page.get_by_text("irregular spacing").first.wait_for(timeout=SLOW)
     assert "'28.03.2021 03:00'" in page.locator('[data-testid="stAlert"]').first.inner_text()
@@ -73,16 +69,7 @@ def test_a_daylight_saving_gap_is_refused_repaired_trained_forecast_and_download
     assert not page.get_by_role("button", name="Train", exact=True).is_disabled()
     shoot(page, screenshots, "8b-repaired")
 
-    for label, value in {"seq_len (encoder window)": 48, "label_len (decoder start)": 24, "pred_len (horizon)": 12,
-                         "d_model": 16, "d_ff": 32, "epochs": 1, "max steps per epoch (0: all)": 3,
-                         "batch size": 16}.items():
-        field = page.get_by_role("spinbutton", name=label, exact=True)
-        field.fill(str(value))
-        field.press("Tab")
-    name = page.get_by_role("textbox", name="Run name")
-    name.fill("e2e-repaired")
-    name.press("Tab")
-    page.get_by_role("button", name="Train", exact=True).click()
+    start_tiny_training(page, "e2e-repaired")
     page.get_by_text("It is now the active model.").wait_for(timeout=300_000)
     settle(page)
 
@@ -102,11 +89,7 @@ def test_a_daylight_saving_gap_is_refused_repaired_trained_forecast_and_download
 
 
 def test_empty_cells_are_refused_then_filled_forward(browser, server, tmp_path):
-    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-    page = context.new_page()
-    page.goto(server)
-    page.get_by_role("heading", name="Data & model", level=1).wait_for(timeout=SLOW)
-    settle(page)
+    context, page = visit(browser, server, "Data & model")
     _upload(page, _weekly_gaps_csv(tmp_path / "co2.csv"))
     page.get_by_text("missing values: 6 in 'co2'").wait_for(timeout=SLOW)
     page.get_by_role("button", name="Repair: carry values forward").click()
