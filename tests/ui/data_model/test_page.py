@@ -127,11 +127,16 @@ def _submit(at):
     buttons[0].click().run()
 
 
+def _tiny_form(at, *, epochs: int, max_steps: int) -> None:
+    """The training form set for the tiny model (seq 48 / label 24 / pred 12, d_model 16, batch 16)."""
+    for key, value in {"train_seq": 48, "train_label": 24, "train_pred": 12, "train_d_model": 16, "train_d_ff": 32,
+                       "train_epochs": epochs, "train_max_steps": max_steps, "train_batch": 16}.items():
+        at.number_input(key=key).set_value(value)
+
+
 def test_training_runs_in_the_background_and_becomes_the_active_model(open_app, runs_dir):
     at = open_app()
-    for key, value in {"train_seq": 48, "train_label": 24, "train_pred": 12, "train_d_model": 16,
-                       "train_d_ff": 32, "train_epochs": 1, "train_max_steps": 2, "train_batch": 16}.items():
-        at.number_input(key=key).set_value(value)
+    _tiny_form(at, epochs=1, max_steps=2)
     at.text_input(key="train_name").set_value("mini")
     _submit(at)
     assert not at.exception and not errors(at)
@@ -156,9 +161,7 @@ def test_training_runs_in_the_background_and_becomes_the_active_model(open_app, 
 
 def test_stop_keeps_the_best_weights_saves_and_adopts_the_run(open_app, runs_dir):
     at = open_app()
-    for key, value in {"train_seq": 48, "train_label": 24, "train_pred": 12, "train_d_model": 16,
-                       "train_d_ff": 32, "train_epochs": 3, "train_max_steps": 0, "train_batch": 16}.items():
-        at.number_input(key=key).set_value(value)
+    _tiny_form(at, epochs=3, max_steps=0)
     at.text_input(key="train_name").set_value("stopped-run")
     _submit(at)
     job = at.session_state[state.JOB_KEY]
