@@ -7,7 +7,7 @@ from analysis.counterfactual import counterfactual
 from analysis.data import DataSpec, prepare
 from analysis.errors import ConfigError
 from analysis.masking import masked_window_forecast
-from analysis.window_edits import Edit, apply_edit, parse_edit, window_frame
+from analysis.window_edits import Edit, apply_edit, edited_batches, parse_edit, window_frame
 from model import HeadMask
 
 SEQ, LABEL = 48, 24  # tests/conftest.py TINY_SPEC
@@ -120,6 +120,10 @@ def test_an_edit_that_changes_nothing_changes_nothing_bitwise(tiny_trained, tiny
     assert len(prob) == 3 * 4 and (prob.jaccard == 1).all() and (prob.n_entered == 0).all()
     for s in c.sites:
         assert np.array_equal(s.rows_original, s.rows_edited)
+    # what lets the editor reuse the first run for such an edit: the edited batch is the same, bit for bit
+    plain, edited, _ = edited_batches(tiny_prepared, "test", WINDOW, parse_edit(text))
+    for field in ("x_enc", "mark_enc", "x_dec", "mark_dec"):
+        assert torch.equal(getattr(plain, field), getattr(edited, field)), field
 
 
 def test_original_run_is_the_plain_forecast_and_the_edit_moves_the_selection(tiny_trained, tiny_prepared):
