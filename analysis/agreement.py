@@ -18,7 +18,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from model import Informer, active_count
+from model import Informer
+from model.attention import sample_sizes
 
 from .data import PreparedData
 from .intervals import mean_intervals
@@ -55,8 +56,9 @@ def topu_agreement(model: Informer, prepared: PreparedData, split: str = "test",
             Q = records[f"{site.name}.queries"].transpose(1, 2)  # [B, H, L_Q, D]
             K = records[f"{site.name}.keys"].transpose(1, 2)  # [B, H, L_K, D]
             sampled = records[f"{site.name}.scores"].double()  # [B, H, L_Q]
-            exact, _ = exact_sparsity(Q, K, model.attention_layer(site).causal)
-            u = active_count(model.config.factor, sampled.shape[-1])  # as the model selects
+            layer = model.attention_layer(site)
+            exact, _ = exact_sparsity(Q, K, layer.causal)
+            u = sample_sizes(layer.factor, Q.shape[2], K.shape[2], layer.active_counts)[1]  # as the layer selects
             shapes[site.name] = (u, sampled.shape[-1])
             columns.append(topk_agreement(sampled, exact, u).overlap)  # [B, H]
         per_window.append(np.concatenate(columns, axis=1))  # [B, sites·H]
