@@ -1,7 +1,7 @@
 """Typed errors. Every message names the problem (column, row, value) so the UI and CLI can show it as is.
 
-Messages are kept short (at most MESSAGE_CHARS characters, cut at a word): a cell that is 10 MB long must not
-become a 10-MB error line.
+Messages are kept short (at most MESSAGE_CHARS characters, cut in the middle at words, keeping the cause at the
+start and the way out at the end): a cell that is 10 MB long must not become a 10-MB error line.
 """
 from __future__ import annotations
 
@@ -9,9 +9,15 @@ MESSAGE_CHARS = 300
 
 
 def _short(message: str) -> str:
+    """At most MESSAGE_CHARS characters, cut in the middle at words: a message starts with what went wrong and
+    ends with the way out, and the content it echoes sits between them."""
     if len(message) <= MESSAGE_CHARS:
         return message
-    return message[: MESSAGE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    head = message[: MESSAGE_CHARS * 3 // 5].rsplit(" ", 1)[0]
+    room = MESSAGE_CHARS - len(head) - 3
+    tail = message[-room:]
+    tail = tail.split(" ", 1)[1] if " " in tail[:40] else tail
+    return f"{head} … {tail}"
 
 
 class InformerLabError(Exception):

@@ -166,6 +166,11 @@ def _candidates(ts: pd.DatetimeIndex) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def step_days(ts: pd.DatetimeIndex) -> float:
+    """The median step of sorted timestamps in days."""
+    return float(np.median(np.diff(ts.asi8))) / 86400e9 if len(ts) > 1 else 0.0
+
+
 def fit_frequency(timestamps: pd.DatetimeIndex) -> tuple[str, float]:
     """The step that best explains sorted, distinct timestamps with gaps or stray points, and the share of the
     timestamps on its grid (1.0: every timestamp is on it; only rows are missing).
@@ -185,7 +190,7 @@ def fit_frequency(timestamps: pd.DatetimeIndex) -> tuple[str, float]:
         except (ValueError, OverflowError):
             continue
         on = float(ts.isin(points).mean())
-        key = (on, -len(points))
+        key = (on, -len(points), alias[0].isalpha() and step_days(ts) >= 28)  # ties: a calendar rule (YS, MS)
         if best is None or key > best[0]:
             best = (key, alias)
     if best is None:

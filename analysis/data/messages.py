@@ -45,3 +45,27 @@ def rows_phrase(rows: Sequence[int], lines: np.ndarray | None, shown: int = SHOW
 def plural(n: int, word: str, words: str | None = None) -> str:
     """'1 gap', '3 gaps', '1,204 cells'."""
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def names_phrase(names: Sequence[str], budget: int = 120, *, quoted: bool = True) -> str:
+    """Names listed within about `budget` characters, each cut short: "'a', 'b', 'c', … (40 in all)". The echoed
+    content of a message stays bounded, so cutting a message to its 300 characters never cuts its cause."""
+    names = list(names)
+    shown, used = [], 0
+    for name in names:
+        text = cell(name, 30) if quoted else str(name)
+        if shown and used + len(text) > budget:
+            break
+        shown.append(text)
+        used += len(text) + 2
+    rest = len(names) - len(shown)
+    return ", ".join(shown) + (f", … ({len(names):,} in all)" if rest else "")
+
+
+def short_name(name: str, limit: int = 60) -> str:
+    """A file name cut in its middle when long ('very-long-na…e.csv'), so its extension stays visible."""
+    text = str(name)
+    if len(text) <= limit:
+        return text
+    keep = limit - 1
+    return f"{text[: keep - keep // 3]}…{text[-(keep // 3):]}"

@@ -1,168 +1,258 @@
 """Numeric columns: numbers as people export them, and the cells that are not numbers.
 
-A file's numbers follow one convention, decided from all its text columns at once:
+A file's numbers follow one convention, decided from every cell of the file (never from its first rows):
 
 - decimal point, optional thousands commas ('1,234.5', US/UK);
 - decimal comma, optional thousands points ('1.234,5', most of Europe);
 - either mark with spaces or apostrophes as thousands separators ('1 234,5', "1'234.5").
 
-Strong evidence decides ('3,14' has a decimal comma; '1,234,567' or '1,234.5' has thousands commas). A file
-whose only evidence is ambiguous ('1,234' alone) is read by its separator's convention (';' files: decimal
-comma) and the reading names the assumption and the option that settles it (`--decimal`). A file with both
-conventions is refused, naming a cell of each.
+A cell proves a convention when only one reading fits it: '3,14', '0,584' (a thousands group never follows a
+leading 0 or -0), '1234,5' (a group has 1–3 digits before it) or '1.234.567' prove a decimal comma; '12.5', '0.584',
+'1,234,567' or '1,234.5' a decimal point. '1,234' and '1.234' prove nothing. A file whose cells prove both
+conventions is refused, naming a cell of each; a file where nothing proves either and some cell reads both ways
+('1,234' could be 1.234 or 1234) is refused too, naming the column and the option that settles it (`--decimal`):
+the reader never guesses a factor of 1000.
 
-Cells that are not numbers in a numeric column, and infinite values, are errors naming the column, the count and
-the first rows, unless the read repairs them (they are then treated as missing, filled and listed in the repair
-report). A column with no number at all is text and is left out.
+Columns pandas already read as plain floats are re-read as text only when the file's numbers may have a decimal
+comma (a '1.000' there is one thousand, not one). Spreadsheet and Parquet cells that are numbers stay numbers.
+
+Cells that are not numbers in a numeric column, infinite values and values too large to compute with (beyond
+±MAX_MAGNITUDE, where the mean and variance overflow) are errors naming the column, the count and the first rows,
+unless the read repairs them (they are then treated as missing, filled and listed in the repair report). A column
+with no number at all (text, true/false, empty) is left out, and a note says which and why.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from analysis.errors import DataError
 
-from .messages import REPAIR_HINT, cell, plural, rows_phrase
+from .messages import REPAIR_HINT, cell, names_phrase, plural, rows_phrase
 from .table import is_text, text_cells
 
+MAX_MAGNITUDE = 1e150  # |value| above this overflows squares and sums of a column's statistics (1e300 · 1e7 rows)
 _GROUP = "[ '\u2019\u00a0\u202f]"  # space-like and apostrophe thousands separators
-PLAIN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-COMMA_DECIMAL = re.compile(r"^[+-]?\d*,\d+$")  # '3,14' (or '1,234': ambiguous when 3 digits follow)
-US_GROUPED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")  # '1,234' '1,234,567.8'
-EU_GROUPED = re.compile(r"^[+-]?\d{1,3}(\.\d{3})+(,\d*)?$")  # '1.234' '1.234.567,8'
-SPACE_GROUPED = re.compile(rf"^[+-]?\d{{1,3}}({_GROUP}\d{{3}})+([.,]\d*)?$")  # '1 234,5' "1'234.5"
+INTEGER = re.compile(r"^[+-]?\d+([eE][+-]?\d+)?$")
+POINT_PLAIN = re.compile(r"^[+-]?(\d+\.\d*|\.\d+)([eE][+-]?\d+)?$")  # '12.5', '.5', '1.234' (ambiguous)
+COMMA_PLAIN = re.compile(r"^[+-]?(\d+,\d*|,\d+)([eE][+-]?\d+)?$")  # '3,14', '0,584', '1,234' (ambiguous)
+US_GROUPED = re.compile(r"^[+-]?[1-9]\d{0,2}(,\d{3})+(\.\d*)?$")  # '1,234' '1,234,567.8' (never '0,584')
+EU_GROUPED = re.compile(r"^[+-]?[1-9]\d{0,2}(\.\d{3})+(,\d*)?$")  # '1.234' '1.234.567,8'
+SPACE_GROUPED = re.compile(rf"^[+-]?[1-9]\d{{0,2}}({_GROUP}\d{{3}})+([.,]\d*)?$")  # '1 234,5' "1'234.5"
 INFINITY = re.compile(r"^[+-]?(inf|infinity)$", re.IGNORECASE)
+KINDS = ("comma", "point", "ambiguous comma", "ambiguous point")
 
 
 @dataclass
 class Evidence:
-    """What a file's text cells say about its decimal mark: a cell that proves each convention."""
+    """What a file's cells say about its decimal mark: for each kind of cell, the first (column, cell) seen."""
 
-    comma: str | None = None  # a cell that needs a decimal comma
-    point: str | None = None  # a cell that needs a decimal point with thousands commas
-    ambiguous: str | None = None  # a cell readable both ways ('1,234')
+    seen: dict[str, tuple[str, str]] = field(default_factory=dict)
 
+    def add(self, kind: str, column: str, values: pd.Series, mask: pd.Series) -> None:
+        if kind not in self.seen and mask.any():
+            self.seen[kind] = (column, str(values[mask].iloc[0]))
 
-def _evidence_of(values: pd.Series, evidence: Evidence) -> None:
-    for text in values:
-        if COMMA_DECIMAL.match(text):
-            if len(text.split(",")[1]) != 3:
-                evidence.comma = evidence.comma or text
-            else:
-                evidence.ambiguous = evidence.ambiguous or text
-        elif US_GROUPED.match(text):
-            if text.count(",") > 1 or "." in text:
-                evidence.point = evidence.point or text
-            else:
-                evidence.ambiguous = evidence.ambiguous or text
-        elif EU_GROUPED.match(text) and (text.count(".") > 1 or "," in text):
-            evidence.comma = evidence.comma or text
-        elif SPACE_GROUPED.match(text):
-            if "," in text:
-                evidence.comma = evidence.comma or text
-            elif "." in text:
-                evidence.point = evidence.point or text
-        if evidence.comma and evidence.point:
-            return
+    def first(self, kind: str) -> tuple[str, str] | None:
+        return self.seen.get(kind)
 
 
-def decide_decimal(text_columns: dict[str, pd.Series], separator: str, option: str | None
-                   ) -> tuple[str, str | None]:
-    """(the decimal mark, a note naming an assumption or None). DataError when the file mixes conventions."""
+def classify(column: str, text: pd.Series, evidence: Evidence) -> None:
+    """Add what the stripped cells `text` (no missing cells) prove about the decimal mark to `evidence`."""
+    if text.empty:
+        return
+    point_plain, comma_plain = text.str.match(POINT_PLAIN), text.str.match(COMMA_PLAIN)
+    us, eu, space = text.str.match(US_GROUPED), text.str.match(EU_GROUPED), text.str.match(SPACE_GROUPED)
+    single_comma = us & (text.str.count(",") == 1) & ~text.str.contains(".", regex=False)
+    single_point = eu & (text.str.count(r"\.") == 1) & ~text.str.contains(",", regex=False)
+    evidence.add("comma", column, text, (comma_plain & ~single_comma) | (eu & ~single_point)
+                 | (space & text.str.contains(",", regex=False)))
+    evidence.add("point", column, text, (point_plain & ~single_point) | (us & ~single_comma)
+                 | (space & text.str.contains(".", regex=False)))
+    evidence.add("ambiguous comma", column, text, single_comma)
+    evidence.add("ambiguous point", column, text, single_point)
+
+
+def decide(evidence: Evidence, option: str | None) -> tuple[str, str | None]:
+    """(the decimal mark, a note or None). DataError when the cells prove both marks, or when some cell reads
+    both ways and none decides."""
     if option is not None:
         if option not in (".", ","):
             raise DataError(f"decimal must be '.' or ',', got {cell(option)}")
         return option, None
-    evidence = Evidence()
-    for values in text_columns.values():
-        _evidence_of(values.dropna(), evidence)
-        if evidence.comma and evidence.point:
-            raise DataError(f"the file mixes number formats: {cell(evidence.point)} has a decimal point and "
-                            f"{cell(evidence.comma)} a decimal comma; choose one with --decimal . or --decimal ,")
-    if evidence.comma:
-        return ",", f"numbers read with a decimal comma (e.g. {cell(evidence.comma)}); --decimal . reads them otherwise"
-    if evidence.point:
-        return ".", f"numbers read with thousands commas (e.g. {cell(evidence.point)})"
-    if evidence.ambiguous:
-        mark = "," if separator == ";" else "."
-        meaning = "a decimal comma" if mark == "," else "a thousands comma"
-        other = "." if mark == "," else ","
-        return mark, (f"{cell(evidence.ambiguous)} read with {meaning} (the file is {separator!r}-separated); "
-                      f"--decimal {other} reads it the other way")
+    comma, point = evidence.first("comma"), evidence.first("point")
+    if comma and point:
+        raise DataError(f"the file mixes number formats: {cell(point[1])} (column {cell(point[0], 30)}) has a "
+                        f"decimal point and {cell(comma[1])} (column {cell(comma[0], 30)}) a decimal comma; choose "
+                        "one with --decimal . or --decimal ,", column=comma[0], value=comma[1])
+    if comma:
+        return ",", f"numbers read with a decimal comma (e.g. {cell(comma[1])} in column {cell(comma[0], 30)})"
+    if point:
+        ambiguous = evidence.first("ambiguous comma")
+        return ".", (f"numbers read with thousands commas (e.g. {cell(ambiguous[1])})" if ambiguous else None)
+    ambiguous = evidence.first("ambiguous comma")
+    if ambiguous:
+        column, text = ambiguous
+        as_comma = text.replace(".", "").replace(",", ".")
+        raise DataError(f"column {cell(column)}: {cell(text)} reads as {as_comma} with a decimal comma or as "
+                        f"{text.replace(',', '')} with a thousands comma, and no cell of the file decides; choose "
+                        "with --decimal , or --decimal . (in the app: Decimal mark)", column=column, value=text)
     return ".", None
 
 
 def to_numbers(values: pd.Series, decimal: str) -> pd.Series:
-    """float64 of stripped text cells (None: missing → NaN); NaN where a cell is not a number."""
+    """float64 of stripped text cells (None: missing → NaN); NaN where a cell is not a number written with the
+    decimal mark `decimal` (and its thousands separators)."""
     text = values.dropna()
-    if decimal == ",":
-        text = text.str.replace(rf"({_GROUP}|\.)(?=\d{{3}}(\D|$))", "", regex=True).str.replace(",", ".", regex=False)
-    else:
-        text = text.str.replace(rf"({_GROUP}|,)(?=\d{{3}}(\D|$))", "", regex=True)
     out = pd.Series(np.nan, index=values.index, dtype="float64")
-    out[text.index] = pd.to_numeric(text, errors="coerce")
+    if text.empty:
+        return out
+    space = text.str.match(SPACE_GROUPED)
+    if decimal == ",":
+        ok = text.str.match(INTEGER) | text.str.match(COMMA_PLAIN) | text.str.match(EU_GROUPED) | \
+            (space & ~text.str.contains(".", regex=False))
+        clean = text[ok].str.replace(rf"{_GROUP}|\.", "", regex=True).str.replace(",", ".", regex=False)
+    else:
+        ok = text.str.match(INTEGER) | text.str.match(POINT_PLAIN) | text.str.match(US_GROUPED) | \
+            (space & ~text.str.contains(",", regex=False))
+        clean = text[ok].str.replace(rf"{_GROUP}|,", "", regex=True)
+    with np.errstate(over="ignore"):
+        out[clean.index] = pd.to_numeric(clean, errors="coerce").astype("float64")
     return out
 
 
 @dataclass
 class NumericColumns:
-    """The value columns of a file. bad: column → (rows, raw cells) of its cells that are not finite numbers
-    (blanked in `values`)."""
+    """The value columns of a file. bad: column → (rows, raw cells) of its cells that are not finite numbers of a
+    usable size (blanked in `values`); dropped: columns left out; why: column → the reason it was left out."""
 
     values: pd.DataFrame
     dropped: list[str]
     notes: list[str]
     bad: dict[str, tuple[np.ndarray, list[str]]] = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)
 
 
-def read_numbers(cells: pd.DataFrame, *, separator: str, decimal: str | None, lines: np.ndarray, name: str,
-                 repair: bool) -> NumericColumns:
-    """[N, C] float64 of the numeric columns in file order (missing cells NaN). Text columns (no number at all)
-    are left out; unless `repair`, a cell that is not a finite number in a numeric column is a DataError naming
-    its column, the count, the first rows and the repair option."""
-    text = {c: text_cells(cells[c]) for c in cells.columns if is_text(cells[c])}
-    mark, note = decide_decimal(text, separator, decimal)
+def _typed_split(column: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """An object column of a spreadsheet: (its number cells as float64 with NaN elsewhere, its other cells as
+    stripped text with None elsewhere)."""
+    is_number = column.map(lambda v: isinstance(v, (int, float, np.integer, np.floating))
+                           and not isinstance(v, (bool, np.bool_)) and not pd.isna(v)).astype(bool)
+    numbers = pd.to_numeric(column.where(is_number), errors="coerce").astype("float64")
+    return numbers, text_cells(column.where(~is_number))
+
+
+def dropped_note(why: dict[str, str]) -> str | None:
+    """'left out of the model: 'summary' (text, e.g. 'sunny'), 'ok' (true/false), 'spare' (empty)'."""
+    if not why:
+        return None
+    parts = [f"{cell(c, 30)} ({reason})" for c, reason in why.items()]
+    return "left out of the model (no numbers): " + names_phrase(parts, quoted=False)
+
+
+def read_numbers(cells: pd.DataFrame, *, decimal: str | None, lines: np.ndarray, name: str, repair: bool,
+                 reread: Callable[[list[str]], pd.DataFrame] | None = None, typed: bool = False) -> NumericColumns:
+    """[N, C] float64 of the numeric columns in file order (missing cells NaN). Columns without any number are
+    left out (see `NumericColumns.why`); unless `repair`, a cell that is not a finite number of a usable size in a
+    numeric column is a DataError naming its column, the count, the first rows and the repair option.
+
+    reread(columns): the cells of those columns as the file's text (None: missing), for float columns of a file
+    whose numbers may have a decimal comma. typed: a spreadsheet or Parquet file (numbers are numbers)."""
+    text: dict[str, pd.Series] = {}
+    typed_numbers: dict[str, pd.Series] = {}
+    for c in cells.columns:
+        if is_text(cells[c]):
+            if typed:
+                typed_numbers[c], text[c] = _typed_split(cells[c])
+            else:
+                text[c] = text_cells(cells[c])
+    evidence = Evidence()
+    for c, values in text.items():
+        classify(c, values.dropna(), evidence)
+    floats = [c for c in cells.columns if c not in text and not typed and cells[c].dtype.kind == "f"]
+    commas = decimal == "," or (decimal is None and (evidence.first("comma") or evidence.first("ambiguous comma")))
+    if commas and floats and reread is not None:  # '1.000' is one thousand in a decimal-comma file
+        again = reread(floats)
+        for c in floats:
+            text[c] = text_cells(again[c])
+            classify(c, text[c].dropna(), evidence)
+    mark, note = decide(evidence, decimal)
     columns: dict[str, pd.Series] = {}
-    dropped, bad = [], {}
+    dropped, bad, why = [], {}, {}
     for c in cells.columns:
         column = cells[c]
-        if column.dtype == bool or (c not in text and not pd.api.types.is_numeric_dtype(column)):
-            dropped.append(c)
+        if column.dtype == bool or pd.api.types.is_bool_dtype(column):
+            why[c] = "true/false"
             continue
         if c in text:
             raw = text[c]
             numbers = to_numbers(raw, mark)
+            if c in typed_numbers:
+                numbers = numbers.fillna(typed_numbers[c])
+                raw = raw.where(raw.notna(), typed_numbers[c].map(lambda v: None if pd.isna(v) else repr(v)))
             infinite = raw.notna() & raw.fillna("").str.match(INFINITY)
             not_number = (raw.notna() & numbers.isna() & ~infinite).to_numpy()
-            if raw.isna().all() or not_number[raw.notna().to_numpy()].all():
-                dropped.append(c)
+            if raw.isna().all():
+                why[c] = "empty"
+                continue
+            if not_number[raw.notna().to_numpy()].all():
+                sample = raw.dropna()
+                lowered = set(sample.str.lower().unique()[:3])
+                why[c] = "true/false" if lowered <= {"true", "false"} else f"text, e.g. {cell(sample.iloc[0], 20)}"
                 continue
             problem = not_number | infinite.to_numpy()
-        else:
+        elif pd.api.types.is_numeric_dtype(column):
             numbers = column.astype("float64")
             if numbers.isna().all():  # an empty column (a trailing separator on every line)
-                dropped.append(c)
+                why[c] = "empty"
                 continue
             raw = column
             problem = np.isinf(numbers.to_numpy())
+        else:
+            why[c] = "dates" if pd.api.types.is_datetime64_any_dtype(column) else "not numbers"
+            continue
+        values = numbers.to_numpy()
+        with np.errstate(invalid="ignore"):
+            problem = problem | (np.abs(values) > MAX_MAGNITUDE) & np.isfinite(values)
         if problem.any():
             rows = np.flatnonzero(problem)
             bad[c] = (rows, [str(raw.iloc[r]) for r in rows])
             numbers = numbers.where(~problem)
         columns[c] = numbers
+    dropped = list(why)
     if not columns:
-        detail = f" (columns without numbers: {', '.join(dropped[:8])})" if dropped else ""
-        raise DataError(f"{name} has no numeric column to forecast{detail}")
+        detail = f" (columns without numbers: {names_phrase(dropped)})" if dropped else ""
+        raise DataError(f"no numeric column to forecast in {cell(name, 60)}{detail}")
     if bad and not repair:
-        c, (rows, shown) = next(iter(bad.items()))
-        what = "infinite" if all(INFINITY.match(s.strip()) for s in shown) else "not a number"
-        raise DataError(f"column {cell(c)}: {plural(len(rows), 'cell')} {what} ({cell(shown[0])} at "
-                        f"{rows_phrase(rows, lines)}); fix the cells, or treat them as missing with {REPAIR_HINT}",
-                        column=c, row=int(rows[0]), value=shown[0], repairable=True)
-    return NumericColumns(pd.DataFrame(columns), dropped, [note] if note else [], bad)
+        raise _bad_cells_error(bad, lines)
+    notes = [n for n in (note, dropped_note(why)) if n]
+    return NumericColumns(pd.DataFrame(columns), dropped, notes, bad, why)
 
 
-__all__ = ["NumericColumns", "decide_decimal", "read_numbers", "to_numbers"]
+def _bad_cells_error(bad: dict[str, tuple[np.ndarray, list[str]]], lines: np.ndarray) -> DataError:
+    c, (rows, shown) = next(iter(bad.items()))
+    where = f"({cell(shown[0])} at {rows_phrase(rows, lines)})"
+    if all(INFINITY.match(s.strip()) for s in shown):
+        problem = f"{plural(len(rows), 'cell')} infinite {where}"
+    elif all(_too_large(s) for s in shown):
+        problem = (f"{plural(len(rows), 'cell')} too large to compute with {where}: beyond ±{MAX_MAGNITUDE:.0e} the "
+                   "mean and variance overflow; rescale the column (or it is a placeholder)")
+    else:
+        problem = f"{plural(len(rows), 'cell')} not a number {where}"
+    return DataError(f"column {cell(c)}: {problem}; fix the cells, or treat them as missing with {REPAIR_HINT}",
+                     column=c, row=int(rows[0]), value=shown[0], repairable=True)
+
+
+def _too_large(text: str) -> bool:
+    try:
+        value = float(str(text).replace(",", "."))
+    except ValueError:
+        return False
+    return np.isfinite(value) and abs(value) > MAX_MAGNITUDE
+
+
+__all__ = ["MAX_MAGNITUDE", "NumericColumns", "classify", "decide", "read_numbers", "to_numbers"]

@@ -1,27 +1,32 @@
-"""Stage 1 of the data pipeline: read a CSV (path, bytes or upload) into a regular SeriesFrame, or say why not.
+"""Stage 1 of the data pipeline: read a data file (path, bytes or upload) into a regular SeriesFrame, or say why not.
 
-    read_source / decode / read_table      bytes → text → cells                    (table.py)
-    find_times                             which column holds the timestamps      (timestamps.py)
+    read_source / open_table               bytes → cells: CSV, .gz/.zip, .xlsx, Parquet  (table.py, sources.py)
+    find_times                             which column holds the timestamps      (timestamps.py, calendar_columns.py)
+    find_id_column                         a long table's series id                (long_tables.py)
     read_numbers                           the numeric columns                     (numbers.py)
-    regularise                             order, duplicates, gaps, missing cells  (repair.py)
+    regularise / read_long                 order, duplicates, gaps, missing cells  (repair.py, long_align.py)
 
-`ReadOptions` carries what a user can settle: the datetime column, the repair (`"none"` refuses an irregular file
-and names the option that repairs it), the frequency, day-first dates, the decimal mark. Every change a repair
-makes is in `SeriesFrame.repairs`; every assumption the reading made is in `SeriesFrame.notes`.
+`ReadOptions` carries what a user can settle: the datetime column (or two: `year,quarter`), the repair (`"none"`
+refuses an irregular file and names the option that repairs it), the frequency, day-first dates, the decimal mark,
+a spreadsheet's sheet, a long table's id column and the series to read. Every change a repair makes is in
+`SeriesFrame.repairs`; every assumption the reading made is in `SeriesFrame.notes`.
 """
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 
 from analysis.errors import DataError
 
+from .long_tables import LongTable, find_id_column, read_long
 from .messages import cell
 from .numbers import read_numbers
 from .repair import FILLS, Fill, RepairReport, empty_report, regularise
-from .table import Progress, Source, decode, is_text, read_source, read_table, text_cells
+from .sources import open_table
+from .table import Progress, Source, is_text, read_source, text_cells
 from .timestamps import TIME_NAMES, find_times
 
 logger = logging.getLogger(__name__)
@@ -31,21 +36,39 @@ DATETIME_NAMES = TIME_NAMES  # kept for callers of the old name
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How to read a CSV. repair: "none" (refuse what is irregular), "interpolate" or "ffill" (see repair.py);
-    freq: the grid to regularise to (None: inferred); dayfirst: None decides from the column; decimal: "." or
-    "," (None: decided from the file)."""
+    """How to read a file. datetime_column: a column, or 'year,quarter' (also year,month / year,week); repair:
+    "none" (refuse what is irregular), "interpolate" or "ffill" (see repair.py); freq: the grid to regularise to
+    (None: inferred); dayfirst: None decides from the column; decimal: "." or "," (None: decided from the file);
+    sheet: a spreadsheet's sheet (None: the first); id_column: a long table's series id (None: found by content);
+    series: the series of a long table to read (None: all; each item an id or ids separated by commas)."""
 
     datetime_column: str | None = None
     repair: Fill = "none"
     freq: str | None = None
     dayfirst: bool | None = None
     decimal: str | None = None
+    sheet: str | None = None
+    id_column: str | None = None
+    series: tuple[str, ...] | None = None
 
     def __post_init__(self):
         if self.repair not in FILLS:
             raise DataError(f"repair must be one of {', '.join(FILLS)}, got {cell(self.repair)}")
         if self.decimal not in (None, ".", ","):
             raise DataError(f"decimal must be '.' or ',', got {cell(self.decimal)}")
+        if isinstance(self.series, str):
+            object.__setattr__(self, "series", (self.series,))
+        elif self.series is not None:
+            object.__setattr__(self, "series", tuple(str(s) for s in self.series) or None)
+        for name in ("datetime_column", "freq", "sheet", "id_column"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise DataError(f"{name.replace('_', ' ')} must be a non-empty name, got {cell(value)}")
+
+    @property
+    def key(self) -> str:
+        """Every option, unambiguously (for cache keys)."""
+        return json.dumps(asdict(self), sort_keys=True, default=list)
 
     @property
     def repairs(self) -> bool:
@@ -61,9 +84,12 @@ class SeriesFrame:
     datetime_column: the column the timestamps came from
     freq:            pandas offset alias ('h', '15min', 'D', 's', 'W-SUN', 'MS', ...)
     name:            the file name, or 'upload' for raw bytes
-    dropped_columns: columns with no numeric value at all (text or empty), left out of `values`
+    dropped_columns: columns with no numeric value at all (text, true/false, empty), left out of `values`
     repairs:         every change a repair made (empty when the file needed none)
-    notes:           assumptions the reading made (decimal mark, date order, UTC offsets, renamed columns)
+    notes:           assumptions the reading made (decimal mark, date order, UTC offsets, renamed columns, the
+                     columns left out and why, a long table's id column and the span its series share)
+    long:            a long table's id column and series (None for a wide table)
+    dropped_why:     column → why it was left out ('text, e.g. …', 'true/false', 'empty')
     """
 
     timestamps: pd.DatetimeIndex
@@ -74,6 +100,8 @@ class SeriesFrame:
     dropped_columns: tuple[str, ...] = ()
     repairs: RepairReport = field(default_factory=empty_report)
     notes: tuple[str, ...] = ()
+    long: LongTable | None = None
+    dropped_why: tuple[tuple[str, str], ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -86,7 +114,9 @@ class SeriesFrame:
 
 def load_csv(source: Source, options: ReadOptions | None = None, *, progress: Progress | None = None,
              **settings) -> SeriesFrame:
-    """Read, validate and (when `options.repair` says so) repair a CSV of timestamps and numeric columns.
+    """Read, validate and (when `options.repair` says so) repair a data file: CSV (any separator, .gz/.bz2/.xz, a
+    .zip holding one), a spreadsheet (.xlsx) or Parquet, wide (a time column, one column per variable) or long
+    (an id column, a time column, values).
 
     `source` is a path (str / Path), the file's bytes, or a binary file-like object (Streamlit's UploadedFile).
     `settings` are ReadOptions fields (`load_csv(path, datetime_column="ds", repair="interpolate")`).
@@ -94,32 +124,52 @@ def load_csv(source: Source, options: ReadOptions | None = None, *, progress: Pr
 
     Raises DataError naming the problem, column, row and value, with `repairable` set (and the option named)
     where a repair would fix it: an empty file or no data rows, bytes that are not UTF-8, no datetime column,
-    unreadable or missing timestamps, cells that are not numbers, infinite values, no numeric column, duplicated
-    or unsorted timestamps, irregular spacing, missing values, and a step the time features cannot encode.
+    unreadable or missing timestamps, cells that are not numbers, infinite or overflowing values, no numeric
+    column, duplicated or unsorted timestamps, irregular spacing, missing values, a step the time features cannot
+    encode; for a long table (SeriesError, with its series) an unknown series, series sharing no span or stepping
+    differently, and the same checks per series, naming it.
     """
     options = replace(options or ReadOptions(), **settings) if settings else (options or ReadOptions())
     data, name = read_source(source)
-    table = read_table(decode(data), name, repair=options.repairs, progress=progress)
+    table = open_table(data, name, sheet=options.sheet, repair=options.repairs, progress=progress)
     notes = [f"column {position + 1} {'had no name' if not old else f'repeats {old!r}'}: named {new!r}"
              for position, old, new in table.renamed]
     times = find_times(table, options.datetime_column, options.dayfirst)
     notes += [times.note] if times.note else []
+    id_column, id_note = find_id_column(table, times, options.id_column)
+    if id_column is None and options.series:
+        raise DataError("--series picks series of a long table, but no column says which series a row belongs to; "
+                        "name it with --id-column (in the app: Series id column)")
     if progress is not None:
         progress(1.0, "reading the numbers")
-    rest = table.cells.drop(columns=[times.column])
-    numbers = read_numbers(rest, separator=table.separator, decimal=options.decimal, lines=table.lines, name=name,
-                           repair=options.repairs)
-    notes += numbers.notes
-    raw_times = text_cells(table.cells[times.column]) if is_text(table.cells[times.column]) \
-        else table.cells[times.column].astype(object)
-    timestamps, values, freq, report = regularise(
-        times.values, numbers.values, raw_times=raw_times, column=times.column, lines=table.lines,
-        fill=options.repair, freq=options.freq, bad_cells=numbers.bad)
+    rest = table.cells.drop(columns=[*times.sources, *([id_column] if id_column else [])])
+    numbers = read_numbers(rest, decimal=options.decimal, lines=table.lines, name=name, repair=options.repairs,
+                           reread=table.reread, typed=table.typed)
+    raw_times = _raw_times(table, times)
+    long = None
+    if id_column is not None:
+        timestamps, values, freq, report, long_notes, long = read_long(
+            table, times, id_column, numbers, raw_times=raw_times, options=options, note=id_note)
+        notes = long_notes[:1] + notes + numbers.notes + long_notes[1:]
+    else:
+        notes += numbers.notes
+        timestamps, values, freq, report = regularise(
+            times.values, numbers.values, raw_times=raw_times, column=times.column, lines=table.lines,
+            fill=options.repair, freq=options.freq, bad_cells=numbers.bad)
     timestamps = pd.DatetimeIndex(timestamps, name=times.column)
     values.index = timestamps
     logger.info("loaded %s: %d rows, %d numeric columns, freq %s, %d repairs", name, len(timestamps),
                 values.shape[1], freq, len(report.changes))
-    return SeriesFrame(timestamps, values, times.column, freq, name, tuple(numbers.dropped), report, tuple(notes))
+    return SeriesFrame(timestamps, values, times.column, freq, name, tuple(numbers.dropped), report, tuple(notes),
+                       long, tuple(numbers.why.items()))
 
 
-__all__ = ["DATETIME_NAMES", "ReadOptions", "SeriesFrame", "Source", "load_csv"]
+def _raw_times(table, times) -> pd.Series:
+    """The timestamp cells as written, for messages."""
+    if times.raw is not None:
+        return times.raw.reset_index(drop=True)
+    column = table.cells[times.column]
+    return text_cells(column) if is_text(column) else column.astype(object)
+
+
+__all__ = ["DATETIME_NAMES", "LongTable", "ReadOptions", "SeriesFrame", "Source", "load_csv"]

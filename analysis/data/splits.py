@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis.errors import ConfigError, DataError
 
+from .budget import ETT_HOURLY_BORDERS, fitting_sizes, split_borders
 from .calendar import n_time_features, time_features
 from .reading import SeriesFrame
 from .scaling import Scaler, fit_scaler
@@ -19,8 +20,6 @@ logger = logging.getLogger(__name__)
 Features = Literal["M", "S", "MS"]
 
 ETT_COLUMNS = ("HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT")
-# Official ETT borders in hours: 12 months train, 4 months val, 4 months test (30-day months).
-ETT_HOURLY_BORDERS = (12 * 30 * 24, 16 * 30 * 24, 20 * 30 * 24)  # 8640, 11520, 14400
 ETT_STEPS_PER_HOUR = {"h": 1, "15min": 4}
 SPLITS = ("train", "val", "test")
 
@@ -74,27 +73,6 @@ def column_layout(value_columns: Sequence[str], spec: DataSpec) -> tuple[tuple[s
         inputs = tuple(c for c in value_columns if c != spec.target) + (spec.target,)
     targets = inputs if spec.features == "M" else (spec.target,)
     return inputs, targets
-
-
-def split_borders(n_rows: int, seq_len: int, *, ett_steps_per_hour: int | None = None) -> dict[str, tuple[int, int]]:
-    """Row ranges [start, stop) of train / val / test, in time order.
-
-    ETT (`ett_steps_per_hour` 1 or 4): train [0, 8640), val [8640 - seq_len, 11520),
-    test [11520 - seq_len, 14400) in hours, times the steps per hour. Otherwise 70 / 10 / 20 by row
-    count. Val and test start seq_len rows early so that their first window's history is real.
-    """
-    if ett_steps_per_hour is not None:
-        train_end, val_end, test_end = (b * ett_steps_per_hour for b in ETT_HOURLY_BORDERS)
-    else:
-        num_train = int(n_rows * 0.7)
-        num_test = int(n_rows * 0.2)
-        num_val = n_rows - num_train - num_test
-        train_end, val_end, test_end = num_train, num_train + num_val, n_rows
-    return {
-        "train": (0, train_end),
-        "val": (max(0, train_end - seq_len), val_end),
-        "test": (max(0, val_end - seq_len), test_end),
-    }
 
 
 def ett_steps_per_hour(frame: SeriesFrame) -> int | None:
@@ -179,7 +157,7 @@ def prepare(frame: SeriesFrame, spec: DataSpec) -> PreparedData:
     columns, targets = column_layout(frame.columns, spec)
     ett = ett_steps_per_hour(frame)
     borders = split_borders(frame.n_rows, spec.seq_len, ett_steps_per_hour=ett)
-    _check_split_sizes(borders, spec, frame)
+    _check_split_sizes(borders, spec, frame, ett)
     raw = frame.values[list(columns)].to_numpy(dtype="float64")  # [N_all, enc_in]
     train_start, train_stop = borders["train"]
     scaler = fit_scaler(raw[train_start:train_stop], columns)
@@ -199,16 +177,19 @@ def prepare(frame: SeriesFrame, spec: DataSpec) -> PreparedData:
                         frame.freq, ett is not None)
 
 
-def _check_split_sizes(borders: dict[str, tuple[int, int]], spec: DataSpec, frame: SeriesFrame) -> None:
+def _check_split_sizes(borders: dict[str, tuple[int, int]], spec: DataSpec, frame: SeriesFrame, ett: int | None
+                       ) -> None:
     need = spec.seq_len + spec.pred_len
     for name, (start, stop) in borders.items():
         have = max(0, min(stop, frame.n_rows) - start)
         if have < need:
+            fit = fitting_sizes(frame.n_rows, spec, ett_steps_per_hour=ett)
+            way = (f"use a longer file, or windows that fit it: {fit.flags(32)} (in the app: the button under the "
+                   "Train form)") if fit is not None else "use a longer file: not even the shortest windows fit"
             raise DataError(
-                f"the {name} split of {frame.name} has {have} rows, but a window needs at least "
-                f"seq_len + pred_len = {spec.seq_len} + {spec.pred_len} = {need} rows "
-                f"(the file has {frame.n_rows} rows); use a longer file or shorter windows"
-            )
+                f"the file is too short for these windows: its {name} split has {have} rows, but a window needs "
+                f"seq_len + pred_len = {spec.seq_len} + {spec.pred_len} = {need} (of {frame.n_rows} rows in all); "
+                f"{way}")
 
 
 __all__ = ["DataSpec", "ETT_COLUMNS", "ETT_HOURLY_BORDERS", "ETT_STEPS_PER_HOUR", "Features", "PreparedData", "SPLITS",

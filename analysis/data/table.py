@@ -10,6 +10,7 @@ import csv
 import io
 import logging
 import os
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ import pandas as pd
 
 from analysis.errors import DataError
 
-from .messages import REPAIR_HINT, cell
+from .messages import REPAIR_HINT, cell, names_phrase, short_name
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +29,7 @@ Source = Union[str, os.PathLike, bytes, IO[bytes]]
 Progress = Callable[[float, str], None]  # (fraction done, what is being done)
 CHUNK_ROWS = 20_000  # rows per chunk when a big file is read with progress
 CHUNKED_BYTES = 8 << 20  # files larger than this are read in chunks, reporting progress
+MAX_BYTES = 1 << 30  # the largest file, or decompressed content, that is read (checked before reading)
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,8 +38,10 @@ class RawTable:
 
     cells:    one column per header name (made unique), pandas-inferred dtypes (float/int where every cell is a
               plain number or missing, else object holding strings); blank lines removed
-    lines:    [N] the 1-based line of the file each row sits on (the header is line 1)
+    lines:    [N] the 1-based line of the file each row sits on (the header is line 1; a sheet's row numbers)
     renamed:  (position, old name, new name) for header names that were blank or repeated
+    reread:   (columns) → those columns' cells as the file's text (None: missing), for a CSV
+    typed:    a spreadsheet or Parquet file: its number cells are numbers, its date cells dates
     """
 
     name: str
@@ -45,29 +49,57 @@ class RawTable:
     cells: pd.DataFrame
     lines: np.ndarray
     renamed: tuple[tuple[int, str, str], ...] = ()
+    reread: Callable[[list[str]], pd.DataFrame] | None = None
+    typed: bool = False
+
+
+def _file_bytes(path: Path) -> bytes:
+    """A regular file's bytes; DataError naming a folder, a named pipe, a device or a socket as such (reading one
+    could block or never end), a missing or unreadable file, or one over MAX_BYTES (checked before reading)."""
+    shown = cell(str(path), 120)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise DataError(f"file not found: {shown}") from None
+    except OSError as err:
+        raise DataError(f"cannot read {shown}: {err.strerror or err}") from None
+    kinds = ((stat.S_ISDIR, "a folder, not a file; give the data file inside it"),
+             (stat.S_ISFIFO, "a named pipe (FIFO), not a file; save the data to a file and give that"),
+             (stat.S_ISCHR, "a device, not a file"), (stat.S_ISBLK, "a block device, not a file"),
+             (stat.S_ISSOCK, "a socket, not a file"))
+    for test, what in kinds:
+        if test(info.st_mode):
+            raise DataError(f"{shown} is {what}")
+    if info.st_size > MAX_BYTES:
+        raise DataError(f"{shown} is {info.st_size / 1e9:.1f} GB; the largest file read is {MAX_BYTES / 1e9:.1f} GB "
+                        "(split it, or keep the columns and rows you need)")
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise DataError(f"cannot read {shown}: {err.strerror or err}") from None
 
 
 def read_source(source: Source) -> tuple[bytes, str]:
     """The raw bytes of a path, bytes object or binary file-like, and a display name."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), "upload"
-    if isinstance(source, (str, os.PathLike)):
+        data, name = bytes(source), "upload"
+    elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        if not path.is_file():
-            raise DataError(f"file not found: {cell(str(path), 200)}")
-        return path.read_bytes(), path.name
-    if hasattr(source, "getvalue"):  # UploadedFile, BytesIO: the whole buffer, wherever the cursor is
+        return _file_bytes(path), path.name
+    elif hasattr(source, "getvalue"):  # UploadedFile, BytesIO: the whole buffer, wherever the cursor is
         data = source.getvalue()
     elif hasattr(source, "read"):
         if getattr(source, "seekable", lambda: False)():
             source.seek(0)
-        data = source.read()
+        data = source.read(MAX_BYTES + 1)
     else:
         raise DataError(f"cannot read a CSV from a {type(source).__name__}; pass a path, bytes or a file")
     if isinstance(data, str):
         data = data.encode("utf-8")
     raw_name = getattr(source, "name", None)
     name = Path(raw_name).name if isinstance(raw_name, str) and raw_name else "upload"
+    if len(data) > MAX_BYTES:
+        raise DataError(f"{short_name(name)} is over {MAX_BYTES / 1e9:.1f} GB, the largest file read")
     return bytes(data), name
 
 
@@ -106,14 +138,10 @@ def guess_separator(text: str) -> str:
     return ","
 
 
-def _header(text: str, sep: str, repair: bool) -> tuple[list[str], tuple[tuple[int, str, str], ...]]:
-    """The header's names, stripped; blank names become 'column_<n>' and repeated ones '<name>_2', '<name>_3'
-    (with `repair`; without, a repeated name is a DataError naming both positions)."""
-    first = text.lstrip("\n\r").split("\n", 1)[0]
-    try:
-        names = [name.strip() for name in next(csv.reader([first], delimiter=sep))]
-    except (csv.Error, StopIteration):
-        raise DataError("the file's first line is not a readable CSV header") from None
+def unique_names(names: list[str], repair: bool) -> tuple[list[str], tuple[tuple[int, str, str], ...]]:
+    """Header names stripped; blank names become 'column_<n>' and repeated ones '<name>_2', '<name>_3' (with
+    `repair`; without, a repeated name is a DataError naming both positions)."""
+    names = [str(name).strip() for name in names]
     renamed = []
     for i, name in enumerate(names):
         if not name:
@@ -134,6 +162,15 @@ def _header(text: str, sep: str, repair: bool) -> tuple[list[str], tuple[tuple[i
     return names, tuple(renamed)
 
 
+def _header(text: str, sep: str, repair: bool) -> tuple[list[str], tuple[tuple[int, str, str], ...]]:
+    first = text.lstrip("\n\r").split("\n", 1)[0]
+    try:
+        names = next(csv.reader([first], delimiter=sep))
+    except (csv.Error, StopIteration):
+        raise DataError("the file's first line is not a readable CSV header") from None
+    return unique_names(names, repair)
+
+
 def read_table(text: str, name: str, *, repair: bool = False, progress: Progress | None = None) -> RawTable:
     """The cells of a CSV's text (see RawTable). DataError for a file without data rows or a broken line."""
     sep = guess_separator(text)
@@ -144,8 +181,8 @@ def read_table(text: str, name: str, *, repair: bool = False, progress: Progress
         cells = _parse(text, name, options, progress)
     if any("does not match length of data" in str(w.message) for w in caught):
         line = _first_long_line(text, sep, len(names))
-        raise DataError(f"{name}: line {line} has more fields than the header's {len(names)}; a separator inside "
-                        "a value must be quoted, or a header name is missing")
+        raise DataError(f"line {line} has more fields than the header's {len(names)}; a separator inside a value "
+                        f"must be quoted, or a header name is missing ({cell(name, 60)})")
     lines = np.arange(len(cells)) + 2  # the header is line 1 (blank lines stay rows until here)
     blank = cells.isna().all(axis=1).to_numpy()
     if blank.any():
@@ -153,9 +190,15 @@ def read_table(text: str, name: str, *, repair: bool = False, progress: Progress
         cells = cells.loc[~blank].reset_index(drop=True)
         lines = lines[~blank]
     if len(cells) == 0:
-        shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
-        raise DataError(f"{name} has a header ({shown}) but no data rows")
-    return RawTable(name, sep, cells, lines, renamed)
+        raise DataError(f"the file has a header but no data rows ({cell(name, 60)}: {names_phrase(names, 100)})")
+    kept = np.flatnonzero(~blank)
+
+    def reread(columns: list[str]) -> pd.DataFrame:
+        again = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, usecols=columns,
+                            **{k: v for k, v in options.items() if k != "index_col"})
+        return again.iloc[kept].reset_index(drop=True).apply(lambda c: c.where(c.str.strip() != "", None))
+
+    return RawTable(name, sep, cells, lines, renamed, reread)
 
 
 def _first_long_line(text: str, sep: str, width: int) -> int:
@@ -179,7 +222,7 @@ def _parse(text: str, name: str, options: dict, progress: Progress | None) -> pd
     except pd.errors.EmptyDataError:
         raise DataError("the file is empty") from None
     except pd.errors.ParserError as err:
-        raise DataError(f"could not read {name} as CSV: {cell(err, 160)}") from None
+        raise DataError(f"could not read the file as CSV: {cell(err, 160)} ({cell(name, 60)})") from None
     return cells
 
 
@@ -197,5 +240,5 @@ def text_cells(column: pd.Series) -> pd.Series:
     return out
 
 
-__all__ = ["CHUNKED_BYTES", "Progress", "RawTable", "Source", "decode", "guess_separator", "read_source",
-           "read_table", "is_text", "text_cells"]
+__all__ = ["CHUNKED_BYTES", "MAX_BYTES", "Progress", "RawTable", "Source", "decode", "guess_separator",
+           "read_source", "read_table", "is_text", "text_cells", "unique_names"]

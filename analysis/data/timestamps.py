@@ -8,8 +8,14 @@ Forms read (decided from the whole column, never from its first rows alone):
   12, month first when some second field does; when neither does, the reading whose timestamps sit best on a
   grid (`frequency.regularity`); when both fit equally well, day first for dots and dashes ('01.03.2021', the
   European forms) and, for slashes, the column is ambiguous and the message names `--dayfirst` / `--no-dayfirst`;
-- integers: epoch seconds or milliseconds (1970-based, years 1973–2128), and YYYYMMDD;
+- integers: epoch seconds or milliseconds (1970-based, years 1973–2128), and YYYYMMDD; whole-number years in a
+  column named like a year ('year', 'YEAR', 'Jahr', …) or asked for by name (calendar_columns.py);
+- a year and its quarter, month or week in two columns (`--datetime-column year,quarter`; found by their names);
+- spreadsheet and Parquet date cells (naive, or converted to UTC);
 - anything else pandas reads with one format for the whole column ('Jan 2021', '17 January 2021').
+
+A column mixing timestamps with and without a UTC offset is read in UTC, and the note says that the naive ones were
+taken as UTC.
 
 A text column is the datetime column when at least 90 % of its cells read as dates (50 % for the first column
 and for columns named like one, 'date', 'ds', 'Datum', 'time', …, which are tried first); its other cells are
@@ -27,14 +33,16 @@ import pandas as pd
 
 from analysis.errors import DataError
 
+from .calendar_columns import combine, named_like_year, part_kind, plausible_years, years_to_times
 from .frequency import regularity
-from .messages import cell
+from .messages import cell, names_phrase
 from .table import RawTable, is_text, text_cells
 
 TIME_NAMES = ("date", "datetime", "time", "timestamp", "ds", "datum", "fecha", "data", "zeit", "dt", "day",
               "period", "month", "week", "date_time", "time_stamp", "utc", "local_time")
 DAY_MONTH = re.compile(r"^(\d{1,2})[./-](\d{1,2})[./-](\d{4}|\d{2})(?=$|[ T])(.*)$")
 YEAR_FIRST = re.compile(r"^\d{4}([-/.])\d{1,2}\1\d{1,2}")
+OFFSET = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)$", re.IGNORECASE)
 EPOCH_SECONDS = (1e8, 5e9)  # 1973-03 … 2128
 EPOCH_MILLISECONDS = (1e11, 5e12)
 DETECT_SAMPLE = 400  # cells tried when looking for the datetime column
@@ -50,6 +58,12 @@ class ParsedTimes:
     values: pd.DatetimeIndex
     form: str  # "ISO 8601", "day first", "month first", "epoch seconds", "epoch milliseconds", "YYYYMMDD", ...
     note: str | None = None
+    columns: tuple[str, ...] = ()  # the file's columns it was read from (two for year + quarter); () = (column,)
+    raw: pd.Series | None = None  # the cells as written, for messages (None: the column's own cells)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return self.columns or (self.column,)
 
 
 def _quiet(fn, *args, **kwargs):
@@ -72,9 +86,14 @@ def _iso(text: pd.Series) -> tuple[pd.DatetimeIndex | None, str | None]:
     normalised = text.str.replace(r"^(\d{4})[/.](\d{1,2})[/.](\d{1,2})", r"\1-\2-\3", regex=True)
     parsed = _quiet(pd.to_datetime, normalised, format="ISO8601", errors="coerce")
     note = None
-    if parsed is None:  # several UTC offsets (daylight saving): read in UTC
+    if parsed is None:  # several UTC offsets (daylight saving), or offsets and none: read in UTC
         parsed = _quiet(pd.to_datetime, normalised, format="ISO8601", errors="coerce", utc=True)
         note = "timestamps carry UTC offsets and were converted to UTC"
+        offset = text.str.contains(OFFSET)
+        if offset.any() and not offset.all():
+            naive = text[~offset].iloc[0]
+            note = (f"{int((~offset).sum()):,} timestamps without a UTC offset (e.g. {cell(naive)}) were taken as UTC; "
+                    f"the {int(offset.sum()):,} with one were converted to UTC")
     elif getattr(parsed.dt, "tz", None) is not None:
         note = "timestamps carry a UTC offset and were converted to UTC"
     return _to_naive(parsed), note
@@ -136,14 +155,18 @@ def parse_text_times(text: pd.Series, column: str, dayfirst: bool | None = None)
     return ParsedTimes(column, pd.DatetimeIndex(out), form, note)
 
 
-def parse_number_times(values: pd.Series, column: str) -> ParsedTimes | None:
-    """Whole numbers as epoch seconds, epoch milliseconds or YYYYMMDD; None when they are none of these."""
+def parse_number_times(values: pd.Series, column: str, *, years: bool = False) -> ParsedTimes | None:
+    """Whole numbers as epoch seconds, epoch milliseconds or YYYYMMDD, or (`years`: the column is named like a
+    year or asked for) as years; None when they are none of these."""
     present = values.dropna()
     if present.empty or not np.all(np.mod(present.to_numpy(dtype="float64"), 1) == 0):
         return None
     as_int = present.astype("int64")
     low, high = int(as_int.min()), int(as_int.max())
     out = pd.Series(pd.NaT, index=values.index, dtype="datetime64[ns]")
+    if years and 1 <= low and high <= 9999:
+        return ParsedTimes(column, years_to_times(values.astype("float64"), column), "years",
+                           f"{column!r} read as years (a yearly series)")
     if 18000101 <= low and high <= 22001231:
         parsed = _quiet(pd.to_datetime, as_int.astype(str), format="%Y%m%d", errors="coerce")
         form = "YYYYMMDD"
@@ -161,12 +184,47 @@ def parse_number_times(values: pd.Series, column: str) -> ParsedTimes | None:
 
 def _named_like_time(name: str) -> bool:
     lower = name.strip().lower()
-    return lower in TIME_NAMES or any(word in lower for word in ("date", "time", "datum", "zeit", "fecha"))
+    return lower in TIME_NAMES or any(word in lower for word in ("date", "time", "datum", "zeit", "fecha")) \
+        or named_like_year(name)
+
+
+def _datetimes(values: pd.Series, column: str) -> ParsedTimes:
+    """A column of date cells (a spreadsheet's or Parquet's): naive as they are, aware ones in UTC."""
+    index = pd.DatetimeIndex(values)
+    note = None
+    if index.tz is not None:
+        index, note = index.tz_convert("UTC").tz_localize(None), "timestamps carry a time zone and were converted to UTC"
+    return ParsedTimes(column, pd.DatetimeIndex(index.astype("datetime64[ns]")), "dates", note,
+                       raw=pd.Series(index.astype(str), index=values.index).where(values.notna().to_numpy(), None))
+
+
+def _year_and_part(table: RawTable, column: str) -> ParsedTimes | None:
+    """A column named like a year holding years, with a quarter / month / week column beside it when there is one."""
+    if plausible_years(table.cells[column]) is None:
+        return None
+    for other in table.cells.columns:
+        kind = part_kind(other) if other != column else None
+        if kind:
+            try:
+                stamps, form, raw = combine(table.cells[column], table.cells[other], (column, other), kind)
+            except DataError:
+                continue
+            name = f"{column},{other}"
+            return ParsedTimes(name, stamps, form, f"{column!r} and {other!r} read as one date ({form}); "
+                               f"--datetime-column {column} reads the years alone", (column, other), raw)
+    return ParsedTimes(column, years_to_times(plausible_years(table.cells[column]), column), "years",
+                       f"{column!r} read as years (a yearly series)")
 
 
 def _candidate(table: RawTable, column: str, dayfirst: bool | None, first: bool) -> ParsedTimes | None:
     values = table.cells[column]
     share = DETECT_SHARE_NAMED if first or _named_like_time(column) else DETECT_SHARE
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return _datetimes(values, column)
+    if named_like_year(column):
+        found = _year_and_part(table, column)
+        if found is not None:
+            return found
     if is_text(values):
         text = text_cells(values)
         sample = text.dropna().iloc[:DETECT_SAMPLE]
@@ -184,29 +242,39 @@ def _candidate(table: RawTable, column: str, dayfirst: bool | None, first: bool)
     return None
 
 
+def _requested(table: RawTable, requested: str, dayfirst: bool | None) -> ParsedTimes:
+    columns = list(table.cells.columns)
+    if requested not in columns:
+        parts = [p.strip() for p in requested.split(",")]
+        if len(parts) == 2 and all(p in columns for p in parts):
+            stamps, form, raw = combine(table.cells[parts[0]], table.cells[parts[1]], (parts[0], parts[1]))
+            return ParsedTimes(",".join(parts), stamps, form, None, tuple(parts), raw)
+        missing = [p for p in parts if p not in columns] if len(parts) == 2 else [requested]
+        raise DataError(f"there is no column named {cell(missing[0])} in the file; its columns are "
+                        f"{names_phrase(columns)}", column=requested)
+    values = table.cells[requested]
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return _datetimes(values, requested)
+    found = parse_text_times(text_cells(values), requested, dayfirst) if is_text(values) \
+        else parse_number_times(values, requested, years=True)
+    if found is None or found.values.notna().sum() == 0:
+        raise DataError(f"column {cell(requested)} does not hold dates or times that can be read "
+                        f"(e.g. {cell(values.dropna().iloc[0]) if values.notna().any() else 'nothing'})",
+                        column=requested)
+    return found
+
+
 def find_times(table: RawTable, requested: str | None, dayfirst: bool | None) -> ParsedTimes:
     """The datetime column of a table and its timestamps (see the module docstring). DataError when none."""
-    columns = list(table.cells.columns)
     if requested is not None:
-        if requested not in columns:
-            shown = ", ".join(columns[:10]) + (", …" if len(columns) > 10 else "")
-            raise DataError(f"there is no column named {cell(requested)} in {table.name}; its columns are {shown}",
-                            column=requested)
-        values = table.cells[requested]
-        found = parse_text_times(text_cells(values), requested, dayfirst) if is_text(values) \
-            else parse_number_times(values, requested)
-        if found is None or found.values.notna().sum() == 0:
-            raise DataError(f"column {cell(requested)} does not hold dates or times that can be read "
-                            f"(e.g. {cell(values.dropna().iloc[0]) if values.notna().any() else 'nothing'})",
-                            column=requested)
-        return found
-    order = sorted(range(len(columns)), key=lambda i: not _named_like_time(columns[i]))
+        return _requested(table, requested, dayfirst)
+    columns = list(table.cells.columns)
+    order = sorted(range(len(columns)), key=lambda i: (not _named_like_time(columns[i]), named_like_year(columns[i])))
     for i in order:
         found = _candidate(table, columns[i], dayfirst, first=i == 0)
         if found is not None:
             return found
-    shown = ", ".join(columns[:10]) + (", …" if len(columns) > 10 else "")
-    raise DataError(f"no datetime column found in {table.name}: none of its columns ({shown}) holds dates or "
+    raise DataError(f"no datetime column found: none of the columns ({names_phrase(columns, 100)}) holds dates or "
                     "times that can be read; choose it with --datetime-column (in the app: Datetime column)")
 
 

@@ -96,13 +96,13 @@ def test_non_utf8_offset_counts_the_byte_order_mark(tmp_path):
 def test_no_datetime_column(tmp_path):
     err = load_error(tmp_path, "a,b\n1,2\n3,4\n")
     assert "no datetime column" in str(err)
-    assert "a, b" in str(err)
+    assert "'a', 'b'" in str(err)
 
 
 def test_named_datetime_column_that_does_not_exist(tmp_path):
     err = load_error(tmp_path, csv_text(hourly_rows(3)), datetime_column="when")
     assert err.column == "when"
-    assert "'when'" in str(err) and "date, x, y" in str(err)
+    assert "'when'" in str(err) and "'date', 'x', 'y'" in str(err)
 
 
 def test_unparseable_timestamp(tmp_path):
