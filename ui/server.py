@@ -56,8 +56,25 @@ def warm_up() -> None:
     plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(figure, validate_figure=True))  # as st.plotly_chart
 
 
+def announce_access() -> None:
+    """Served to a network: print the URL with its access token (the only place it appears), as Jupyter does."""
+    import sys
+
+    from streamlit import config
+
+    from ui.access import network_url, server_access
+
+    access = server_access()
+    if access.network:
+        url = network_url(access, config.get_option("server.address"), config.get_option("server.port"))
+        print(f"\n  Informer Lab is served to the network and asks every visitor for its access token. Open:\n"
+              f"    {url}\n  (anyone with this token can use the lab; without it nothing is shown)\n",
+              file=sys.stderr, flush=True)
+
+
 @asynccontextmanager
 async def lifespan(_app):
+    announce_access()
     context_logger = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
     if not any(isinstance(f, _NoContextWarning) for f in context_logger.filters):
         context_logger.addFilter(_NoContextWarning())

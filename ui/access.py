@@ -1,0 +1,240 @@
+"""Who may reach the lab: this machine only by default; the network only by choice, and then with a token.
+
+The server binds the loopback address (`.streamlit/config.toml`: `server.address = "127.0.0.1"`), and this ASGI
+middleware, installed by app.py on every HTTP request and websocket, adds what a bind address cannot:
+
+* **Host header.** A request whose Host is not a name of this server gets 400 and nothing else, so a web page the
+  user visits cannot reach the lab through DNS rebinding (its requests carry the attacker's host name).
+* **Loopback peers.** While the lab is local, a peer that is not on this machine is refused (403) even if the
+  server was bound wider by accident (e.g. started from a folder whose config was not read).
+* **Token.** Served to a network on purpose (`streamlit run app.py --server.address 0.0.0.0`, or any address that
+  is not loopback), every request must carry the access token: `?token=…` once (answered by a redirect that sets an
+  HttpOnly, SameSite=Strict cookie and drops the token from the address bar), the cookie, or an
+  `Authorization: token …` header. Without it a browser gets a page that asks for the token and nothing of the
+  lab: no script, no data, no websocket, so no session runs. The token is `INFORMER_LAB_TOKEN` when set, else
+  generated at start and printed with the URL (as Jupyter does); tokens are compared in constant time.
+
+Allowed hosts: loopback names while local; served to a network, also the bind address, this machine's host names
+and addresses, and the names in `INFORMER_LAB_ALLOWED_HOSTS` (comma separated; `*` allows any, the token still
+guards every request).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import html
+import ipaddress
+import os
+import secrets
+import socket
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from urllib.parse import parse_qsl, urlencode
+
+TOKEN_ENV = "INFORMER_LAB_TOKEN"
+HOSTS_ENV = "INFORMER_LAB_ALLOWED_HOSTS"
+COOKIE = "informer_lab_token"
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+OPEN_PATHS = frozenset({"/_stcore/health", "/healthz"})  # "ok" and nothing else: probes may call them
+
+
+def is_loopback(host: str | None) -> bool:
+    """127.0.0.0/8, ::1, ::ffff:127.x and the name localhost."""
+    if not host:
+        return False
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool(address.is_loopback or (mapped is not None and mapped.is_loopback))
+
+
+def host_name(header: str) -> str:
+    """The name of a Host header without its port: 'a.b:8501' → 'a.b', '[::1]:8501' → '::1'."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.find("]")] if "]" in header else header[1:]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+@dataclass(frozen=True)
+class Access:
+    """The policy of one server: local (loopback peers and names only) or served to a network with a token."""
+
+    network: bool
+    token: str | None = None  # required when network
+    allowed_hosts: frozenset[str] | None = LOOPBACK_NAMES  # None: any host (the token still guards)
+
+    def host_allowed(self, host: str) -> bool:
+        return self.allowed_hosts is None or host_name(host) in self.allowed_hosts
+
+    def token_ok(self, candidate: str | None) -> bool:
+        return bool(self.token and candidate) and hmac.compare_digest(candidate.encode(), self.token.encode())
+
+    def cookie_value(self) -> str:
+        return hashlib.sha256(f"informer-lab:{self.token}".encode()).hexdigest()
+
+    def cookie_ok(self, candidate: str | None) -> bool:
+        return bool(self.token and candidate) and hmac.compare_digest(candidate.encode(), self.cookie_value().encode())
+
+
+def _machine_names(address: str) -> set[str]:
+    names = set(LOOPBACK_NAMES)
+    if address and address not in ("0.0.0.0", "::"):
+        names.add(address.strip("[]").lower())
+    for name in {socket.gethostname(), socket.getfqdn()}:
+        if name:
+            names.add(name.lower())
+            try:
+                names.update(info[4][0] for info in socket.getaddrinfo(name, None))
+            except OSError:
+                pass
+    try:  # the address this machine leaves by (no packet is sent: UDP connect only picks a route)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))
+            names.add(probe.getsockname()[0])
+    except OSError:
+        pass
+    return names
+
+
+def access_for(address: str | None, environ: dict | None = None) -> Access:
+    """The policy for a server bound to `address` (Streamlit's server.address; None when unset)."""
+    environ = os.environ if environ is None else environ
+    if not address or is_loopback(address):
+        return Access(network=False)
+    token = environ.get(TOKEN_ENV) or secrets.token_urlsafe(32)
+    extra = {h.strip().lower() for h in environ.get(HOSTS_ENV, "").split(",") if h.strip()}
+    hosts = None if "*" in extra else frozenset(_machine_names(address) | extra)
+    return Access(network=True, token=token, allowed_hosts=hosts)
+
+
+def _headers(scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+def _presented_token(scope, headers: dict[str, str]) -> str | None:
+    auth = headers.get("authorization", "")
+    for prefix in ("token ", "bearer "):
+        if auth.lower().startswith(prefix):
+            return auth[len(prefix):].strip()
+    return None
+
+
+def _query(scope) -> list[tuple[str, str]]:
+    return parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+
+
+async def _send_http(send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store"),
+                            *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+LOGIN_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Informer Lab: access token</title>
+<style>body{{font-family:sans-serif;max-width:32em;margin:4em auto;color:#222}}input{{width:100%;padding:.4em}}
+button{{margin-top:.8em;padding:.4em 1.2em}}</style></head><body><h1>Informer Lab</h1>
+<p>This lab is served to the network and asks for its access token. The token was printed where the lab was
+started (or is the value of <code>INFORMER_LAB_TOKEN</code>).</p>{error}
+<form method="get" action="{action}"><label>Access token <input name="token" type="password" autofocus
+autocomplete="off"></label><button type="submit">Open the lab</button></form></body></html>"""
+
+
+class AccessMiddleware:
+    """ASGI middleware enforcing an `Access` policy on HTTP and websocket requests (lifespan passes through)."""
+
+    def __init__(self, app, access: Access | None = None):
+        self.app = app
+        self._access = access
+
+    @property
+    def access(self) -> Access:
+        if self._access is None:
+            self._access = server_access()
+        return self._access
+
+    async def __call__(self, scope, receive, send):
+        kind = scope.get("type")
+        if kind not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        access, headers = self.access, _headers(scope)
+        if not access.host_allowed(headers.get("host", "")):
+            await self._refuse(scope, send, 400, b"Host not allowed: this lab answers only its own names.\n")
+            return
+        if not access.network:
+            client = (scope.get("client") or ("", 0))[0]
+            if client and not is_loopback(client):
+                await self._refuse(scope, send, 403, b"This lab serves this machine only.\n")
+                return
+            await self.app(scope, receive, send)
+            return
+        if scope.get("path") in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        query = _query(scope)
+        given = next((v for k, v in query if k == "token"), None)
+        if kind == "http" and given is not None:
+            if access.token_ok(given):
+                await self._grant(scope, send, [(k, v) for k, v in query if k != "token"])
+            else:
+                await self._login(scope, send, "The token was not right.")
+            return
+        cookie = SimpleCookie()
+        try:
+            cookie.load(headers.get("cookie", ""))
+        except Exception:  # noqa: BLE001  a malformed cookie header is simply no cookie
+            cookie = SimpleCookie()
+        held = cookie[COOKIE].value if COOKIE in cookie else None
+        if access.cookie_ok(held) or access.token_ok(_presented_token(scope, headers)):
+            await self.app(scope, receive, send)
+            return
+        if kind == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+        elif "text/html" in headers.get("accept", "text/html"):  # a browser: the page that asks for the token
+            await self._login(scope, send, "")
+        else:
+            await _send_http(send, 401, b"An access token is required.\n", [(b"content-type", b"text/plain")])
+
+    async def _refuse(self, scope, send, status: int, text: bytes) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+        else:
+            await _send_http(send, status, text, [(b"content-type", b"text/plain; charset=utf-8")])
+
+    async def _login(self, scope, send, error: str) -> None:
+        page = LOGIN_PAGE.format(action=html.escape(scope.get("root_path", "") + scope.get("path", "/")),
+                                 error=f"<p style='color:#b00'>{html.escape(error)}</p>" if error else "")
+        await _send_http(send, 401, page.encode(), [(b"content-type", b"text/html; charset=utf-8")])
+
+    async def _grant(self, scope, send, rest: list[tuple[str, str]]) -> None:
+        location = scope.get("root_path", "") + scope.get("path", "/") + (f"?{urlencode(rest)}" if rest else "")
+        secure = "; Secure" if scope.get("scheme") == "https" else ""
+        cookie = f"{COOKIE}={self.access.cookie_value()}; Path=/; HttpOnly; SameSite=Strict{secure}"
+        await _send_http(send, 303, b"", [(b"location", location.encode("latin-1", "replace")),
+                                          (b"set-cookie", cookie.encode())])
+
+
+@functools.cache
+def server_access() -> Access:
+    """The policy of the running Streamlit server, from its server.address (one per process: its token is the one
+    printed at start)."""
+    from streamlit import config
+
+    return access_for(config.get_option("server.address"))
+
+
+def network_url(access: Access, address: str, port: int) -> str:
+    """The URL to open the lab from another machine, with its token."""
+    host = socket.gethostname() if address in ("0.0.0.0", "::") else address
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}/?token={access.token}"
+
+
+__all__ = ["Access", "AccessMiddleware", "access_for", "host_name", "is_loopback", "network_url", "server_access"]
