@@ -20,7 +20,7 @@ import pandas as pd
 
 from analysis.errors import ConfigError, InformerLabError
 
-from . import tasks
+from . import ray_session, tasks
 from .findings import summarise
 from .plan import RunSpec, StudyPlan, read_plan
 from .tasks import read_json, write_csv, write_json
@@ -32,20 +32,16 @@ EXCLUDES = ["runs/", "studies/", ".git/", "test-artifacts/", "*.safetensors", "*
 Echo = Callable[[str], None]
 
 
-def _ray(address: str | None, num_cpus: int | None):
-    """Ray, started in this process (or joined at `address`); True when this call started it."""
+def _ray(address: str | None, num_cpus: int | None, dashboard: bool = False):
+    """Ray, started in this process on loopback (or joined at `address`); True when this call started it."""
     import ray
 
     if ray.is_initialized():
         return ray, False
     if address:
         # a cluster's workers import this project from a copy of it (the runtime environment's working_dir)
-        ray.init(address=address, runtime_env={"working_dir": str(ROOT), "excludes": EXCLUDES},
-                 log_to_driver=False)
-    else:
-        ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False, runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
-    return ray, True
+        return ray_session.join(address, runtime_env={"working_dir": str(ROOT), "excludes": EXCLUDES}), True
+    return ray_session.start_local(num_cpus, env_vars={"PYTHONPATH": str(ROOT)}, dashboard=dashboard), True
 
 
 def _progress_actor(ray):

@@ -1,0 +1,177 @@
+"""Ray for a study: a local Ray of the study's own that only its user on this machine can reach, or a cluster joined
+on purpose, refused at once when its token does not match.
+
+**Local (the default)** — `ray.init(address="local")`: always a Ray of this process's own, never whatever cluster
+the `ray_current_cluster` file in Ray's temporary folder names (a plain `ray.init()` joins that one, and then fails
+with "num_cpus must not be provided" once it has ended).
+- *Loopback.* Ray 2.60 turns "localhost" into the machine's LAN address (`resolve_ip_for_localhost`) and its gRPC
+  servers listen on every interface; anybody who reaches those ports can run code (Ray's security page). With
+  `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`, Ray's own single-machine mode for laptops, the node address is the loopback
+  address and the GCS server, raylet, workers and runtime-env agent bind 127.0.0.1 only (tests/study/
+  test_ray_security.py checks every listening socket of the process tree).
+- *Token.* Token authentication stays on (`RAY_AUTH_MODE=token`). Ray writes its token file readable by every user
+  (`open(path, "w")`, 0644); here the file (`RAY_AUTH_TOKEN_PATH`, else `~/.ray/auth_token`) is created 0600 before
+  Ray would create it, and a looser one of ours is tightened to 0600.
+- *No dashboard* unless asked for, and then on 127.0.0.1.
+
+**A cluster** (`--address HOST:PORT` or `auto`): the nodes must share the cluster's token (`RAY_AUTH_TOKEN`, or the
+token file on every node) and the cluster's ports belong behind a firewall. Before `ray.init`, which retries a
+refused token for 20 s and then says only "Failed to connect", the GCS is reached (5 s) and asked for the cluster's
+id with this machine's token: a refusal is a one-line ConfigError.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import socket
+import stat
+from pathlib import Path
+
+from analysis.errors import ConfigError
+
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+CONNECT_SECONDS = 5.0
+
+
+def token_path() -> Path:
+    """Where Ray reads its token from when RAY_AUTH_TOKEN is not set."""
+    return Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token").expanduser()
+
+
+def secure_token_file() -> Path | None:
+    """Make sure Ray's token file exists and only its owner can read it; None when RAY_AUTH_TOKEN supplies it."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return None
+    path = token_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        info = path.stat()
+        if info.st_mode & 0o077:
+            if info.st_uid != os.getuid():
+                raise ConfigError(f"Ray's token file {path} can be read by other users and is not yours to tighten; "
+                                  "ask its owner to chmod 600 it, or set RAY_AUTH_TOKEN_PATH to a file of your own")
+            path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+        return path
+    with os.fdopen(fd, "w") as out:
+        out.write(secrets.token_hex(32))  # 256 bits, as Ray's own generator
+    return path
+
+
+def _reset_token_cache() -> None:
+    import sys
+
+    if "ray" in sys.modules:
+        from ray._raylet import AuthenticationTokenLoader
+
+        AuthenticationTokenLoader.instance().reset_cache()
+
+
+@contextlib.contextmanager
+def _loopback_node():
+    """Ray's single-machine mode while the local Ray starts: the node address is 127.0.0.1. The processes it starts
+    keep the variable; this process's module constant is restored afterwards (it only decides the node address)."""
+    from ray._private import ray_constants
+
+    before_env, before_const = os.environ.get(LOOPBACK_ENV), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[LOOPBACK_ENV] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before_const
+        if before_env is None:
+            os.environ.pop(LOOPBACK_ENV, None)
+        else:
+            os.environ[LOOPBACK_ENV] = before_env
+
+
+def start_local(num_cpus: int | None, *, env_vars: dict | None = None, dashboard: bool = False):
+    """A Ray of this process's own on loopback with token authentication; returns the ray module."""
+    os.environ["RAY_AUTH_MODE"] = "token"
+    secure_token_file()
+    import ray
+
+    _reset_token_cache()
+    with _loopback_node():
+        ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=dashboard,
+                 dashboard_host="127.0.0.1", log_to_driver=False, configure_logging=False,
+                 runtime_env={"env_vars": dict(env_vars or {})})
+    return ray
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _gcs_address(address: str) -> str | None:
+    """HOST:PORT of the cluster's GCS for `address` (auto: the one Ray's temporary folder or RAY_ADDRESS names);
+    None for a Ray Client address (ray://), which is checked by Ray itself. A loopback HOST is kept as it is (Ray
+    would turn it into the LAN address, where a loopback-only Ray does not listen)."""
+    if address.startswith("ray://"):
+        return None
+    host, _, port = address.rpartition(":")
+    if host and port.isdigit() and _is_loopback(host):
+        return address
+    from ray._private import services
+
+    try:
+        found = services.canonicalize_bootstrap_address(address)
+    except Exception as err:  # noqa: BLE001  Ray's own words for a malformed or unknown address
+        raise ConfigError(f"--address {address!r}: {err}") from None
+    if found is None:
+        raise ConfigError(f"--address {address!r} names no running Ray cluster (start one with `ray start --head`, "
+                          "or leave --address out for a local Ray of the study's own)")
+    return found
+
+
+def check_cluster(address: str) -> None:
+    """Refuse at once a cluster that does not answer or does not take this machine's Ray token."""
+    gcs = _gcs_address(address)
+    if gcs is None:
+        return
+    host, _, port = gcs.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
+    except (OSError, ValueError):
+        raise ConfigError(f"no Ray cluster answers at {gcs} (--address {address}) within {CONNECT_SECONDS:.0f} s; "
+                          "check the address and that its port is open to this machine") from None
+    from ray._private.authentication.authentication_token_setup import maybe_enable_token_auth_if_token_available
+    from ray._raylet import GcsClient
+    from ray.exceptions import AuthenticationError
+
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    _reset_token_cache()
+    try:
+        GcsClient(address=gcs)
+    except AuthenticationError:
+        raise ConfigError(f"the Ray cluster at {gcs} refused this machine's Ray token: use the cluster's token "
+                          f"(RAY_AUTH_TOKEN, or the file {token_path()} as on the cluster's head node)") from None
+    except Exception as err:  # noqa: BLE001  anything else: say it in one line
+        raise ConfigError(f"the Ray cluster at {gcs} did not answer as a Ray cluster: {str(err)[:160]}") from None
+
+
+def join(address: str, *, runtime_env: dict):
+    """Join the cluster at `address` after check_cluster; returns the ray module. A Ray on this machine's loopback
+    (a study's own, or `ray start --node-ip-address 127.0.0.1`) is joined in Ray's single-machine mode."""
+    gcs = _gcs_address(address)
+    check_cluster(address)
+    import ray
+
+    local = gcs is not None and _is_loopback(gcs.rpartition(":")[0])
+    with _loopback_node() if local else contextlib.nullcontext():
+        ray.init(address=gcs or address, runtime_env=runtime_env, log_to_driver=False)
+    return ray
+
+
+__all__ = ["check_cluster", "join", "secure_token_file", "start_local", "token_path"]

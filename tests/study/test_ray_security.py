@@ -1,0 +1,122 @@
+"""A study's local Ray is reachable only by its user (issue 26): every socket of its process tree listens on
+loopback, token authentication stays on, a client without the token is refused, the token file is 0600; a study
+that joins a cluster with the wrong token stops at once with one line, not after Ray's retries.
+
+The Ray runs in a subprocess of the test's own (started, then stopped by its pid: never `ray stop`)."""
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLE_CSV
+from tests.sockets import listening, loopback
+
+ROOT = Path(__file__).resolve().parents[2]
+
+HOST = textwrap.dedent("""
+    import signal, sys, time
+    sys.path.insert(0, {root!r})
+    from study import ray_session
+    ray = ray_session.start_local(1)
+
+    @ray.remote
+    def pid():
+        import os
+        return os.getpid()
+
+    ray.get(pid.remote())  # a worker runs: its sockets are counted too
+    print("GCS", ray.get_runtime_context().gcs_address, flush=True)
+
+    def stop(*_):
+        ray.shutdown()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    while True:
+        time.sleep(0.2)
+""")
+
+CLIENT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    from ray._raylet import GcsClient
+    from ray.exceptions import AuthenticationError
+    try:
+        GcsClient(address=sys.argv[1])
+        print("ACCEPTED")
+    except AuthenticationError:
+        print("REFUSED")
+""")
+
+
+@pytest.fixture(scope="module")
+def local_ray(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ray-token")
+    token_file = folder / "auth_token"
+    token_file.write_text("a" * 64)
+    token_file.chmod(0o644)  # as Ray itself creates it: readable by every user
+    env = {**os.environ, "RAY_AUTH_TOKEN_PATH": str(token_file)}
+    env.pop("RAY_AUTH_TOKEN", None)
+    env.pop("RAY_AUTH_MODE", None)
+    host = subprocess.Popen([sys.executable, "-c", HOST.format(root=str(ROOT))], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        line = host.stdout.readline()
+        assert line.startswith("GCS "), f"the local Ray did not start: {line!r}"
+        yield host, line.split()[1], token_file
+    finally:
+        host.send_signal(signal.SIGTERM)
+        try:
+            host.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(host.pid, signal.SIGKILL)  # the group this test started, and only it
+            host.wait()
+
+
+def test_the_local_ray_listens_on_loopback_only(local_ray):
+    host, gcs, _ = local_ray
+    sockets = listening(host.pid)
+    names = {name for *_, name in sockets}
+    assert {"gcs_server", "raylet"} <= names, sockets
+    assert all(loopback(address) for address, *_ in sockets), [s for s in sockets if not loopback(s[0])]
+    assert gcs.split(":")[0] in ("127.0.0.1", "::1", "localhost")
+
+
+def test_the_token_file_is_the_owners_only_and_a_client_without_the_token_is_refused(local_ray):
+    _, gcs, token_file = local_ray
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    for token, answer in (("b" * 64, "REFUSED"), ("a" * 64, "ACCEPTED")):
+        env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token}
+        out = subprocess.run([sys.executable, "-c", CLIENT.format(root=str(ROOT)), gcs], env=env, capture_output=True,
+                             text=True, timeout=60)
+        assert answer in out.stdout, out.stderr[-500:]
+
+
+def test_a_study_that_joins_with_the_wrong_token_stops_at_once_with_one_line(local_ray, tmp_path):
+    _, gcs, _ = local_ray
+    env = {**os.environ, "RAY_AUTH_TOKEN": "c" * 64}
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "cli.py", "study", "--csv", str(SAMPLE_CSV), "--target", "load",
+                          "--seeds", "0", "--address", gcs, "--out", str(tmp_path / "s")], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert "refused this machine's Ray token" in out.stderr and "Traceback" not in out.stderr
+    assert time.monotonic() - started < 30  # Ray alone retries for 20 s and then says only "Failed to connect"
+
+
+def test_a_new_token_file_is_created_for_its_owner_only(tmp_path, monkeypatch):
+    from study.ray_session import secure_token_file
+
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "ray" / "auth_token"))
+    path = secure_token_file()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(path.read_text()) == 64
+    assert secure_token_file() == path and len(path.read_text()) == 64  # kept, not regenerated
