@@ -42,28 +42,43 @@ def test_sample_csv_is_what_the_generator_writes():
     assert module.generate(50, 1).equals(module.generate(50, 1))
 
 
-def test_the_shipped_sample_model_is_what_its_script_trains_bit_for_bit(tmp_path):
-    """sample_data/make_checkpoint.py retrains the shipped checkpoint from its seed. On the torch build and CPU
-    instruction set that made it (recorded in its metrics.json) every file must be identical; elsewhere the kernels
-    may round differently, so the weights must agree closely and the test metrics to 1 %."""
+def test_the_shipped_sample_model_is_what_its_script_trains(tmp_path):
+    """sample_data/make_checkpoint.py retrains the shipped checkpoint from its seed.
+
+    Identical bytes are demanded only where identity is guaranteed: two runs of the script on this machine (same
+    torch build and kernels, one thread, deterministic algorithms), started side by side. The shipped checkpoint
+    may come from another machine, whose CPU picks other oneDNN / MKL / ATen code paths even at the same torch
+    build and instruction set (an AMD EPYC with AVX-512 trained other weights than the Intel machine that made it).
+    Measured here by forcing torch's kernel dispatch (ATEN_CPU_CAPABILITY=avx2 and =default against AVX512): the
+    200 Adam steps amplify rounding into weights that differ by up to 0.01, yet the test forecasts differ by 1.6 %
+    of their RMS, the test MSE by at most 0.43 % and the first epoch's train loss by 5e-5 relative. Across
+    machines the bounds are 3-5x those: forecasts 5 %, test MSE 2 %, first-epoch loss 1e-3."""
     import json
     import subprocess
     import sys
 
-    from safetensors.numpy import load_file
+    from analysis.checkpoint import load_checkpoint
+    from analysis.training import predict
+    from analysis.workflow import prepare_for_checkpoint
 
     shipped = REPO / "sample_data" / "checkpoint"
     assert sum(p.stat().st_size for p in shipped.iterdir()) < 1 << 20  # under 1 MB
-    out = tmp_path / "again"
-    run = subprocess.run([sys.executable, str(REPO / "sample_data" / "make_checkpoint.py"), "--out", str(out)],
-                         capture_output=True, text=True, timeout=600, cwd=REPO)
-    assert run.returncode == 0, run.stderr
-    built, rebuilt = (json.loads((d / "metrics.json").read_text()) for d in (shipped, out))
-    if built["build"] == rebuilt["build"]:
-        for name in sorted(p.name for p in shipped.iterdir()):
-            assert (shipped / name).read_bytes() == (out / name).read_bytes(), name
-    else:
-        a, b = load_file(str(shipped / "weights.safetensors")), load_file(str(out / "weights.safetensors"))
-        assert a.keys() == b.keys()
-        assert max(float(np.abs(a[k] - b[k]).max()) for k in a) < 1e-3
-        assert rebuilt["test"]["mse"] == pytest.approx(built["test"]["mse"], rel=0.01)
+    outs = [tmp_path / "again", tmp_path / "once-more"]
+    runs = [subprocess.Popen([sys.executable, str(REPO / "sample_data" / "make_checkpoint.py"), "--out", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO) for out in outs]
+    for run in runs:
+        _, err = run.communicate(timeout=900)
+        assert run.returncode == 0, err
+    for name in sorted(p.name for p in outs[0].iterdir()):  # same machine, same build: the same bytes
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+
+    built, rebuilt = (json.loads((d / "metrics.json").read_text()) for d in (shipped, outs[0]))
+    assert rebuilt["test"]["mse"] == pytest.approx(built["test"]["mse"], rel=0.02)
+    assert rebuilt["history"][0]["train_loss"] == pytest.approx(built["history"][0]["train_loss"], rel=1e-3)
+    frame = load_csv(SAMPLE)
+    forecasts = []
+    for folder in (shipped, outs[0]):
+        checkpoint = load_checkpoint(folder)
+        forecasts.append(predict(checkpoint.model, prepare_for_checkpoint(checkpoint, frame), "test", seed=0)[0])
+    rms = float(np.sqrt(np.mean(forecasts[0] ** 2)))
+    assert float(np.sqrt(np.mean((forecasts[1] - forecasts[0]) ** 2))) < 0.05 * rms
