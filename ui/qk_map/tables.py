@@ -17,7 +17,7 @@ def drawn_points(m: QKMap, seed: int = 0, limit: int = MAX_DRAWN) -> pd.DataFram
     table = qk_map_table(m).assign(point=np.arange(m.n_points))
     if len(table) <= limit:
         return table
-    keep = table["selected"].to_numpy()
+    keep = table["selected"].to_numpy(copy=True)  # pandas 3 hands out read-only views of its columns
     rest = np.flatnonzero(~keep)
     room = max(0, limit - int(keep.sum()))
     chosen = np.random.default_rng(seed).choice(rest, size=min(room, len(rest)), replace=False)

@@ -1,0 +1,33 @@
+"""The query/key map's shaping: the points drawn when a map holds more than the browser is sent."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.qk_map import qk_map, qk_map_table
+from ui.qk_map.tables import MAX_DRAWN, drawn_points
+
+
+def test_a_map_over_the_drawing_limit_is_cut_to_it_keeping_every_selected_query(tiny_trained, tiny_prepared):
+    """1,024 windows of (48 queries + 48 keys) = 98,304 points: the branch long inputs reach (it crashed on pandas 3's
+    read-only columns)."""
+    m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 1, windows=1024, seed=0)
+    assert m.n_points > MAX_DRAWN
+    drawn = drawn_points(m, seed=3)
+    assert len(drawn) == MAX_DRAWN
+    points = drawn["point"].to_numpy()
+    assert len(np.unique(points)) == len(points) and points.min() >= 0 and points.max() < m.n_points
+    assert set(np.flatnonzero(m.selected)) <= set(points)  # every selected query kept
+    whole = qk_map_table(m)
+    pd.testing.assert_frame_equal(drawn.drop(columns="point"), whole.iloc[points].reset_index(drop=True))
+    again = drawn_points(m, seed=3)
+    np.testing.assert_array_equal(again["point"], points)  # seeded
+    assert not np.array_equal(drawn_points(m, seed=4)["point"], points)
+
+
+def test_a_small_limit_keeps_the_selected_queries_and_fills_up_with_others(tiny_trained, tiny_prepared):
+    m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 0, windows=16, seed=0)
+    selected = int(m.selected.sum())
+    drawn = drawn_points(m, seed=0, limit=selected + 50)
+    assert len(drawn) == selected + 50 and int(drawn["selected"].sum()) == selected
+    assert len(drawn_points(m, seed=0, limit=m.n_points)) == m.n_points  # under the limit: every point
