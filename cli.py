@@ -13,10 +13,18 @@ import sys
 
 import cli_commands
 from analysis.errors import InformerLabError
+from cli_commands._output import run_command
+
+
+class Parser(argparse.ArgumentParser):
+    """Argument errors as one line too (the option named), pointing at --help instead of printing the usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message} ({self.prog} --help lists the options)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python cli.py", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python cli.py", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(cli_commands.__path__), key=lambda m: m.name):
@@ -30,11 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
     try:
-        return int(args.func(args) or 0)
+        return run_command(args)
     except InformerLabError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as err:
+    except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -102,23 +102,36 @@ def check_edit(edit: Edit) -> None:
             raise ConfigError(f"edit {edit.describe()!r}: {name} must be {' or '.join(CHOICES[name])}, got {value!r}")
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"edit {edit.describe()!r}: {name} must be a finite number, got {value}")
+        if name in MINIMUM and value is not None and (not isinstance(value, (int, np.integer)) or value < MINIMUM[name]):
+            raise ConfigError(f"edit {edit.describe()!r}: {name} must be a whole number ≥ {MINIMUM[name]}, got {value!r}")
+
+
+MINIMUM = {"t": 0, "seed": 0, "window": 0, "length": 1}  # whole-number parameters and their least value
+
+
+class _Shown(str):
+    """An edit's text as messages echo it: its start, so a 10-KB edit shows what it begins with."""
+
+    def __repr__(self) -> str:
+        return repr(str(self)) if len(self) <= 60 else f"{str(self)[:60]!r}… ({len(self):,} characters)"
 
 
 def parse_edit(text: str) -> Edit:
     """'spike:t=40,size=3' → Edit. ConfigError naming the bad part (kind, key, or value)."""
-    text = str(text).strip()
+    text = _Shown(str(text).strip())
     kind, _, rest = text.partition(":")
     kind = kind.strip().lower()
     if kind not in EDIT_KINDS:
-        raise ConfigError(f"edit {text!r}: unknown edit {kind!r}; choose {', '.join(EDIT_KINDS)}")
+        raise ConfigError(f"edit {text!r}: unknown edit {_Shown(kind)!r}; choose {', '.join(EDIT_KINDS)}")
     takes, values = EDIT_KINDS[kind], {}
     for part in (p.strip() for p in rest.split(",")) if rest.strip() else ():
         key, eq, raw = part.partition("=")
         key, raw = key.strip().lower(), raw.strip()
         if not eq or not key or not raw:
-            raise ConfigError(f"edit {text!r}: {part!r} is not key=value")
+            raise ConfigError(f"edit {text!r}: {_Shown(part)!r} is not key=value")
         if key not in takes:
-            raise ConfigError(f"edit {text!r}: {kind} takes {', '.join(takes) or 'no parameters'}, not {key!r}")
+            raise ConfigError(f"edit {text!r}: {kind} takes {', '.join(takes) or 'no parameters'}, not "
+                              f"{_Shown(key)!r}")
         if key in values:
             raise ConfigError(f"edit {text!r}: {key} is given twice")
         values[key] = _parse_value(text, key, raw, takes[key][0])
@@ -131,19 +144,22 @@ def parse_edit(text: str) -> Edit:
 def _parse_value(text: str, key: str, raw: str, kind: str):
     if kind == "int":
         try:
-            return int(raw)
+            value = int(raw)
         except ValueError:
-            raise ConfigError(f"edit {text!r}: {key} must be a whole number, got {raw!r}") from None
+            raise ConfigError(f"edit {text!r}: {key} must be a whole number, got {_Shown(raw)!r}") from None
+        if value < MINIMUM.get(key, value):
+            raise ConfigError(f"edit {text!r}: {key} must be a whole number ≥ {MINIMUM[key]}, got {value}")
+        return value
     if kind == "float":
         try:
             value = float(raw)
         except ValueError:
             value = float("nan")
         if not math.isfinite(value):
-            raise ConfigError(f"edit {text!r}: {key} must be a finite number, got {raw!r}")
+            raise ConfigError(f"edit {text!r}: {key} must be a finite number, got {_Shown(raw)!r}")
         return value
     if kind in CHOICES and raw.lower() not in CHOICES[kind]:
-        raise ConfigError(f"edit {text!r}: {key} must be {' or '.join(CHOICES[kind])}, got {raw!r}")
+        raise ConfigError(f"edit {text!r}: {key} must be {' or '.join(CHOICES[kind])}, got {_Shown(raw)!r}")
     return raw.lower() if kind in CHOICES else raw
 
 

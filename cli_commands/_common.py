@@ -1,16 +1,18 @@
-"""Helpers shared by the commands: argument types, the console progress bar, CSV output."""
+"""Helpers shared by the commands: argument types, the reading options, the console progress bar (outputs:
+_output.py)."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
-
-import pandas as pd
 
 from analysis.checkpoint import Checkpoint, load_checkpoint
 from analysis.data import FILLS, DataSpec, PreparedData, ReadOptions, SeriesFrame, load_csv
 from analysis.training import TrainProgress, TrainSettings
 from analysis.workflow import ModelSize, prepare_for_checkpoint
+
+from ._output import ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
 
 
 def positive_int(text: str) -> int:
@@ -23,12 +25,45 @@ def positive_int(text: str) -> int:
     return value
 
 
-def add_csv_options(parser: argparse.ArgumentParser, *, help: str = "the CSV", required: bool = True) -> None:
-    """--csv and how to read it: every command that reads a CSV takes the same options (`required=False` for a
-    command that reads one only in some of its forms, and checks that itself)."""
-    parser.add_argument("--csv", required=required, type=Path, help=help)
-    read = parser.add_argument_group("reading the CSV")
-    read.add_argument("--datetime-column", default=None, help="the timestamp column (default: found by its content)")
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {value}")
+    return value
+
+
+def number_in(low: float, high: float, *, low_open: bool = False, high_open: bool = False):
+    """An argparse type: a finite number in [low, high] (open ends where said)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+        below = value <= low if low_open else value < low
+        above = value >= high if high_open else value > high
+        if not math.isfinite(value) or below or above:
+            span = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+            raise argparse.ArgumentTypeError(f"expected a finite number in {span}, got {text[:40]!r}")
+        return value
+    return parse
+
+
+DATA_HELP = ("the data: CSV (any separator; .csv.gz / .bz2 / .xz, or a .zip holding one), a spreadsheet (.xlsx: "
+             "the first sheet, or --sheet) or Parquet; wide (a time column, one column per variable) or long (an id "
+             "column, a time column, values)")
+
+
+def add_csv_options(parser: argparse.ArgumentParser, *, help: str = DATA_HELP, required: bool = True) -> None:
+    """--csv (alias --data) and how to read it: every command that reads data takes the same options
+    (`required=False` for a command that reads it only in some of its forms, and checks that itself)."""
+    parser.add_argument("--csv", "--data", dest="csv", required=required, type=Path, help=help)
+    read = parser.add_argument_group("reading the data")
+    read.add_argument("--datetime-column", default=None,
+                      help="the timestamp column (default: found by its content); integer years are read as a yearly "
+                           "series, and two columns as one date: year,quarter, year,month or year,week")
     read.add_argument("--repair", choices=FILLS, default="none",
                       help="none: refuse gaps, repeated or unsorted timestamps and missing cells (the default); "
                            "interpolate / ffill: regularise them and fill missing cells, listing every change")
@@ -38,16 +73,26 @@ def add_csv_options(parser: argparse.ArgumentParser, *, help: str = "the CSV", r
                       help="dates such as 01/02/2021 put the day first (--dayfirst) or the month first "
                            "(--no-dayfirst); default: decided from the whole column")
     read.add_argument("--decimal", choices=(".", ","), default=None,
-                      help="the decimal mark of the numbers (default: decided from the file)")
+                      help="the decimal mark of the numbers (default: decided from every cell; a file where nothing "
+                           "decides is refused)")
+    read.add_argument("--sheet", default=None, help="a spreadsheet's sheet (default: the first)")
+    read.add_argument("--id-column", default=None,
+                      help="a long table's series id column (default: found by its content)")
+    read.add_argument("--series", default=None, metavar="NAME[,NAME…]",
+                      help="the series of a long table to read: one gives its value columns as they are named, "
+                           "several give <series>.<column> columns (default: every series; quote an id holding a "
+                           "comma as in CSV)")
 
 
 def read_options(args: argparse.Namespace) -> ReadOptions:
     return ReadOptions(datetime_column=args.datetime_column, repair=args.repair, freq=args.freq,
-                       dayfirst=args.dayfirst, decimal=args.decimal)
+                       dayfirst=args.dayfirst, decimal=args.decimal, sheet=getattr(args, "sheet", None),
+                       id_column=getattr(args, "id_column", None),
+                       series=(args.series,) if getattr(args, "series", None) else None)
 
 
 def open_csv(args: argparse.Namespace) -> SeriesFrame:
-    """The CSV of --csv read with the reading options; what a repair changed is summarised on stderr."""
+    """The data of --csv read with the reading options; what a repair changed is summarised on stderr."""
     frame = load_csv(args.csv, read_options(args))
     for note in frame.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -68,7 +113,7 @@ def add_training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pred-len", type=positive_int, default=24)
     p.add_argument("--epochs", type=positive_int, default=6)
     p.add_argument("--batch-size", type=positive_int, default=32)
-    p.add_argument("--learning-rate", type=float, default=1e-4)
+    p.add_argument("--learning-rate", type=number_in(0, 10, low_open=True), default=1e-4)
     p.add_argument("--patience", type=positive_int, default=3)
     p.add_argument("--d-model", type=positive_int, default=64)
     p.add_argument("--n-heads", type=positive_int, default=4)
@@ -76,7 +121,7 @@ def add_training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--e-layers", default="2", help="layers per encoder replica, e.g. 2 or 3,2,1 (stack)")
     p.add_argument("--d-layers", type=positive_int, default=1)
     p.add_argument("--factor", type=positive_int, default=5)
-    p.add_argument("--dropout", type=float, default=0.05)
+    p.add_argument("--dropout", type=number_in(0, 1, high_open=True), default=0.05)
     p.add_argument("--attention", choices=("prob", "full"), default="prob",
                    help="encoder and decoder self-attention (cross-attention stays full)")
     p.add_argument("--max-steps", type=positive_int, default=None, help="cap on steps per epoch (quick runs)")
@@ -87,7 +132,9 @@ def parse_layers(text: str) -> tuple[int, ...]:
     try:
         layers = tuple(int(x) for x in text.split(","))
     except ValueError:
-        raise ValueError(f"--e-layers must be numbers separated by commas, got {text!r}") from None
+        raise ValueError(f"--e-layers must be numbers separated by commas, got {text[:40]!r}") from None
+    if not layers or min(layers) < 1:
+        raise ValueError(f"--e-layers: every encoder replica needs at least one layer, got {text[:40]!r}")
     return layers
 
 
@@ -119,14 +166,6 @@ def open_checkpoint_and_data(args: argparse.Namespace) -> tuple[Checkpoint, Prep
     return checkpoint, prepare_for_checkpoint(checkpoint, open_csv(args))
 
 
-def write_table(table: pd.DataFrame, out: Path) -> None:
-    """Write a CSV atomically (temporary name, then rename)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    table.to_csv(tmp, index=False)
-    tmp.replace(out)
-
-
 class ConsoleProgress:
     """A one-line progress bar on stderr, redrawn per step, with a line per finished epoch."""
 
@@ -149,4 +188,5 @@ class ConsoleProgress:
             done = int(self.width * p.step / max(1, p.steps))
             self.stream.write(f"\repoch {p.epoch}/{p.epochs} [{'#' * done}{'.' * (self.width - done)}] "
                               f"{p.step}/{p.steps}  loss {p.train_loss:.4f}")
+        ProgressLine.open = not (p.stage not in ("validate", "test") and p.val_loss is not None)
         self.stream.flush()

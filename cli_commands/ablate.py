@@ -6,7 +6,7 @@ from pathlib import Path
 
 from analysis import ablation
 
-from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
+from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 
 STUDIES = ("single", "layers", "leave-one-in", "random", "prune")
 
@@ -24,7 +24,7 @@ def fraction(text: str) -> float:
 def register(sub) -> None:
     p = sub.add_parser("ablate", help="switch attention heads off and measure the forecast error")
     add_checkpoint_and_csv(p)
-    p.add_argument("--out", required=True, type=Path, help="CSV to write (one row per mask)")
+    p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output; one row per mask)")
     p.add_argument("--study", choices=STUDIES, default="single",
                    help="single: one head off at a time; layers: one whole site off; leave-one-in: one head on "
                         "per site; random: --fraction of all heads off, --repeats times; prune: iterative "
@@ -41,7 +41,7 @@ def register(sub) -> None:
                    help="prune: how heads are scored each step")
     p.add_argument("--max-windows", type=positive_int, default=None,
                    help="score only the first N windows of the split (default: all)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=non_negative_int, default=0,
                    help="ProbSparse key-sample seed shared by every mask (random: also draws the masks)")
     p.set_defaults(func=run)
 

@@ -5,22 +5,22 @@ from pathlib import Path
 
 from analysis.attribution import BASELINES, input_attribution
 
-from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
+from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 
 
 def register(sub) -> None:
     p = sub.add_parser("attribute", help="Integrated Gradients of one forecast over its input window")
     add_checkpoint_and_csv(p)
     p.add_argument("--out", required=True, type=Path,
-                   help="CSV to write: timestamp, position, feature, attribution (one row per input cell)")
+                   help="CSV to write (- for standard output): timestamp, position, feature, attribution (one row per input cell)")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--window", type=int, default=0, help="window of the split, 0-based (default 0)")
+    p.add_argument("--window", type=non_negative_int, default=0, help="window of the split, 0-based (default 0)")
     p.add_argument("--step", type=positive_int, default=1, help="horizon step, 1 = first forecast step (default 1)")
     p.add_argument("--target", default=None, help="forecast column to explain (default: the checkpoint's target)")
     p.add_argument("--baseline", choices=BASELINES, default="zeros",
                    help="zeros: every column at its training mean; window_mean: each feature's mean over the window")
     p.add_argument("--n-steps", type=positive_int, default=64, help="integration points on the path")
-    p.add_argument("--seed", type=int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

@@ -7,15 +7,16 @@ from pathlib import Path
 from analysis.comparison import compare_forecasts, train_full_attention_twin
 from analysis.training import TrainSettings
 
-from ._common import ConsoleProgress, add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
+from ._common import (ConsoleProgress, add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data,
+                      positive_int, write_table)
 
 
 def register(sub) -> None:
     p = sub.add_parser("compare", help="test metrics of the Informer, its full-attention counterfactual and baselines")
     add_checkpoint_and_csv(p)
-    p.add_argument("--out", required=True, type=Path, help="CSV to write: model, scale, mse, mae, windows")
+    p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): model, scale, mse, mae, windows")
     p.add_argument("--per-step-out", type=Path, default=None, help="CSV of per-horizon-step errors")
-    p.add_argument("--seed", type=int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
     p.add_argument("--period", type=positive_int, default=None,
                    help="seasonal-naive season in steps (default: from the frequency, e.g. 24 for hourly)")
     p.add_argument("--train-full-twin", action="store_true",

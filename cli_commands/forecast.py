@@ -5,14 +5,14 @@ from pathlib import Path
 
 from analysis.forecasting import forecast_future
 
-from ._common import add_checkpoint_and_csv, open_checkpoint, open_csv, write_table
+from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint, open_csv, write_table
 
 
 def register(sub) -> None:
     p = sub.add_parser("forecast", help="forecast beyond the CSV's last row")
     add_checkpoint_and_csv(p)
-    p.add_argument("--out", required=True, type=Path, help="CSV to write: timestamp column, then forecasts")
-    p.add_argument("--seed", type=int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): timestamp column, then forecasts")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

@@ -6,20 +6,20 @@ from pathlib import Path
 from analysis.ablation import single_head_sweep
 from analysis.importance import head_importance, rank_correlation
 
-from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
+from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 
 
 def register(sub) -> None:
     p = sub.add_parser("importance", help="gradient importance of every head, compared with single-head ablation")
     add_checkpoint_and_csv(p)
-    p.add_argument("--out", required=True, type=Path, help="CSV to write: one row per (site, head)")
+    p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): one row per (site, head)")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
     p.add_argument("--method", choices=("saliency", "integrated_gradients"), default="saliency",
                    help="saliency: E|dL/dgate| at gate 1; integrated_gradients: gates 0 → 1")
     p.add_argument("--mode", choices=("zero", "mean"), default="zero", help="ablation the sweep compares with")
     p.add_argument("--max-windows", type=positive_int, default=None,
                    help="use only the first N windows of the split (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

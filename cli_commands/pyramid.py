@@ -5,16 +5,16 @@ from pathlib import Path
 
 from analysis.pyramid import pyramid_report, spans_with_norms
 
-from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, write_table
+from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
 
 
 def register(sub) -> None:
     p = sub.add_parser("pyramid", help="what each distilled encoder position covers, with its feature norm")
     add_checkpoint_and_csv(p)
-    p.add_argument("--out", required=True, type=Path, help="CSV to write: one row per replica, level, position")
+    p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): one row per replica, level, position")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--window", type=int, default=0, help="window number of the split")
-    p.add_argument("--seed", type=int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--window", type=non_negative_int, default=0, help="window number of the split")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

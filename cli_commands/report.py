@@ -9,9 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.errors import ConfigError
-from analysis.report import checkpoint_report, study_report, write_report
+from analysis.report import checkpoint_report, study_report
+from analysis.report_html import render_html
 
-from ._common import add_csv_options, open_checkpoint, open_csv, positive_int
+from ._common import add_csv_options, non_negative_int, open_checkpoint, open_csv, positive_int
+from ._output import write_data
 
 
 def register(sub) -> None:
@@ -20,9 +22,9 @@ def register(sub) -> None:
     p.add_argument("--study", type=Path, default=None, help="a study folder written by `study` (instead of "
                                                             "--checkpoint and --csv)")
     add_csv_options(p, help="CSV with the model's columns (with --checkpoint)", required=False)
-    p.add_argument("--out", required=True, type=Path, help="the HTML file to write")
+    p.add_argument("--out", required=True, type=Path, help="the HTML file to write (- for standard output)")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--seed", type=int, default=0, help="key-sample and bootstrap seed")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="key-sample and bootstrap seed")
     p.add_argument("--max-windows", type=positive_int, default=256,
                    help="windows of the split the errors and the head sweep score (the first ones; default 256)")
     p.set_defaults(func=run)
@@ -42,8 +44,9 @@ def run(args) -> int:
         frame = open_csv(args)
         report = checkpoint_report(checkpoint, frame, seed=args.seed, split=args.split, max_windows=args.max_windows,
                                    data=args.csv.read_bytes(), folder=args.checkpoint)
-    path = write_report(report, args.out)
+    page = render_html(report).encode("utf-8")
+    where = write_data(page, args.out)
     tables = sum(len(s.tables) for s in report.sections)
-    print(f"report written to {path} ({path.stat().st_size / 1e6:.1f} MB: {len(report.sections)} sections, "
+    print(f"report written to {where} ({len(page) / 1e6:.1f} MB: {len(report.sections)} sections, "
           f"{report.figure_count} figures, {tables} tables)")
     return 0

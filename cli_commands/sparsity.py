@@ -5,7 +5,7 @@ from pathlib import Path
 
 from analysis.sparsity import sparsity_report
 
-from ._common import add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
+from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 
 
 def parse_windows(text: str) -> list[int]:
@@ -21,11 +21,11 @@ def parse_windows(text: str) -> list[int]:
 def register(sub) -> None:
     p = sub.add_parser("sparsity", help="per-query sampled vs exact sparsity (M̄, M) and top-u agreement")
     add_checkpoint_and_csv(p)
-    p.add_argument("--out", required=True, type=Path, help="CSV to write: one row per window, site, head, query")
+    p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): one row per window, site, head, query")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
     p.add_argument("--windows", default="0,1,2", help="window numbers of the split, e.g. 0,1,2")
     p.add_argument("--seeds", type=positive_int, default=10, help="key-sample seeds for the agreement spread")
-    p.add_argument("--seed", type=int, default=0, help="first key-sample seed")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="first key-sample seed")
     p.add_argument("--agreement-out", type=Path, default=None, help="also write the per-head agreement table")
     p.add_argument("--heads-out", type=Path, default=None, help="also write the per-head attention summary")
     p.set_defaults(func=run)

@@ -1,10 +1,14 @@
 """`study`: many models (seeds × settings) trained and analysed in parallel on Ray, with findings across them.
 
     python cli.py study --csv data.csv --target OT --seeds 0-7 --grid attention=prob,full --out studies/ett
-    python cli.py study ... --address auto          # join a running Ray cluster instead of starting one
+    python cli.py study ... --address HOST:PORT     # join a Ray cluster instead of starting a local Ray
+    python cli.py study --status studies/ett         # where it stands (also while another process runs it)
+    python cli.py study --stop studies/ett           # stop between tasks; the same command later resumes it
+    python cli.py study --csv … --out studies/ett --add-seeds 8-15   # more seeds for an existing study
 
 Every `train` option sets the runs' base; --grid varies some of them. Re-running a study does no work twice and
-resumes a killed one; a failed run is reported with its error and does not stop the others.
+resumes a killed or stopped one (--seeds may be left out: the study's own); a failed run is reported with its
+error and does not stop the others.
 """
 from __future__ import annotations
 
@@ -14,17 +18,24 @@ from pathlib import Path
 from analysis.data import prepare
 from analysis.errors import ConfigError
 from analysis.training import config_for
-from study.plan import ANALYSES, StudyPlan, fingerprint, parse_grid, parse_seeds
+from study.folder import request_stop
+from study.plan import ANALYSES, StudyPlan, fingerprint, format_seeds, parse_grid, parse_seeds, read_plan
 from study.runner import run_study
+from study.status import describe
 
 from ._common import add_csv_options, add_training_options, open_csv, positive_int, read_options, training_choices
 
 
 def register(sub) -> None:
     p = sub.add_parser("study", help="train and analyse many models (seeds × settings) in parallel on Ray")
-    add_csv_options(p)
+    add_csv_options(p, required=False)
     add_training_options(p)
-    p.add_argument("--seeds", default="0-1", help="seeds: 0-7, 0,3,9 or 2-4,8 (default 0-1)")
+    for action in p._actions:  # --csv and --target are needed to run a study, not to ask for its status
+        if action.dest in ("csv", "target"):
+            action.required = False
+    p.add_argument("--seeds", default=None, help="seeds: 0-7, 0,3,9 or 2-4,8 (default: 0-1 for a new study, the "
+                                                 "study's own seeds when --out holds one)")
+    p.add_argument("--add-seeds", default=None, metavar="SEEDS", help="seeds to add to the study in --out")
     p.add_argument("--grid", nargs="*", default=[], metavar="KEY=V1,V2",
                    help="settings to vary, each KEY=values (e.g. attention=prob,full factor=3,5); every combination "
                         "runs with every seed")
@@ -33,37 +44,81 @@ def register(sub) -> None:
     p.add_argument("--max-windows", type=positive_int, default=512, help="windows each analysis scores")
     p.add_argument("--split", choices=("val", "test"), default="test")
     p.add_argument("--address", default=None, help="a Ray cluster to join (auto, or HOST:PORT); default: start "
-                                                  "Ray in this process, sized to this machine")
-    p.add_argument("--cpus", type=positive_int, default=None, help="CPUs for the in-process Ray (default: all)")
-    p.add_argument("--out", required=True, type=Path, help="the study folder")
+                                                  "a Ray of the study's own on this machine's loopback")
+    p.add_argument("--cpus", type=positive_int, default=None, help="CPUs for the local Ray (default: all)")
+    p.add_argument("--dashboard", action="store_true", help="start Ray's dashboard (on 127.0.0.1) with the local Ray")
+    p.add_argument("--out", type=Path, default=None, help="the study folder")
+    p.add_argument("--status", type=Path, default=None, metavar="DIR",
+                   help="print where the study in DIR stands, and exit")
+    p.add_argument("--stop", type=Path, default=None, metavar="DIR",
+                   help="ask the study running in DIR to stop between tasks, and exit")
     p.set_defaults(func=run)
 
 
+def _seeds(args, out: Path) -> tuple[int, ...]:
+    """The seeds to run: --seeds, else the study's own (or 0-1 for a new one), plus --add-seeds."""
+    existing = read_plan(out) if out.is_dir() else None
+    seeds = parse_seeds(args.seeds) if args.seeds else (existing.seeds if existing else parse_seeds("0-1"))
+    if args.add_seeds:
+        if existing is None:
+            raise ConfigError(f"--add-seeds adds seeds to an existing study, and {out} holds none; use --seeds")
+        added = parse_seeds(args.add_seeds)
+        seeds = tuple(dict.fromkeys([*existing.seeds, *seeds, *added]))
+        parse_seeds(format_seeds(seeds))  # the whole study stays within the run limit
+    return seeds
+
+
 def run(args) -> int:
+    if args.status is not None:
+        for line in describe(args.status):
+            print(line)
+        return 0
+    if args.stop is not None:
+        if read_plan(args.stop) is None:
+            raise ConfigError(f"{args.stop} holds no study (no study.json)")
+        request_stop(args.stop)
+        print(f"stop requested: the study in {args.stop} stops between tasks (re-run its command to resume)")
+        return 0
+    missing = [flag for flag, value in (("--csv", args.csv), ("--target", args.target), ("--out", args.out))
+               if value is None]
+    if missing:
+        raise ConfigError(f"study needs {', '.join(missing)} (or --status DIR / --stop DIR)")
+    if args.out.exists() and not args.out.is_dir():
+        raise ConfigError(f"--out {args.out} is a file, not a study folder; choose a folder")
     analyses = tuple(a.strip() for a in args.analyses.split(",") if a.strip())
     unknown = sorted(set(analyses) - set(ANALYSES))
     if unknown:
         raise ConfigError(f"unknown analyses {', '.join(unknown)}; choose from {', '.join(ANALYSES)}")
+    seeds = _seeds(args, args.out)
+    grid = parse_grid(args.grid)
     frame = open_csv(args)  # read once here: a bad file is refused before any Ray task starts
     spec, size, settings = training_choices(args)
     data = Path(args.csv).read_bytes()
-    plan = StudyPlan(csv=str(Path(args.csv).resolve()), fingerprint=fingerprint(data), options=read_options(args), spec=spec,
-                     size=size, train=settings, seeds=parse_seeds(args.seeds),
-                     grid=parse_grid(args.grid), analyses=analyses, max_windows=args.max_windows, split=args.split)
-    for run in plan.runs():  # every run's settings are valid for this data before anything starts
-        config_for(prepare(frame, run.spec), **run.size.as_dict())
-    findings = run_study(plan, args.out, data, address=args.address, num_cpus=args.cpus,
+    plan = StudyPlan(csv=str(Path(args.csv).resolve()), fingerprint=fingerprint(data), options=read_options(args),
+                     spec=spec, size=size, train=settings, seeds=seeds, grid=grid, analyses=analyses,
+                     max_windows=args.max_windows, split=args.split)
+    checked = set()
+    for run in plan.runs():  # every setting is valid for this data before anything starts
+        key = (run.spec, run.size)
+        if key not in checked:
+            checked.add(key)
+            config_for(prepare(frame, run.spec), **run.size.as_dict())
+    findings = run_study(plan, args.out, data, address=args.address, num_cpus=args.cpus, dashboard=args.dashboard,
                          echo=lambda text: print(text, file=sys.stderr, flush=True))
     for setting, entry in findings.get("settings", {}).items():
         mse = entry.get("test_mse", {})
         removable = entry.get("removable", {})
         line = f"{setting}: test mse {mse.get('mse_mean', float('nan')):.4f} ± {mse.get('mse_std', float('nan')):.4f} " \
                f"over {mse.get('seeds', '?')} seeds"
+        if mse.get("interval"):
+            line += f" ({mse['interval']})"
         if removable:
             line += (f"; removable heads {removable['with_interval_mean']:.1f} of {removable['heads']} with the "
                      f"interval ({removable['by_point_mean']:.1f} by point estimates)")
         if "roles_in_every_seed" in entry:
             line += f"; heads with one role in every seed: {entry['heads_with_a_stable_role']}"
         print(line)
+    for note in findings.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)
     print(f"tables in {args.out / 'tables'}")
     return 0

@@ -5,14 +5,15 @@ from pathlib import Path
 
 from analysis.workflow import train_on_frame
 
-from ._common import ConsoleProgress, add_csv_options, add_training_options, open_csv, training_choices
+from ._common import (ConsoleProgress, add_csv_options, add_training_options, non_negative_int, open_csv,
+                      training_choices)
 
 
 def register(sub) -> None:
     p = sub.add_parser("train", help="train on a CSV, write a checkpoint folder")
     add_csv_options(p)
     add_training_options(p)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--out", required=True, type=Path, help="checkpoint folder to write")
     p.set_defaults(func=run)
 

@@ -59,8 +59,7 @@ class DataRef:
     @property
     def key(self) -> str:
         """Identifies the data (its bytes and how they are read) in every cache."""
-        o = self.options
-        return f"{self.digest}:{o.datetime_column or ''}:{o.repair}:{o.freq or ''}:{o.dayfirst}:{o.decimal or ''}"
+        return f"{self.digest}:{self.options.key}"  # every reading option (a long table's series too)
 
 
 @dataclass(frozen=True)

@@ -106,8 +106,11 @@ class Fit:
 
 def fitting_sizes(n_rows: int, spec: "DataSpec", batch_size: int = 32, *, ett_steps_per_hour: int | None = None
                   ) -> Fit | None:
-    """Sizes that fit an `n_rows` series: `suggest_sizes` at `batch_size`, else at the largest smaller power of
-    two that lets some window fit; None when not even one window of 2 + 1 rows fits every split."""
+    """Sizes that fit an `n_rows` series: `spec` and `batch_size` themselves when they do, else `suggest_sizes` at
+    `batch_size`, else at the largest smaller power of two that lets some window fit; None when not even one
+    window of 2 + 1 rows fits every split."""
+    if window_budget(n_rows, spec, batch_size, ett_steps_per_hour=ett_steps_per_hour).ok:
+        return Fit(spec, batch_size)
     smaller = (1 << k for k in range(batch_size.bit_length() - 1, -1, -1))
     for batch in [batch_size, *(b for b in smaller if b < batch_size)]:
         proposal = suggest_sizes(n_rows, spec, batch, ett_steps_per_hour=ett_steps_per_hour)

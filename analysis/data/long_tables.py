@@ -42,6 +42,18 @@ def id_strings(column: pd.Series) -> pd.Series:
     return column.map(lambda v: None if pd.isna(v) else _number(v)).astype(object)
 
 
+def table_ids(table: RawTable, column: str) -> pd.Series:
+    """The ids of a column as the file wrote them: a CSV's cells are read again as text, so that 'NA' (Namibia),
+    'null' or '007' stay ids rather than becoming missing or 7."""
+    if table.reread is not None:
+        return text_cells(table.reread([column])[column])
+    return id_strings(table.cells[column])
+
+
+def _stamp(t: pd.Timestamp) -> str:
+    return f"{t:%Y-%m-%d}" if t == t.normalize() else str(t)
+
+
 def _number(v) -> str:
     return str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v)
 
@@ -65,9 +77,11 @@ def find_id_column(table: RawTable, times, requested: str | None) -> tuple[str |
     for position, c in enumerate(columns):
         column = table.cells[c]
         named = bool(ID_NAME.match(c.strip()))
-        if not (is_text(column) or (named and pd.api.types.is_integer_dtype(column))):
+        plain = pd.api.types.is_bool_dtype(column) or pd.api.types.is_datetime64_any_dtype(column)
+        if plain or not (is_text(column) or (named and (pd.api.types.is_integer_dtype(column)
+                                                        or column.isna().all()))):
             continue
-        ids = id_strings(column)[present]
+        ids = table_ids(table, c)[present]
         if ids.isna().mean() > 0.5 or (not named and ids.dropna().str.match(NUMBER_LIKE).mean() > 0.9):
             continue
         n = ids.nunique()
@@ -81,7 +95,7 @@ def find_id_column(table: RawTable, times, requested: str | None) -> tuple[str |
     if best is None:
         return None, None
     c = best[2]
-    ids = id_strings(table.cells[c]).dropna().unique()
+    ids = table_ids(table, c).dropna().unique()
     return c, (f"{c!r} read as the series id: {plural(len(ids), 'series', 'series')} ({names_phrase(ids, 60)}), the "
                "timestamps repeat per series; --id-column names it, --series picks series")
 
@@ -129,7 +143,7 @@ def column_names(chosen: list[str], value_columns: list[str], single: bool) -> l
 def read_long(table: RawTable, times, id_column: str, numbers, *, raw_times: pd.Series, options, note: str | None
               ) -> tuple[pd.DatetimeIndex, pd.DataFrame, str, RepairReport, list[str], LongTable]:
     """(timestamps, values, freq, repair report, notes, LongTable) of a long table (see the module docstring)."""
-    ids = id_strings(table.cells[id_column])
+    ids = table_ids(table, id_column)
     ts = pd.DatetimeIndex(times.values)
     long = LongTable(id_column, _infos(ids, ts), (), tuple(numbers.values.columns))
     missing = np.flatnonzero(ids.isna().to_numpy())
@@ -148,7 +162,7 @@ def read_long(table: RawTable, times, id_column: str, numbers, *, raw_times: pd.
     start = max(infos[s].first for s in chosen)
     end = min(infos[s].last for s in chosen)
     if pd.isna(start) or pd.isna(end) or start > end:
-        spans = ", ".join(f"{cell(s, 20)} {infos[s].first:%Y-%m-%d}…{infos[s].last:%Y-%m-%d}" for s in chosen[:4])
+        spans = ", ".join(f"{cell(s, 20)} {_stamp(infos[s].first)}…{_stamp(infos[s].last)}" for s in chosen[:4])
         raise SeriesError(f"the series share no time span ({spans}{', …' if len(chosen) > 4 else ''}); pick series "
                           "that overlap with --series (in the app: Series)", long, column=id_column)
     single = len(chosen) == 1
@@ -158,7 +172,7 @@ def read_long(table: RawTable, times, id_column: str, numbers, *, raw_times: pd.
     notes = [n for n in (note,) if n]
     if any(cut.values()):
         shown = ", ".join(f"{cell(s, 20)} by {n:,}" for s, n in cut.items() if n)
-        notes.append(f"series cut to the span they share ({start} to {end}): {shown} rows")
+        notes.append(f"series cut to the span they share ({_stamp(start)} to {_stamp(end)}): {shown} rows")
     where = keep & np.asarray(inside)
     rows = {s: np.flatnonzero((ids == s).to_numpy() & where) for s in chosen}
     fast = None if options.repairs or dropped_rows else align_fast(ts, numbers, rows, chosen, start, end,

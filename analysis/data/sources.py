@@ -100,7 +100,8 @@ def _strip_suffix(name: str) -> str:
 
 def _unpack_stream(data: bytes, name: str, kind: str) -> bytes:
     try:
-        with STREAMS_BY_KIND[kind](io.BytesIO(data)) as stream:
+        opener = STREAMS_BY_KIND[kind]
+        with (opener(fileobj=io.BytesIO(data)) if kind == "gzip" else opener(io.BytesIO(data))) as stream:
             inner = stream.read(MAX_BYTES + 1)
     except (OSError, EOFError, lzma.LZMAError, ValueError) as err:
         raise DataError(f"{cell(short_name(name))} is not a readable {kind} file: {cell(err, 80)}") from None

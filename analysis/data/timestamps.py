@@ -35,7 +35,7 @@ from analysis.errors import DataError
 
 from .calendar_columns import combine, named_like_year, part_kind, plausible_years, years_to_times
 from .frequency import regularity
-from .messages import cell, names_phrase
+from .messages import cell, names_phrase, plural
 from .table import RawTable, is_text, text_cells
 
 TIME_NAMES = ("date", "datetime", "time", "timestamp", "ds", "datum", "fecha", "data", "zeit", "dt", "day",
@@ -92,8 +92,8 @@ def _iso(text: pd.Series) -> tuple[pd.DatetimeIndex | None, str | None]:
         offset = text.str.contains(OFFSET)
         if offset.any() and not offset.all():
             naive = text[~offset].iloc[0]
-            note = (f"{int((~offset).sum()):,} timestamps without a UTC offset (e.g. {cell(naive)}) were taken as UTC; "
-                    f"the {int(offset.sum()):,} with one were converted to UTC")
+            note = (f"{plural(int((~offset).sum()), 'timestamp')} without a UTC offset (e.g. {cell(naive)}) taken as UTC; "
+                    f"{plural(int(offset.sum()), 'timestamp')} with one converted to UTC")
     elif getattr(parsed.dt, "tz", None) is not None:
         note = "timestamps carry a UTC offset and were converted to UTC"
     return _to_naive(parsed), note

@@ -41,6 +41,20 @@ def repair_report(frame: SeriesFrame) -> None:
         st.caption("Saved beside the checkpoint of every model trained on this data (repair.json).")
 
 
+def long_table(frame: SeriesFrame) -> None:
+    """A long table's id column and series (read or not), each with its length and span."""
+    long = frame.long
+    if long is None:
+        return
+    chosen = len(long.chosen)
+    st.markdown(f"**Long table**: series id column {tables.md(long.id_column)}, {len(long.ids):,} series; "
+                f"{'all' if chosen == len(long.ids) else f'{chosen:,}'} read"
+                + (" as columns named *series.column*" if chosen > 1 else " with its value columns as named"))
+    with st.expander(f"Series ({len(long.ids):,})", expanded=False):
+        widgets.table(tables.series_table(long), f"{file_stem(frame.name)}-series", "series_list",
+                      height=240 if len(long.ids) > 6 else "auto")
+
+
 def draw(frame: SeriesFrame) -> None:
     st.subheader(frame.name)
     m = st.columns(4)
@@ -48,14 +62,15 @@ def draw(frame: SeriesFrame) -> None:
     m[1].metric("Step", describe_frequency(frame.freq), help=f"pandas alias: {frame.freq}")
     m[2].metric("Datetime column", frame.datetime_column)
     m[3].metric("Numeric columns", f"{len(frame.columns):,}")
-    dropped = ", ".join(f"`{c}`" for c in frame.dropped_columns[:20]) + (", …" if len(frame.dropped_columns) > 20
-                                                                         else "")
+    dropped = tables.dropped_text(frame.dropped_why) if frame.dropped_why else \
+        ", ".join(tables.md(c) for c in frame.dropped_columns[:20])
     st.markdown(f"**From** {frame.timestamps[0]} **to** {frame.timestamps[-1]}  \n"
-                f"**Numeric columns:** {', '.join(f'`{c}`' for c in frame.columns[:40])}"
+                f"**Numeric columns:** {', '.join(tables.md(c) for c in frame.columns[:40])}"
                 f"{', …' if len(frame.columns) > 40 else ''}  \n"
-                f"**Dropped columns** (no numeric value): {dropped or 'none'}")
+                f"**Left out of the model** (no numbers): {dropped or 'none'}")
+    long_table(frame)
     if frame.notes:
-        st.caption("  \n".join(f"Note: {note}." for note in frame.notes))
+        st.caption("  \n".join(f"Note: {tables.md(note)}." for note in frame.notes))
     repair_report(frame)
     shown = list(frame.columns)
     if len(shown) > MAX_PLOTTED:

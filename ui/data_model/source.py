@@ -1,8 +1,11 @@
-"""Where the data comes from: the bundled sample or an upload, how it is read, and the repair of a refused file.
+"""Where the data comes from: the bundled sample or an upload (CSV, compressed CSV, .xlsx, Parquet), how it is
+read, the series of a long table, and the repair of a refused file.
 
 A file that cannot be used as it is stays refused, with its message and, where a repair would fix it, buttons
 that repair it (time interpolation or carrying values forward); until then the page's Train form is off, so the
-previous data is never trained by mistake. Torch-free: this half of the page draws before torch loads.
+previous data is never trained by mistake. A long table (an id column, a time column, values) offers a series
+picker, each series with its length and span, also when reading every series was refused. Torch-free: this half
+of the page draws before torch loads.
 """
 from __future__ import annotations
 
@@ -10,9 +13,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from analysis.data import ReadOptions
+from analysis.data import LongTable, ReadOptions, SeriesError
 from analysis.errors import InformerLabError
 from ui import frames, state
+from ui.data_model.tables import series_label
+from analysis.data.messages import short_name
 
 SOURCES = ("Bundled sample", "Upload a CSV")
 FAILED_KEY = "csv_upload_failed"  # the Refusal of the last file the uploader held
@@ -20,6 +25,9 @@ REPAIRS = {"none": "none (refuse)", "interpolate": "interpolate in time", "ffill
 DAYFIRST = {"auto": None, "day first": True, "month first": False}
 DECIMAL = {"auto": None, ". (1,234.5)": ".", ", (1.234,5)": ","}
 BIG_FILE = 4 << 20  # bytes: a read this big shows a progress bar
+UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "bz2", "xz", "zip", "xlsx", "xlsm", "parquet", "pq"]
+SERIES_KEY = "read_series"  # the series picked in a long table (empty: every series)
+SERIES_FOR = "read_series_for"  # the digest of the file those series belong to
 
 
 @dataclass(frozen=True)
@@ -29,6 +37,7 @@ class Refusal:
     ref: state.DataRef
     message: str
     repairable: bool
+    long: LongTable | None = None  # a long table's series, when reading them was refused
 
 
 def refused() -> Refusal | None:
@@ -39,12 +48,18 @@ def refused() -> Refusal | None:
     return failed
 
 
+def _text(key: str) -> str | None:
+    return (st.session_state.get(key) or "").strip() or None
+
+
 def _options() -> ReadOptions:
-    return ReadOptions(datetime_column=(st.session_state.get("datetime_column") or "").strip() or None,
+    return ReadOptions(datetime_column=_text("datetime_column"),
                        repair=st.session_state.get("read_repair", "none"),
-                       freq=(st.session_state.get("read_freq") or "").strip() or None,
+                       freq=_text("read_freq"),
                        dayfirst=DAYFIRST[st.session_state.get("read_dayfirst", "auto")],
-                       decimal=DECIMAL[st.session_state.get("read_decimal", "auto")])
+                       decimal=DECIMAL[st.session_state.get("read_decimal", "auto")],
+                       sheet=_text("read_sheet"), id_column=_text("read_id_column"),
+                       series=tuple(st.session_state.get(SERIES_KEY) or ()) or None)
 
 
 def _reading_options() -> None:
@@ -60,7 +75,26 @@ def _reading_options() -> None:
         c[3].selectbox("Dates", list(DAYFIRST), key="read_dayfirst", persist_state="session",
                        help="Whether 01/02/2021 is 1 February (day first) or 2 January (month first); auto decides "
                             "from the whole column.")
-        c[4].selectbox("Decimal mark", list(DECIMAL), key="read_decimal", persist_state="session")
+        c[4].selectbox("Decimal mark", list(DECIMAL), key="read_decimal", persist_state="session",
+                       help="auto decides from every cell; a file where no cell decides (only '1,234') is refused "
+                            "until you choose.")
+        c = st.columns([1.2, 1.2, 3.6])
+        c[0].text_input("Sheet", key="read_sheet", persist_state="session", placeholder="the first",
+                        help="A spreadsheet's sheet (.xlsx); leave empty for the first.")
+        c[1].text_input("Series id column", key="read_id_column", persist_state="session", placeholder="detect",
+                        help="A long table's column saying which series a row belongs to (unique_id, symbol, …); "
+                             "leave empty to find it by its content.")
+
+
+def _series_picker(long: LongTable, digest: str) -> None:
+    """The series of a long table, each with its length and span; none picked reads every series."""
+    if any(s not in long.ids for s in st.session_state.get(SERIES_KEY) or ()):
+        st.session_state[SERIES_KEY] = []
+    infos = {s.id: s for s in long.series}
+    st.multiselect(f"Series (column `{long.id_column}`: {len(long.ids):,} series)", list(long.ids), key=SERIES_KEY,
+                   format_func=lambda sid: series_label(infos[sid]), placeholder="every series, aligned on the span "
+                   "they share", help="One series: its value columns as they are named. Several (or none picked: "
+                   "every series): columns named <series>.<column>, cut to the span the series share.")
 
 
 def _repair_with(fill: str) -> None:
@@ -95,7 +129,9 @@ def _read(candidate: state.DataRef, raw: bytes) -> None:
     try:
         frames.frame_from_bytes(candidate.digest, raw, candidate.name, candidate.options, progress)
     except InformerLabError as err:
-        st.session_state[FAILED_KEY] = Refusal(candidate, f"{candidate.name}: {err}", getattr(err, "repairable", False))
+        st.session_state[FAILED_KEY] = Refusal(candidate, f"{short_name(candidate.name, 40)}: {err}",
+                                               getattr(err, "repairable", False),
+                                               err.long if isinstance(err, SeriesError) else None)
     else:
         st.session_state.pop(FAILED_KEY, None)
         state.set_data(candidate, raw)
@@ -122,8 +158,8 @@ def draw() -> Refusal | None:
             state.set_data(state.sample_data_ref())
             st.rerun()
         return None
-    upload = st.file_uploader("CSV file (a column of timestamps and numeric columns)", type=["csv", "txt", "tsv"],
-                              key="csv_upload")
+    upload = st.file_uploader("Data file: CSV (or .csv.gz, .zip), .xlsx or Parquet; a time column and numeric "
+                              "columns, or a long table (id, time, values)", type=UPLOAD_TYPES, key="csv_upload")
     _reading_options()
     if upload is None:
         st.session_state.pop(FAILED_KEY, None)
@@ -131,12 +167,38 @@ def draw() -> Refusal | None:
             st.info("Upload a CSV to use it; the bundled sample stays active until then.")
         return None
     raw = upload.getvalue()
-    candidate = state.DataRef("upload", upload.name, frames.digest(raw), _options())
+    digest = frames.digest(raw)
+    if st.session_state.get(SERIES_FOR) != digest:  # another file: its own series, none picked yet
+        st.session_state[SERIES_KEY], st.session_state[SERIES_FOR] = [], digest
+    long = _long_of(digest)
+    if long is not None:
+        _series_picker(long, digest)
+    candidate = state.DataRef("upload", upload.name, digest, _options())
     failed: Refusal | None = st.session_state.get(FAILED_KEY)
     if candidate != state.data_ref() and (failed is None or failed.ref != candidate):
         _read(candidate, raw)
     failure = refused()
+    if long is None and (failure is not None and failure.long is not None or _active_long(digest) is not None):
+        st.rerun()  # a long table seen for the first time: draw its picker
     if failure is not None and failure.ref == candidate:
         _show_refusal(failure)
         return failure
     return None
+
+
+def _active_long(digest: str) -> LongTable | None:
+    ref = state.data_ref()
+    if ref.source != "upload" or ref.digest != digest:
+        return None
+    try:
+        return state.active_data().frame.long
+    except InformerLabError:
+        return None
+
+
+def _long_of(digest: str) -> LongTable | None:
+    """The series of the uploaded file, from the frame read last or from its refusal."""
+    failed: Refusal | None = st.session_state.get(FAILED_KEY)
+    if failed is not None and failed.ref.digest == digest and failed.long is not None:
+        return failed.long
+    return _active_long(digest)

@@ -14,6 +14,28 @@ if TYPE_CHECKING:  # annotations only: this module stays importable before torch
     from analysis.training import TrainProgress
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md(text: object) -> str:
+    """Text shown as itself in Streamlit markdown (a column or series name may hold `*`, backticks, `$`, `<`)."""
+    return MARKDOWN_SPECIAL.sub(r"\\\1", str(text).replace("\n", " "))
+
+
+def series_label(info) -> str:
+    """A long table's series for a picker: 'AAPL · 1,258 rows · 2019-01-02 → 2023-12-29'."""
+    return f"{info.id} · {info.rows:,} rows · {info.first:%Y-%m-%d} → {info.last:%Y-%m-%d}"
+
+
+def series_table(long) -> pd.DataFrame:
+    """A long table's series: id, rows, first, last, read (whether the frame holds it)."""
+    return pd.DataFrame([{"series": s.id, "rows": s.rows, "first": s.first, "last": s.last,
+                          "read": s.id in long.chosen} for s in long.series])
+
+
+def dropped_text(why) -> str:
+    """'summary (text, e.g. 'sunny'), ok (true/false)' as markdown."""
+    return ", ".join(f"{md(c)} ({md(reason)})" for c, reason in list(why)[:20]) + (", …" if len(why) > 20 else "")
 
 
 def downsample_minmax(values: pd.DataFrame, max_points: int = 5000) -> tuple[pd.DataFrame, int]:

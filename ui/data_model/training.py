@@ -1,11 +1,13 @@
-"""Training a new model on the active data, in a background job: the form (which names its data), the guard that
-says when the chosen sizes leave too few windows (and proposes sizes that fit), the live progress and loss."""
+"""Training a new model on the active data, in a background job: the form (which names its data; its window and
+batch sizes follow the file's length), the guard that says when the chosen sizes leave too few windows (and a
+button applying sizes that fit), the live progress and loss. The run folder is checked before training starts."""
 from __future__ import annotations
 
 import streamlit as st
 
-from analysis.data import DataSpec, describe_frequency, ett_steps_per_hour, suggest_sizes, window_budget
+from analysis.data import DataSpec, Fit, describe_frequency, ett_steps_per_hour, fitting_sizes, window_budget
 from analysis.errors import InformerLabError
+from analysis.outputs import OutputError, check_folder_target, describe_os_error
 from analysis.training import TrainSettings
 from analysis.workflow import ModelSize
 from ui import settings, sidebar, state, widgets
@@ -14,11 +16,36 @@ from ui.data_model.source import Refusal
 from ui.jobs import TrainJob, check_training_inputs
 
 LEARNING_RATES = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5]
+PAPER = (96, 48, 24, 32)  # seq_len, label_len, pred_len, batch size: the form's defaults when they fit
+SIZE_KEYS = ("train_seq", "train_label", "train_pred", "train_batch")
+SIZES_FOR = "train_sizes_for"  # (data key, the sizes the form was given for it)
 
 
-def _use_sizes(spec: DataSpec) -> None:
-    st.session_state["train_seq"], st.session_state["train_label"] = spec.seq_len, spec.label_len
-    st.session_state["train_pred"] = spec.pred_len
+def _use_sizes(fit: Fit) -> None:
+    st.session_state["train_seq"], st.session_state["train_label"] = fit.spec.seq_len, fit.spec.label_len
+    st.session_state["train_pred"], st.session_state["train_batch"] = fit.spec.pred_len, fit.batch_size
+
+
+def _sizes_for(frame) -> tuple[int, int, int, int]:
+    seq, label, pred, batch = PAPER
+    fit = fitting_sizes(frame.n_rows, DataSpec(frame.columns[-1], "M", seq, label, pred), batch,
+                        ett_steps_per_hour=ett_steps_per_hour(frame))
+    return PAPER if fit is None else (fit.spec.seq_len, fit.spec.label_len, fit.spec.pred_len, fit.batch_size)
+
+
+def follow_length(data: state.ActiveData) -> None:
+    """The form's window and batch sizes follow the data's length: the paper's 96/48/24 at batch 32 where they fit,
+    else sizes that do; sizes the user changed are left alone."""
+    key, given = st.session_state.get(SIZES_FOR, (None, None))
+    if key == data.key:
+        return
+    current = tuple(st.session_state.get(k) for k in SIZE_KEYS)
+    untouched = all(v is None for v in current) or current == given or (given is None and current == PAPER)
+    sizes = _sizes_for(data.frame)
+    if untouched:
+        for k, v in zip(SIZE_KEYS, sizes):
+            st.session_state[k] = v
+    st.session_state[SIZES_FOR] = (data.key, sizes if untouched else given)
 
 
 def _guard(frame, spec: DataSpec, batch_size: int) -> bool:
@@ -27,20 +54,32 @@ def _guard(frame, spec: DataSpec, batch_size: int) -> bool:
     budget = window_budget(frame.n_rows, spec, batch_size, ett_steps_per_hour=ett)
     if budget.ok:
         return True
-    proposal = suggest_sizes(frame.n_rows, spec, batch_size, ett_steps_per_hour=ett)
+    fit = fitting_sizes(frame.n_rows, spec, batch_size, ett_steps_per_hour=ett)
     counts = ", ".join(f"{name} {n:,}" for name, n in budget.windows.items())
     text = (f"**Not started: {budget.problems[0]}.** Windows of seq_len {spec.seq_len} + pred_len {spec.pred_len} "
             f"in {frame.n_rows:,} rows: {counts}.")
-    if proposal is None:
+    if fit is None:
         st.warning(text + " Even the shortest windows do not fit: use a longer file.", icon=":material/warning:")
         return False
-    proposed = window_budget(frame.n_rows, proposal, batch_size, ett_steps_per_hour=ett)
-    st.warning(text + f" Sizes that fit: seq_len {proposal.seq_len}, label_len {proposal.label_len}, pred_len "
-               f"{proposal.pred_len} ({proposed.windows['train']:,} train windows, {proposed.steps_per_epoch} steps "
-               "an epoch).", icon=":material/warning:")
-    st.button(f"Use seq_len {proposal.seq_len} · label_len {proposal.label_len} · pred_len {proposal.pred_len}",
-              key="use_proposal", on_click=_use_sizes, args=(proposal,), icon=":material/auto_fix_high:")
+    proposed = window_budget(frame.n_rows, fit.spec, fit.batch_size, ett_steps_per_hour=ett)
+    batch = f", batch size {fit.batch_size}" if fit.batch_size != batch_size else ""
+    st.warning(text + f" Sizes that fit: seq_len {fit.spec.seq_len}, label_len {fit.spec.label_len}, pred_len "
+               f"{fit.spec.pred_len}{batch} ({proposed.windows['train']:,} train windows, {proposed.steps_per_epoch} "
+               f"steps an epoch; on the CLI: {fit.flags(batch_size)}).", icon=":material/warning:")
+    st.button(f"Use seq_len {fit.spec.seq_len} · label_len {fit.spec.label_len} · pred_len {fit.spec.pred_len}"
+              + (f" · batch {fit.batch_size}" if batch else ""), key="use_proposal", on_click=_use_sizes,
+              args=(fit,), icon=":material/auto_fix_high:")
     return False
+
+
+class SavingTrainJob(TrainJob):
+    """A training run whose save failing on the file system (full disk, read-only) is one line, not a bug."""
+
+    def work(self) -> None:
+        try:
+            super().work()
+        except OSError as err:
+            raise OutputError(describe_os_error(err, self.out) + "; the run was not saved") from None
 
 
 def _run_name(name: str, target: str, spec: DataSpec) -> str:
@@ -119,10 +158,11 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
             return
         run_name = _run_name(name, target, spec)
         check_training_inputs(frame, spec, size)
+        check_folder_target(settings.runs_dir() / run_name, "the run folder", checkpoint=True)
     except (InformerLabError, ValueError) as err:
         st.error(str(err))
     else:
-        st.session_state[state.JOB_KEY] = TrainJob(run_name, settings.runs_dir() / run_name, frame, spec, size,
+        st.session_state[state.JOB_KEY] = SavingTrainJob(run_name, settings.runs_dir() / run_name, frame, spec, size,
                                                    train_settings).start()
         st.rerun()
 
@@ -169,6 +209,7 @@ def draw(data: state.ActiveData | None, refusal: Refusal | None) -> None:
     if data is None:
         st.info("Choose usable data above to train a model on it.")
     else:
+        follow_length(data)
         form(data, refusal, running)
     if job is not None:
         st.subheader(f"Run `{job.name}`")

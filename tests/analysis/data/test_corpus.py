@@ -8,7 +8,11 @@ import pytest
 
 from analysis.data import load_csv
 from analysis.errors import MESSAGE_CHARS, DataError
-from tests.corpus.csv_cases import CASES, Read, Refused
+from tests.corpus.csv_cases import CASES as CSV_CASES
+from tests.corpus.csv_cases import Read, Refused
+from tests.corpus.form_cases import FORM_CASES
+
+CASES = CSV_CASES + FORM_CASES
 
 
 def test_the_corpus_is_large_and_named_uniquely():

@@ -1,0 +1,104 @@
+"""Where a command's results go, and how a command runs: outputs checked before any work, `--out -` as standard
+output, one line for every error a user can cause (after a progress bar, on a line of its own), no warning text.
+
+Every `*_out` argument of a command is checked before the command starts (analysis.outputs): a file output may
+be a new name, a regular file (replaced atomically), a device or a pipe (written through), or `-` (standard
+output: the CSV goes there and the command's own lines go to stderr); a folder output (train, import,
+counterfactual, study) must be a folder we can write into, and for a checkpoint an empty one or a checkpoint.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.errors import InformerLabError
+from analysis.outputs import OutputError, check_file_target, check_folder_target, describe_os_error, write_bytes
+
+STDOUT = "-"
+_STDOUT: list = []  # the standard output a running command's CSV goes to (its own lines may be sent to stderr)
+FOLDERS = {"train": "checkpoint", "import": "checkpoint", "counterfactual": "folder", "study": "folder"}
+
+
+class ProgressLine:
+    """Whether a progress bar left its line open (the cursor after it, no newline yet)."""
+
+    open = False
+
+    @classmethod
+    def close(cls, stream=None) -> None:
+        if cls.open:
+            (stream or sys.stderr).write("\n")
+            cls.open = False
+
+
+def output_arguments(args: argparse.Namespace) -> dict[str, object]:
+    """The command's output arguments given: option → value ('--out' → Path('runs/x'))."""
+    return {f"--{name.replace('_', '-')}": value for name, value in vars(args).items()
+            if (name == "out" or name.endswith("_out")) and value is not None}
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Every output of the command checked before it starts (OutputError naming the option)."""
+    outputs = output_arguments(args)
+    to_stdout = [option for option, value in outputs.items() if str(value) == STDOUT]
+    if len(to_stdout) > 1:
+        raise OutputError(f"{' and '.join(to_stdout)} both write to standard output; give one of them a file")
+    for option, value in outputs.items():
+        folder = FOLDERS.get(getattr(args, "command", "")) if option == "--out" else None
+        if folder is not None:
+            check_folder_target(value, option, checkpoint=folder == "checkpoint")
+        elif str(value) != STDOUT:
+            check_file_target(value, option)
+
+
+def write_table(table: pd.DataFrame, out: Path | str) -> str:
+    """Write a CSV to `out`: standard output for '-', through a device or pipe, else atomically. Returns where,
+    for the command's message ('standard output' or the path)."""
+    data = table.to_csv(index=False).encode("utf-8")
+    return write_data(data, out)
+
+
+def write_data(data: bytes, out: Path | str, option: str = "--out") -> str:
+    if str(out) == STDOUT:
+        stream = _STDOUT[-1] if _STDOUT else sys.stdout
+        stream.buffer.write(data) if hasattr(stream, "buffer") else stream.write(data.decode("utf-8"))
+        stream.flush()
+        return "standard output"
+    write_bytes(out, data, option)
+    return str(out)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed command: outputs checked first; with an output to '-', the command's own lines go to stderr;
+    warnings never reach the terminal (logged with --verbose); an OSError becomes one line (OutputError); an error
+    after a progress bar starts on a line of its own."""
+    with warnings.catch_warnings():
+        if getattr(args, "verbose", False):
+            logging.captureWarnings(True)
+        else:
+            warnings.simplefilter("ignore")
+        try:
+            check_outputs(args)
+            quiet = any(str(v) == STDOUT for v in output_arguments(args).values())
+            _STDOUT.append(sys.stdout)
+            try:
+                with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
+                    return int(args.func(args) or 0)
+            finally:
+                _STDOUT.pop()
+        except OSError as err:
+            ProgressLine.close()
+            raise OutputError(describe_os_error(err, doing="use")) from None
+        except (InformerLabError, ValueError, KeyboardInterrupt):
+            ProgressLine.close()
+            raise
+
+
+__all__ = ["FOLDERS", "ProgressLine", "STDOUT", "check_outputs", "output_arguments", "run_command", "write_data",
+           "write_table"]
