@@ -206,6 +206,18 @@ def _read_files(folder: Path) -> dict[str, bytes]:
     return files
 
 
+def checkpoint_folder_files(folder: str | Path) -> dict[str, bytes]:
+    """The files of the checkpoint folder `folder`, read consistently, after checking their sizes and that they match
+    the manifest's SHA-256s: a complete, unchanged checkpoint (its config and weights are checked when loaded).
+    CheckpointError otherwise, naming the file at fault."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CheckpointError(f"checkpoint folder {folder} does not exist", field=str(folder))
+    files = _read_files(folder)
+    check_manifest(files)
+    return files
+
+
 def load_checkpoint(folder: str | Path) -> Checkpoint:
     """Load and validate the checkpoint folder `folder` (see `read_checkpoint_files`).
 

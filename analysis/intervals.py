@@ -121,22 +121,37 @@ def add_interval_columns(table: pd.DataFrame, metric: str, lo: np.ndarray, hi: n
 # ---------------------------------------------------------------------------------------------
 # Over seeds
 # ---------------------------------------------------------------------------------------------
+MIN_SEEDS = 3  # fewer seeds give no interval: with 2, the t quantile is 12.7 and the interval says nothing
+
+
 def across_seeds(table: pd.DataFrame, keys: list[str], metric: str, *, seed_column: str = "seed",
-                 level: float = LEVEL) -> pd.DataFrame:
+                 level: float = LEVEL, floor: float | None = None, min_seeds: int = MIN_SEEDS) -> pd.DataFrame:
     """Per `keys` group, a metric over seeds: seeds, mean, std (ddof 1), a t interval of the mean over seeds
-    (`<metric>_seeds_lo/_hi`), and in how many seeds it is positive and negative (does its sign hold?)."""
+    (`<metric>_seeds_lo/_hi`), and in how many seeds it is positive and negative (does its sign hold?).
+
+    With fewer than `min_seeds` seeds there is no interval (NaN bounds, and `interval` says why): two seeds give a t
+    interval 12.7 standard errors wide, which for a test MSE ran to -2.4. `floor` is the metric's lower limit (0 for
+    an MSE): the interval is cut there, so it never claims values the metric cannot take."""
     from scipy import stats
 
     rows = []
     for key, part in table.groupby(keys, sort=False):
         values = part[metric].to_numpy(dtype=np.float64)
+        values = values[np.isfinite(values)]
         n = len(values)
-        mean = float(values.mean())
+        mean = float(values.mean()) if n else float("nan")
         std = float(values.std(ddof=1)) if n > 1 else float("nan")
-        half = float(stats.t.ppf(0.5 + level / 2, n - 1) * std / np.sqrt(n)) if n > 1 else float("nan")
+        if n >= max(2, min_seeds):
+            half = float(stats.t.ppf(0.5 + level / 2, n - 1) * std / np.sqrt(n))
+            lo, hi, note = mean - half, mean + half, ""
+            if floor is not None and lo < floor:
+                lo, note = floor, f"cut at {floor:g}, the metric's floor"
+        else:
+            lo = hi = float("nan")
+            note = f"{n} seed{'s' if n != 1 else ''}: too few for an interval (needs {max(2, min_seeds)})"
         row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         row.update({"seeds": part[seed_column].nunique(), f"{metric}_mean": mean, f"{metric}_std": std,
-                    f"{metric}_seeds_lo": mean - half, f"{metric}_seeds_hi": mean + half,
+                    f"{metric}_seeds_lo": lo, f"{metric}_seeds_hi": hi, "interval": note,
                     "positive_in": int((values > 0).sum()), "negative_in": int((values < 0).sum())})
         rows.append(row)
     return pd.DataFrame(rows)
@@ -152,5 +167,5 @@ def interval_sign(lo: float, hi: float, scale: float = 1.0, tol: float = 1e-9) -
     return 1 if lo > eps else -1 if hi < -eps else 0
 
 
-__all__ = ["Interval", "LEVEL", "RESAMPLES", "across_seeds", "add_interval_columns", "block_indices",
+__all__ = ["Interval", "LEVEL", "MIN_SEEDS", "RESAMPLES", "across_seeds", "add_interval_columns", "block_indices",
            "block_length", "bootstrap", "interval_sign", "mean_interval", "mean_intervals"]

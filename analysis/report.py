@@ -269,14 +269,28 @@ def study_report(study_dir: str | Path) -> Report:
     plan = _read_json(folder / "study.json")
     if plan is None:
         raise FileNotFoundError(f"{folder} is not a study folder: it has no readable study.json")
-    status = _read_json(folder / "status.json") or {}
-    runs = _read_csv(folder / "runs.csv")
+    left_out: list[str] = []
+
+    def read(path: Path, reader, expected: bool):
+        value = reader(path)
+        if value is None and (path.exists() or expected):
+            left_out.append(f"{path.relative_to(folder)}: " + ("cannot be read (damaged)" if path.exists() else
+                                                                 "missing"))
+        return value
+
+    status = read(folder / "status.json", _read_json, False) or {}
+    done = bool(status.get("finished"))
+    runs = read(folder / "runs.csv", _read_csv, done)
     runs = pd.DataFrame(status.get("runs", [])) if runs is None else runs
     tables = folder / "tables"
-    sections = [_runs_section(runs, _read_csv(tables / "errors.csv"), status),
-                _findings_section(_read_json(folder / "findings.json") or {}),
-                _removable_section(_read_csv(tables / "findings_removable.csv")),
-                _roles_section(_read_csv(tables / "findings_roles.csv"))]
+    analyses = plan.get("analyses") or []
+    sections = [_runs_section(runs, read(tables / "errors.csv", _read_csv, done and "errors" in analyses), status),
+                _findings_section(read(folder / "findings.json", _read_json, done) or {}),
+                _removable_section(read(tables / "findings_removable.csv", _read_csv, done and "sweep" in analyses)),
+                _roles_section(read(tables / "findings_roles.csv", _read_csv, done and "roles" in analyses))]
+    if left_out:
+        sections.append(ReportSection("Left out of this report", "These files of the study could not be shown:\n\n"
+                                      + "\n".join(f"- {line}" for line in left_out), [], []))
     provenance = {"project version": project_version(), "seeds": plan.get("seeds"),
                   "data": {"csv": plan.get("csv"), "sha256 of the file": plan.get("fingerprint"),
                            "reading options": plan.get("options", {})},

@@ -14,7 +14,6 @@ Writes tables/findings_*.csv and findings.json beside them; returns the findings
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,8 @@ from analysis.ablation import REMOVABLE
 from analysis.head_roles import HeadProfiles, importance_stability, role_matrix
 from analysis.intervals import across_seeds
 
-from .tasks import write_csv, write_json
+from .folder import csv_bytes, write_bytes, write_json
+from .tables import read_joined
 
 
 def _settings(table: pd.DataFrame) -> list[str]:
@@ -59,13 +59,17 @@ def _profiles(roles: pd.DataFrame, long: pd.DataFrame) -> dict[str, HeadProfiles
 def summarise(out: str | Path) -> dict:
     out = Path(out)
     tables = out / "tables"
-    read = {name: pd.read_csv(tables / f"{name}.csv") for name in ("errors", "sweep", "importance", "agreement",
-                                                                   "roles", "profiles")
-            if (tables / f"{name}.csv").is_file()}
-    findings: dict = {"settings": {}}
+    read, notes = {}, []
+    for name in ("errors", "sweep", "importance", "agreement", "roles", "profiles"):
+        table = read_joined(out, name)
+        if table is not None:
+            read[name] = table
+        elif (tables / f"{name}.csv").exists():
+            notes.append(f"tables/{name}.csv cannot be read: the findings that need it are left out")
+    findings: dict = {"settings": {}, "notes": notes}
     for setting, errors in _groups(read["errors"]) if "errors" in read else ():
         ours = errors[errors["model"] == "informer"]
-        summary = across_seeds(ours.assign(key="informer"), ["key"], "mse").iloc[0].to_dict()
+        summary = across_seeds(ours.assign(key="informer"), ["key"], "mse", floor=0.0).iloc[0].to_dict()
         findings["settings"].setdefault(setting, {})["test_mse"] = {k: v for k, v in summary.items() if k != "key"}
     if "roles" in read and "profiles" in read:
         matrices = []
@@ -81,7 +85,7 @@ def summarise(out: str | Path) -> dict:
             entry["roles_in_every_seed"] = every["role"].value_counts().to_dict()
             entry["heads_with_a_stable_role"] = f"{len(every)} of {len(matrix)}"
             entry.update(_stability(matrix, read, runs, seeds))
-        write_csv(tables / "findings_roles.csv", pd.concat(matrices, ignore_index=True))
+        write_bytes(tables / "findings_roles.csv", csv_bytes(pd.concat(matrices, ignore_index=True)))
     if "sweep" in read:
         rows = []
         for setting, sweep in _groups(read["sweep"]):
@@ -92,7 +96,7 @@ def summarise(out: str | Path) -> dict:
                              "removable_with_interval": int((heads["delta_mse_hi"] < REMOVABLE * baseline).sum()),
                              "removable_by_point": int((heads["delta_mse"] < REMOVABLE * baseline).sum())})
         removable = pd.DataFrame(rows)
-        write_csv(tables / "findings_removable.csv", removable)
+        write_bytes(tables / "findings_removable.csv", csv_bytes(removable))
         for setting, part in removable.groupby("setting", sort=False):
             findings["settings"].setdefault(setting, {})["removable"] = {
                 "with_interval_mean": float(part["removable_with_interval"].mean()),
@@ -123,8 +127,10 @@ def _stability(matrix: pd.DataFrame, read: dict, runs: list[str], seeds: dict) -
 
 
 def load_findings(out: str | Path) -> dict:
-    path = Path(out) / "findings.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+    """findings.json, or {} when it is missing or damaged (not a JSON object)."""
+    from .folder import read_json_object
+
+    return read_json_object(Path(out) / "findings.json") or {}
 
 
 __all__ = ["load_findings", "summarise"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -28,23 +29,44 @@ GRID_KEYS = {"attention": ("size", str), "factor": ("size", int), "d_model": ("s
              "seq_len": ("spec", int), "label_len": ("spec", int), "pred_len": ("spec", int),
              "features": ("spec", str), "learning_rate": ("train", float), "batch_size": ("train", int),
              "epochs": ("train", int)}
-MAX_RUNS = 512
+MAX_RUNS = 2000  # status.json, the run table and the Studies screen are measured at 200 runs
 
 
-def parse_seeds(text: str) -> tuple[int, ...]:
-    """'0-7' → (0, …, 7); '0,3,9' → (0, 3, 9); '2-4,8' → (2, 3, 4, 8)."""
-    seeds: list[int] = []
+def parse_seeds(text: str, limit: int = None) -> tuple[int, ...]:
+    """'0-7' → (0, …, 7); '0,3,9' → (0, 3, 9); '2-4,8' → (2, 3, 4, 8). The count is checked from the ranges before
+    any list is built (--seeds 0-99999999 is refused at once, not after building a hundred million seeds)."""
+    limit = MAX_RUNS if limit is None else limit
+    parts: list[tuple[int, int]] = []
+    total = 0
     for part in str(text).replace(" ", "").split(","):
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        m = re.fullmatch(r"(\d{1,12})(?:-(\d{1,12}))?", part)
         if not m:
-            raise ConfigError(f"--seeds takes numbers and ranges such as 0-7 or 0,3,9, got {text!r}")
+            raise ConfigError(f"--seeds takes numbers and ranges such as 0-7 or 0,3,9, got {text[:60]!r}")
         a, b = int(m.group(1)), int(m.group(2) or m.group(1))
         if b < a:
             raise ConfigError(f"--seeds range {part!r} runs backwards")
-        seeds.extend(range(a, b + 1))
+        if b >= 2**32:
+            raise ConfigError(f"--seeds {part!r}: a seed is at most {2**32 - 1}")
+        total += b - a + 1
+        if total > limit:
+            raise ConfigError(f"--seeds {text[:60]!r} names {'over ' if total > 10 * limit else ''}{total:,} seeds; a "
+                              f"study has at most {limit} runs")
+        parts.append((a, b))
+    seeds = [s for a, b in parts for s in range(a, b + 1)]
     if not seeds or len(set(seeds)) != len(seeds):
-        raise ConfigError(f"--seeds must name distinct seeds, got {text!r}")
+        raise ConfigError(f"--seeds must name distinct seeds, got {text[:60]!r}")
     return tuple(seeds)
+
+
+def format_seeds(seeds) -> str:
+    """(0, 1, 2, 5) → '0-2,5': the --seeds text of a seed list."""
+    seeds, parts = sorted(seeds), []
+    for s in seeds:
+        if parts and s == parts[-1][1] + 1:
+            parts[-1][1] = s
+        else:
+            parts.append([s, s])
+    return ",".join(f"{a}-{b}" if b > a else f"{a}" for a, b in parts)
 
 
 def parse_grid(items: list[str] | tuple[str, ...]) -> dict[str, tuple]:
@@ -109,9 +131,10 @@ class StudyPlan:
 
     def runs(self) -> list[RunSpec]:
         keys = sorted(self.grid)
+        count = len(self.seeds) * math.prod(len(self.grid[k]) for k in keys)
+        if count > MAX_RUNS:
+            raise ConfigError(f"the study has {count:,} runs (seeds × grid); at most {MAX_RUNS}")
         combos = list(itertools.product(*(self.grid[k] for k in keys))) or [()]
-        if len(combos) * len(self.seeds) > MAX_RUNS:
-            raise ConfigError(f"the study has {len(combos) * len(self.seeds)} runs; at most {MAX_RUNS}")
         out = []
         for combo in combos:
             setting = dict(zip(keys, combo))
@@ -154,8 +177,24 @@ def fingerprint(data: bytes) -> str:
 
 
 def read_plan(folder: Path) -> StudyPlan | None:
+    """The plan in folder/study.json; None when there is none; ConfigError naming the file when it is damaged."""
     path = Path(folder) / "study.json"
-    return StudyPlan.from_dict(json.loads(path.read_text())) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path} is damaged ({str(err)[:80]}); move the folder aside or choose another --out") \
+            from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} is damaged (a JSON {type(data).__name__}, not a study plan); move the folder "
+                          "aside or choose another --out")
+    try:
+        return StudyPlan.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise ConfigError(f"{path} is damaged (not a study plan: {type(err).__name__} {str(err)[:60]}); move the "
+                          "folder aside or choose another --out") from None
 
 
-__all__ = ["ANALYSES", "GRID_KEYS", "RunSpec", "StudyPlan", "fingerprint", "parse_grid", "parse_seeds", "read_plan"]
+__all__ = ["ANALYSES", "GRID_KEYS", "MAX_RUNS", "RunSpec", "StudyPlan", "fingerprint", "format_seeds", "parse_grid",
+           "parse_seeds", "read_plan"]

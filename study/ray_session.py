@@ -90,10 +90,11 @@ def _loopback_node():
 
 def start_local(num_cpus: int | None, *, env_vars: dict | None = None, dashboard: bool = False):
     """A Ray of this process's own on loopback with token authentication; returns the ray module."""
-    os.environ["RAY_AUTH_MODE"] = "token"
     secure_token_file()
     import ray
+    from ray._private.authentication.authentication_token_setup import _enable_token_auth
 
+    _enable_token_auth()  # RAY_AUTH_MODE=token, and Ray's cached config re-read (ray may be imported already)
     _reset_token_cache()
     with _loopback_node():
         ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=dashboard,

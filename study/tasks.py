@@ -1,17 +1,19 @@
-"""What one Ray task does: train one run (or find it trained), or analyse its checkpoint into tidy tables.
+"""What one Ray task does: train one run and analyse it, or analyse a checkpoint it is given, all in memory.
 
-Plain functions (runner.py wraps them in `ray.remote`), so they also run in-process and in tests. Each writes only
-inside its run's folder, every file atomically, and skips what is already there: a re-run does no work twice and
-a killed study resumes where it stopped. A task receives the run's settings (a dict), the CSV's bytes (a Ray object
-reference on the driver's side) and the reading options; it returns small summaries and file paths.
+A task never needs the driver's disk (cluster nodes share no file system): it receives the run's settings (a
+dict), the data's bytes (a Ray object reference on the driver's side) and, to analyse a run trained earlier, the
+checkpoint's files; it returns what the run produced — the checkpoint's files, the training summary, its log and
+the analyses' tables as CSV bytes — and the driver writes them into the study folder (study/folder.py). Plain
+functions (runner.py wraps them in `ray.remote`), so they also run in-process and in tests.
 """
 from __future__ import annotations
 
 import io
 import json
-import os
+import logging
+import socket
 import time
-from pathlib import Path
+import warnings
 from typing import Callable
 
 import pandas as pd
@@ -19,7 +21,7 @@ import torch
 
 from analysis.ablation import head_sweep
 from analysis.agreement import topu_agreement
-from analysis.checkpoint import load_checkpoint
+from analysis.checkpoint import Checkpoint, checkpoint_files, read_checkpoint_files
 from analysis.comparison import headline_errors
 from analysis.data import ReadOptions, load_csv
 from analysis.head_roles import head_profiles
@@ -29,66 +31,43 @@ from analysis.workflow import prepare_for_checkpoint, train_on_frame
 
 from .plan import RunSpec
 
-Report = Callable[[str, str, float, str], None]  # (run, stage, fraction, text)
+Report = Callable[[str, str, float, str, str], None]  # (run, stage, fraction, text, node)
 
 
-def write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
-    os.replace(tmp, path)
+_FRAMES: dict[tuple, object] = {}  # (fingerprint, name, options) → SeriesFrame, per worker process
 
 
-def write_csv(path: Path, table: pd.DataFrame) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    table.to_csv(tmp, index=False)
-    os.replace(tmp, path)
-
-
-def read_json(path: Path) -> dict | None:
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _frame(data: bytes, name: str, options: dict):
+def _frame(data: bytes, name: str, options: dict, fingerprint: str | None = None):
+    """The data as a SeriesFrame; parsed once per worker process for a given fingerprint (many runs share it)."""
+    key = (fingerprint, name, json.dumps(options, sort_keys=True, default=str))
+    if fingerprint is not None and key in _FRAMES:
+        return _FRAMES[key]
     buffer = io.BytesIO(data)
     buffer.name = name
-    return load_csv(buffer, ReadOptions(**options))
+    frame = load_csv(buffer, ReadOptions(**options))
+    if fingerprint is not None:
+        _FRAMES.clear()  # one data set at a time: a worker serves one study
+        _FRAMES[key] = frame
+    return frame
 
 
-def _threads(threads: int | None) -> None:
-    if threads:
-        torch.set_num_threads(threads)
+def _csv(table: pd.DataFrame) -> bytes:
+    out = io.StringIO()
+    table.to_csv(out, index=False)
+    return out.getvalue().encode()
 
 
-def train_run(run: dict, data: bytes, csv_name: str, options: dict, folder: str, report: Report | None = None,
-              threads: int | None = 1) -> dict:
-    """Train the run into `folder`/checkpoint unless done.json says it is trained; returns its train summary."""
-    _threads(threads)
-    spec = RunSpec.from_dict(run)
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    done = read_json(folder / "train.json")
-    if done is not None and (folder / "checkpoint" / "manifest.json").is_file():
-        return {**done, "skipped": True}
-    write_json(folder / "params.json", run)
-    started = time.perf_counter()
+class _Log:
+    """The run's log: what it printed as it went (epochs, analyses) and any warning, returned with its results."""
 
-    def progress(p: TrainProgress) -> None:
-        if report is not None:
-            done_steps = (p.epoch - 1) * p.steps + p.step
-            where = (f"step {p.step}/{p.steps}, loss {p.train_loss:.4f}" if p.stage == "train" else
-                     f"{'validating' if p.stage == 'validate' else 'test'}: {p.windows_done}/{p.windows_total} windows")
-            report(spec.name, "train", done_steps / max(1, p.epochs * p.steps), f"epoch {p.epoch}/{p.epochs}, {where}")
+    def __init__(self, name: str):
+        self.lines = [f"{time.strftime('%Y-%m-%d %H:%M:%S')} run {name} on {socket.gethostname()}"]
 
-    _, result = train_on_frame(_frame(data, csv_name, options), spec.spec, spec.size, spec.train,
-                               out=folder / "checkpoint", progress=progress)
-    summary = {"run": spec.name, "seed": spec.seed, **{f"setting_{k}": v for k, v in spec.setting.items()},
-               **{f"test_{k}": v for k, v in result.test.as_dict().items()}, "epochs": len(result.history),
-               "stopped": result.stopped, "seconds": time.perf_counter() - started, "device": result.device}
-    write_json(folder / "train.json", summary)
-    return {**summary, "skipped": False}
+    def __call__(self, text: str) -> None:
+        self.lines.append(f"{time.strftime('%H:%M:%S')} {text}")
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
 
 
 def _profiles_long(profiles) -> pd.DataFrame:
@@ -103,24 +82,16 @@ def _profiles_long(profiles) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def analyse_run(run: dict, data: bytes, csv_name: str, options: dict, folder: str, analyses: list[str],
-                max_windows: int, split: str, report: Report | None = None, threads: int | None = 1) -> dict:
-    """Every analysis of the run not already in `folder`/tables: each a tidy CSV. Returns {analysis: path}."""
-    _threads(threads)
-    spec = RunSpec.from_dict(run)
-    folder = Path(folder)
-    tables = folder / "tables"
-    tables.mkdir(exist_ok=True)
-    wanted = [a for a in analyses if not (tables / f"{a}.csv").is_file()]
-    out = {a: str(tables / f"{a}.csv") for a in analyses}
-    if not wanted:
-        return out
-    checkpoint = load_checkpoint(folder / "checkpoint")
-    prepared = prepare_for_checkpoint(checkpoint, _frame(data, csv_name, options))
+def _analyses(checkpoint: Checkpoint, frame, spec: RunSpec, wanted: list[str], max_windows: int, split: str,
+              report: Report | None, log: _Log) -> dict[str, bytes]:
+    """Each analysis of `wanted` as CSV bytes ('roles' also gives 'profiles')."""
+    prepared = prepare_for_checkpoint(checkpoint, frame)
     model, seed, windows = checkpoint.model, spec.seed, max_windows or None
+    out: dict[str, bytes] = {}
     for k, name in enumerate(wanted):
         if report is not None:
-            report(spec.name, "analyse", k / len(wanted), f"{name} ({k + 1} of {len(wanted)})")
+            report(spec.name, "analyse", k / len(wanted), f"{name} ({k + 1} of {len(wanted)})", _node())
+        started = time.perf_counter()
         if name == "errors":
             table = headline_errors(model, prepared, split=split, seed=seed)
         elif name == "sweep":
@@ -131,12 +102,94 @@ def analyse_run(run: dict, data: bytes, csv_name: str, options: dict, folder: st
             table = topu_agreement(model, prepared, split, max_windows=windows or 10**9, seed=seed)
         elif name == "roles":
             profiles = head_profiles(model, prepared, "val", max_windows=windows or 10**9, seed=seed)
-            write_csv(tables / "profiles.csv", _profiles_long(profiles))
+            out["profiles"] = _csv(_profiles_long(profiles))
             table = profiles.table.assign(seasonal_lags=";".join(map(str, profiles.seasonal_lags)))
         else:
             raise ValueError(f"unknown analysis {name!r}")
-        write_csv(tables / f"{name}.csv", table)
+        out[name] = _csv(table)
+        log(f"analysis {name}: {len(table)} rows in {time.perf_counter() - started:.1f} s")
     return out
 
 
-__all__ = ["analyse_run", "read_json", "train_run", "write_csv", "write_json"]
+def _node() -> str:
+    """The Ray node this task runs on (its id), or the host name outside Ray."""
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return ray.get_runtime_context().get_node_id()
+    except Exception:  # noqa: BLE001
+        pass
+    return socket.gethostname()
+
+
+def _setup(threads: int | None) -> None:
+    if threads:
+        torch.set_num_threads(threads)
+    logging.getLogger("analysis").setLevel(logging.WARNING)
+
+
+def train_run(run: dict, data: bytes, csv_name: str, options: dict, analyses: list[str], max_windows: int,
+              split: str, report: Report | None = None, threads: int | None = 1, fingerprint: str | None = None) -> dict:
+    """Train the run and analyse it. Returns {files (the checkpoint), summary, params, log, tables, analysis_error,
+    node}. A failure to train raises (the run fails with it); a failure of an analysis after training is returned
+    as `analysis_error`, with the trained checkpoint, so the training is never lost."""
+    _setup(threads)
+    spec = RunSpec.from_dict(run)
+    log = _Log(spec.name)
+    started = time.perf_counter()
+    node = _node()
+
+    def progress(p: TrainProgress) -> None:
+        if p.stage == "train" and p.val_loss is not None:
+            log(f"epoch {p.epoch}/{p.epochs}: train {p.train_loss:.4f}, val {p.val_loss:.4f}, best "
+                f"{p.best_val_loss:.4f} ({p.seconds:.1f} s)")
+        if report is not None:
+            done_steps = (p.epoch - 1) * p.steps + p.step
+            where = (f"step {p.step}/{p.steps}, loss {p.train_loss:.4f}" if p.stage == "train" else
+                     f"{'validating' if p.stage == 'validate' else 'test'}: {p.windows_done}/{p.windows_total} windows")
+            report(spec.name, "train", done_steps / max(1, p.epochs * p.steps), f"epoch {p.epoch}/{p.epochs}, {where}",
+                   node)
+
+    frame = _frame(data, csv_name, options, fingerprint)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        checkpoint, result = train_on_frame(frame, spec.spec, spec.size, spec.train, progress=progress)
+    for warning in caught:
+        log(f"warning: {warning.message}")
+    files = checkpoint_files(checkpoint.model, checkpoint.schema, checkpoint.metrics, repair=checkpoint.repair)
+    summary = {"run": spec.name, "seed": spec.seed, **{f"setting_{k}": v for k, v in spec.setting.items()},
+               **{f"test_{k}": v for k, v in result.test.as_dict().items()}, "epochs": len(result.history),
+               "stopped": result.stopped, "seconds": time.perf_counter() - started, "device": result.device,
+               "host": socket.gethostname(), "node": _node()}
+    log(f"trained: test mse {result.test.mse:.4f}, {len(result.history)} epochs, {summary['seconds']:.1f} s")
+    tables, error = {}, None
+    try:
+        tables = _analyses(checkpoint, frame, spec, list(analyses), max_windows, split, report, log)
+    except Exception as err:  # noqa: BLE001  the training is kept; the analysis failure is reported with it
+        error = f"{type(err).__name__}: {str(err)[:300]}"
+        log(f"analysis failed: {error}")
+    return {"name": spec.name, "files": files, "summary": summary, "params": run, "log": log.text(), "tables": tables,
+            "analysis_error": error, "node": _node()}
+
+
+def analyse_run(run: dict, files: dict[str, bytes], data: bytes, csv_name: str, options: dict, analyses: list[str],
+                max_windows: int, split: str, report: Report | None = None, threads: int | None = 1,
+                fingerprint: str | None = None) -> dict:
+    """Analyse a run trained earlier, from its checkpoint's files. Returns {tables, log, node}; raises on failure."""
+    _setup(threads)
+    spec = RunSpec.from_dict(run)
+    log = _Log(spec.name)
+    checkpoint = read_checkpoint_files(files)
+    tables = _analyses(checkpoint, _frame(data, csv_name, options, fingerprint), spec, list(analyses), max_windows,
+                       split, report, log)
+    return {"name": spec.name, "tables": tables, "log": log.text(), "node": _node()}
+
+
+def result_bytes(result: dict) -> int:
+    """The bytes a task's result carries home (files and tables; the small summary dicts are not counted)."""
+    return (sum(len(b) for b in result.get("files", {}).values()) + sum(len(b) for b in result.get("tables", {}).values())
+            + len(result.get("log", "")))
+
+
+__all__ = ["analyse_run", "result_bytes", "train_run"]

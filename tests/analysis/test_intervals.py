@@ -93,3 +93,17 @@ def test_interval_sign_reads_an_interval_and_ignores_float_rounding():
     assert interval_sign(float("nan"), 0.1) is None
     assert interval_sign(3e-17, 8e-17, scale=0.8) == 0  # the same weights through two scalers
     assert interval_sign(1e-6, 2e-6, scale=0.8) == 1  # small, but a real difference
+
+
+def test_too_few_seeds_give_no_interval_and_an_mse_interval_respects_its_floor():
+    """Two seeds: t quantile 12.7, an interval for a test MSE that ran to -2.42; now none, and it says why. With
+    three or more, the t interval of a non-negative metric is cut at 0 (it cannot claim a negative MSE)."""
+    two = pd.DataFrame({"key": ["m", "m"], "seed": [0, 1], "mse": [0.3, 0.9]})
+    out = across_seeds(two, ["key"], "mse", floor=0.0).iloc[0]
+    assert np.isnan(out["mse_seeds_lo"]) and np.isnan(out["mse_seeds_hi"]) and "too few" in out["interval"]
+    three = pd.DataFrame({"key": ["m"] * 3, "seed": [0, 1, 2], "mse": [0.05, 0.9, 0.1]})
+    out = across_seeds(three, ["key"], "mse", floor=0.0).iloc[0]
+    from scipy import stats
+    half = stats.t.ppf(0.975, 2) * np.std([0.05, 0.9, 0.1], ddof=1) / np.sqrt(3)
+    assert out["mse_seeds_lo"] == 0.0 and out["mse_seeds_hi"] == pytest.approx(np.mean([0.05, 0.9, 0.1]) + half)
+    assert "floor" in out["interval"]

@@ -231,10 +231,11 @@ def make_study(out: Path):
     from analysis.data import DataSpec, ReadOptions
     from analysis.training import TrainSettings
     from analysis.workflow import ModelSize
+    from study import folder as disk
     from study.findings import summarise
     from study.plan import StudyPlan, fingerprint
-    from study.runner import join_tables
-    from study.tasks import analyse_run, train_run, write_csv, write_json
+    from study.tables import join_tables
+    from study.tasks import train_run
 
     data = SAMPLE_CSV.read_bytes()
     plan = StudyPlan(csv=str(SAMPLE_CSV), fingerprint=fingerprint(data), options=ReadOptions(),
@@ -242,7 +243,7 @@ def make_study(out: Path):
                      train=TrainSettings(epochs=1, batch_size=16, learning_rate=1e-3, max_steps_per_epoch=4),
                      seeds=(0, 1, 2), analyses=("errors", "sweep", "roles"), max_windows=64)
     out.mkdir(parents=True)
-    write_json(out / "study.json", plan.to_dict())
+    disk.write_json(out / "study.json", plan.to_dict())
     options, status = asdict(plan.options), []
     for run in plan.runs():
         row = {"run": run.name, "seed": run.seed, "state": "done", "stage": "", "fraction": 1.0, "text": "",
@@ -250,14 +251,14 @@ def make_study(out: Path):
         if run.seed == 2:
             row.update(state="failed", error="FileExistsError: runs/seed2 is a file")
         else:
-            folder = str(out / "runs" / run.name)
-            summary = train_run(run.to_dict(), data, SAMPLE_CSV.name, options, folder, threads=None)
-            analyse_run(run.to_dict(), data, SAMPLE_CSV.name, options, folder, list(plan.analyses), plan.max_windows,
-                        plan.split, threads=None)
-            row.update({k: v for k, v in summary.items() if k != "skipped"})
+            result = train_run(run.to_dict(), data, SAMPLE_CSV.name, options, list(plan.analyses), plan.max_windows,
+                               plan.split, threads=None)
+            disk.write_trained(out, run.name, result["files"], result["summary"], result["params"], result["log"])
+            disk.write_tables(out, run.name, result["tables"])
+            row.update(result["summary"])
         status.append(row)
-    write_json(out / "status.json", {"updated": time.time(), "runs": status, "finished": True})
-    write_csv(out / "runs.csv", pd.DataFrame(status))
+    disk.write_json(out / "status.json", {"updated": time.time(), "runs": status, "finished": True})
+    disk.write_bytes(out / "runs.csv", disk.csv_bytes(pd.DataFrame(status)))
     join_tables(out, plan.runs(), plan.analyses)
     summarise(out)
     return plan

@@ -1,8 +1,11 @@
-"""A 2-seed study of a tiny model on a local Ray: every run trained and analysed as Ray tasks into tidy tables with
-run / seed / setting columns; a re-run does no work twice; a failed run is reported and the others finish."""
+"""Studies on a local Ray: every run trained and analysed as Ray tasks whose results come home and are written by the
+driver into tidy tables with run / seed / setting columns; a re-run does no work twice and redoes what is damaged,
+naming it; a run that cannot train fails once with its own error and the others finish; damaged folders and bad
+arguments end in one line, never a traceback."""
 from __future__ import annotations
 
 import json
+import time
 
 import pandas as pd
 import pytest
@@ -11,8 +14,9 @@ from analysis.data import DataSpec, ReadOptions
 from analysis.errors import ConfigError
 from analysis.training import TrainSettings
 from analysis.workflow import ModelSize
-from study.plan import StudyPlan, fingerprint, parse_grid, parse_seeds
+from study.plan import StudyPlan, fingerprint, format_seeds, parse_grid, parse_seeds, read_plan
 from study.runner import run_study
+from study.status import describe
 from tests.conftest import SAMPLE_CSV, TINY_SIZE, TINY_SPEC
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -30,6 +34,7 @@ def plan(**changes) -> StudyPlan:
 def test_seeds_and_grid_are_parsed_and_named():
     assert parse_seeds("0-3") == (0, 1, 2, 3) and parse_seeds("0,3,9") == (0, 3, 9) and parse_seeds("2-4,8") == (2, 3,
                                                                                                                  4, 8)
+    assert format_seeds((0, 1, 2, 5, 7, 8)) == "0-2,5,7-8" and parse_seeds(format_seeds((4, 1, 2))) == (1, 2, 4)
     grid = parse_grid(["attention=prob,full", "factor=3,5"])
     assert grid == {"attention": ("prob", "full"), "factor": (3, 5)}
     runs = plan(grid=grid).runs()
@@ -42,33 +47,78 @@ def test_seeds_and_grid_are_parsed_and_named():
         parse_grid(["colour=red"])
 
 
-def test_a_two_seed_study_on_local_ray_resumes_and_isolates_a_failure(tmp_path):
-    out = tmp_path / "study"
-    (out / "runs").mkdir(parents=True)
-    (out / "runs" / "seed1").write_text("not a folder")  # this run cannot write its checkpoint: it fails
-    lines: list[str] = []
-    run_study(plan(), out, SAMPLE_CSV.read_bytes(), num_cpus=2, echo=lines.append)
-    status = {r["run"]: r for r in json.loads((out / "status.json").read_text())["runs"]}
-    assert status["seed0"]["state"] == "done" and status["seed1"]["state"] == "failed"
-    assert "FileExistsError" in status["seed1"]["error"] or "exists" in status["seed1"]["error"]
-    assert any("✗ seed1" in line for line in lines)
+def test_a_huge_seed_range_is_refused_from_its_count_at_once():
+    started = time.perf_counter()
+    with pytest.raises(ConfigError, match="at most"):
+        parse_seeds("0-99999999")
+    with pytest.raises(ConfigError, match="at most"):
+        plan(seeds=tuple(range(100)), grid=parse_grid(["factor=" + ",".join(map(str, range(1, 60)))])).runs()
+    assert time.perf_counter() - started < 0.5  # no list of a hundred million seeds was built
 
-    (out / "runs" / "seed1").unlink()
-    weights = out / "runs" / "seed0" / "checkpoint" / "weights.safetensors"
+
+def test_a_study_brings_every_result_home_resumes_and_isolates_a_failure(tmp_path):
+    """d_model 18 with 4 heads cannot be built: that run fails once with its own error, the others finish."""
+    out = tmp_path / "study"
+    lines: list[str] = []
+    grid = {"d_model": (16, 18)}
+    run_study(plan(grid=grid), out, SAMPLE_CSV.read_bytes(), num_cpus=2, echo=lines.append)
+    status = json.loads((out / "status.json").read_text())
+    states = {r["run"]: r for r in status["runs"]}
+    assert status["state"] == "finished" and status["counts"]["done"] == 2 and status["counts"]["failed"] == 2
+    assert states["seed0-d_model=16"]["state"] == "done" and states["seed1-d_model=18"]["state"] == "failed"
+    assert "n_heads" in states["seed1-d_model=18"]["error"] or "divis" in states["seed1-d_model=18"]["error"]
+    assert any("✗ seed0-d_model=18" in line for line in lines)
+    for seed in (0, 1):
+        folder = out / "runs" / f"seed{seed}-d_model=16"
+        assert (folder / "checkpoint" / "manifest.json").is_file() and (folder / "train.json").is_file()
+        assert "epoch 1/1" in (folder / "log.txt").read_text()
+        assert {p.name for p in (folder / "tables").iterdir()} == {"errors.csv", "sweep.csv", "roles.csv",
+                                                                   "profiles.csv"}
+    assert status["moved_bytes"] > 2 * (out / "runs" / "seed0-d_model=16" / "checkpoint" /
+                                        "weights.safetensors").stat().st_size
+
+    weights = out / "runs" / "seed0-d_model=16" / "checkpoint" / "weights.safetensors"
     trained_at = weights.stat().st_mtime_ns
+    damaged = out / "runs" / "seed1-d_model=16" / "tables" / "sweep.csv"
+    damaged.write_bytes(bytes(range(256)) * 4)  # random bytes where a table was
     lines.clear()
-    findings = run_study(plan(), out, SAMPLE_CSV.read_bytes(), num_cpus=2, echo=lines.append)
-    assert weights.stat().st_mtime_ns == trained_at  # seed0 was found done: not trained again
-    assert "1 already done" in lines[0]
+    findings = run_study(plan(grid=grid), out, SAMPLE_CSV.read_bytes(), num_cpus=2, echo=lines.append)
+    assert weights.stat().st_mtime_ns == trained_at  # found done: not trained again
+    assert any("redoing seed1-d_model=16" in line and "sweep.csv" in line for line in lines)
+    start = next(line for line in lines if line.startswith("study "))
+    assert "(1 already done)" in start
     sweep = pd.read_csv(out / "tables" / "sweep.csv")
-    assert list(sweep.columns[:2]) == ["run", "seed"] and set(sweep["seed"]) == {0, 1}
+    assert list(sweep.columns[:3]) == ["run", "seed", "setting_d_model"] and set(sweep["seed"]) == {0, 1}
     assert {"delta_mse_lo", "delta_mse_hi"} <= set(sweep.columns)
-    assert len(sweep) == 2 * 17  # the baseline and 16 heads per run
+    assert len(sweep) == 2 * 17  # the baseline and 16 heads per run that trained
     roles = pd.read_csv(out / "tables" / "findings_roles.csv")
     assert {"seed 0", "seed 1", "in_every_seed"} <= set(roles.columns) and len(roles) == 16
-    setting = findings["settings"]["all"]
+    setting = findings["settings"]["d_model=16"]
     assert setting["test_mse"]["seeds"] == 2 and setting["removable"]["heads"] == 16
-    assert setting["removable"]["with_interval_mean"] <= setting["removable"]["by_point_mean"]
+    assert "too few" in setting["test_mse"]["interval"]  # two seeds give no interval
+    assert setting["test_mse"]["mse_seeds_lo"] != setting["test_mse"]["mse_seeds_lo"]  # NaN
+    assert any("study" in line for line in describe(out))
 
     with pytest.raises(ConfigError, match="holds another study"):
-        run_study(plan(size=ModelSize(**{**TINY_SIZE, "d_model": 32})), out, SAMPLE_CSV.read_bytes(), num_cpus=2)
+        run_study(plan(grid=grid, size=ModelSize(**{**TINY_SIZE, "n_heads": 2})), out, SAMPLE_CSV.read_bytes(),
+                  num_cpus=2)
+    with pytest.raises(ConfigError, match="--add-seeds"):
+        run_study(plan(grid=grid, seeds=(0,)), out, SAMPLE_CSV.read_bytes(), num_cpus=2)
+    assert read_plan(out).seeds == (0, 1)  # the refused re-run did not rewrite the plan
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", "[]", "{not json", "{\"csv\": 3}"])
+def test_a_damaged_study_json_is_named_in_one_line(tmp_path, content):
+    out = tmp_path / "study"
+    out.mkdir()
+    (out / "study.json").write_text(content)
+    with pytest.raises(ConfigError, match="study.json is damaged"):
+        run_study(plan(), out, SAMPLE_CSV.read_bytes(), num_cpus=1)
+
+
+def test_out_naming_a_file_is_refused(tmp_path):
+    target = tmp_path / "a-file"
+    target.write_text("mine")
+    with pytest.raises(ConfigError, match="is a file"):
+        run_study(plan(), target, SAMPLE_CSV.read_bytes(), num_cpus=1)
+    assert target.read_text() == "mine"

@@ -1,0 +1,95 @@
+"""A study's driver killed mid-study, then stopped on request, then resumed (issue 21): no run trained twice, no
+table half-written, `--status` says where it stands at each step, and the last run ends with every run done.
+The driver runs as `python cli.py study` in a process group of the test's own; only those processes are killed."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from tests.conftest import SAMPLE_CSV
+from tests.sockets import descendants
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = [str(s) for s in range(8)]
+
+
+def _command(out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "cli.py", "study", "--csv", str(SAMPLE_CSV), "--target", "load", "--features", "S",
+            "--seq-len", "48", "--label-len", "24", "--pred-len", "12", "--d-model", "16", "--n-heads", "2",
+            "--d-ff", "16", "--epochs", "1", "--max-steps", "150", "--analyses", "errors,sweep", "--max-windows",
+            "64", "--cpus", "1", "--out", str(out), *extra]
+
+
+def _status(out: Path) -> dict:
+    try:
+        return json.loads((out / "status.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _wait(out: Path, done: int, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while _status(out).get("counts", {}).get("done", 0) < done:
+        assert time.monotonic() < deadline, _status(out)
+        time.sleep(0.2)
+
+
+def _trained(out: Path) -> dict[str, int]:
+    """run → mtime of its weights, for the runs whose train.json is on disk."""
+    return {f.name: (f / "checkpoint" / "weights.safetensors").stat().st_mtime_ns for f in (out / "runs").iterdir()
+            if (f / "train.json").is_file()}
+
+
+def _status_lines(out: Path) -> str:
+    return subprocess.run([sys.executable, "cli.py", "study", "--status", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60).stdout
+
+
+def test_killed_then_stopped_then_resumed_with_nothing_trained_twice(tmp_path):
+    out = tmp_path / "study"
+    driver = subprocess.Popen(_command(out, "--seeds", "0-7"), cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    _wait(out, 1)
+    tree = descendants(driver.pid)  # the driver and the Ray it started: the processes to kill
+    for pid in tree:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    driver.wait(timeout=30)
+    assert "not running" in _status_lines(out)  # its status says running, but its driver is gone
+    before = _trained(out)
+    assert before and len(before) < len(SEEDS)
+    for table in (out / "runs").glob("*/tables/*.csv"):  # what is at a final name is whole
+        assert len(pd.read_csv(table)) > 0
+
+    # resume (the study's own seeds: --seeds left out), and ask it to stop once one more run is done
+    resumed = subprocess.Popen(_command(out), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    _wait(out, len(before) + 1)
+    stop = subprocess.run([sys.executable, "cli.py", "study", "--stop", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert stop.returncode == 0 and "stop requested" in stop.stdout
+    text, _ = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, text[-2000:]
+    assert f"({len(before)} already done)" in text and "stop requested" in text
+    middle = _trained(out)
+    assert all(middle[name] == mtime for name, mtime in before.items())  # nothing trained twice
+    assert len(middle) < len(SEEDS)  # one CPU, two tasks in flight: the stop left runs unstarted
+    assert _status(out)["state"] == "stopped" and "stopped" in _status_lines(out)
+
+    final = subprocess.run(_command(out), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert final.returncode == 0, final.stderr[-2000:]
+    after = _trained(out)
+    assert sorted(after) == [f"seed{s}" for s in SEEDS]
+    assert all(after[name] == mtime for name, mtime in middle.items())
+    assert _status(out)["counts"]["done"] == len(SEEDS) and "finished" in _status_lines(out)
+    sweep = pd.read_csv(out / "tables" / "sweep.csv")
+    assert sorted(sweep["seed"].unique()) == list(range(len(SEEDS)))
