@@ -61,7 +61,7 @@ def test_good_upload_becomes_the_active_data_and_a_mismatch_is_explained(open_ap
     at = _upload_csv(open_app(), "small.csv", csv_bytes(frame))
     assert not errors(at)
     assert metric(at, "Rows") == "300" and metric(at, "Numeric columns") == "1"
-    assert any("**Dropped columns** (no numeric value): `site`" in m.value for m in at.markdown)
+    assert any("**Left out of the model** (no numbers): site (text, e\\.g\\. 'a')" in m.value for m in at.markdown)
     assert "active data: small.csv" in sidebar_text(at)
     at.radio(key="data_source").set_value("Bundled sample").run()
     assert "active data: sample.csv" in sidebar_text(at) and metric(at, "Rows") == "8,760"

@@ -59,6 +59,9 @@ def test_a_series_too_short_for_the_sizes_is_said_before_training_with_sizes_tha
     series = pd.DataFrame({"date": months.strftime("%Y-%m-%d"), "output": np.linspace(0, 1, 257)})
     at = _upload(open_app(), "monthly.csv", csv_bytes(series))
     assert metric(at, "Step") == "monthly (month start)"
+    assert at.number_input(key="train_seq").value == 48  # the form's defaults follow the file's length …
+    at.number_input(key="train_seq").set_value(96)  # … and the paper's windows, asked for, do not fit
+    at.number_input(key="train_label").set_value(48)
     _train_button(at).click().run()
     assert not at.exception and state.JOB_KEY not in at.session_state  # nothing started
     warning = at.warning[0].value
