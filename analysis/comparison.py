@@ -219,11 +219,12 @@ def _checked_others(others: Mapping[str, np.ndarray] | None, shape: tuple[int, .
 
 
 def headline_errors(model: Informer, prepared: PreparedData, *, split: str = "test", seed: int = 0,
-                    batch_size: int = 64, others: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
+                    batch_size: int = 64, others: Mapping[str, np.ndarray] | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """The model, the last value, and the seasonal naive forecast (when the data has a season that fits the
     window) on every window of a split: `error_table`'s standardised rows. (The whole comparison, with the
-    counterfactual and the linear baseline, is `compare_forecasts`.)"""
-    preds, truth = predict(model, prepared, split, batch_size=batch_size, seed=seed)
+    counterfactual and the linear baseline, is `compare_forecasts`.) progress(done, total): windows forecast."""
+    preds, truth = predict(model, prepared, split, batch_size=batch_size, seed=seed, progress=progress)
     history = split_histories(prepared, split)
     forecasts = {INFORMER: preds, **_checked_others(others, preds.shape),
                  LAST_VALUE: last_value_forecast(history, prepared.spec.pred_len)}

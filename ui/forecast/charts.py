@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import FORECAST, TRUTH, layout, vline
+from ui.charts import FORECAST, TRUTH, layout, thin, vline
 
 
 SECOND_COLOUR = "#9467bd"
@@ -17,7 +17,8 @@ def future_figure(history: pd.DataFrame, forecast: pd.DataFrame, time_column: st
     # Join the forecast to the last known point so the two lines read as one series.
     x = [history.index[-1], *forecast[time_column]]
     y = [history[column].iloc[-1], *forecast[column]]
-    traces = [go.Scatter(x=history.index, y=history[column], mode="lines", name="history",
+    drawn = thin(history[column])  # at most two points per pixel
+    traces = [go.Scatter(x=drawn.index, y=drawn, mode="lines", name="history",
                          line=dict(color=TRUTH, width=1.5)),
               go.Scatter(x=x, y=y, mode="lines+markers", name="forecast", line=dict(color=FORECAST, width=2),
                          marker=dict(size=[0] + [5] * len(forecast)))]

@@ -8,8 +8,10 @@ from analysis.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
 from analysis.data import describe_frequency
 from analysis.errors import InformerLabError
 from analysis.intervals import interval_sign
+from analysis.windows import limit_windows
 from ui import second_model, state, widgets
 from ui.forecast import cache, charts, tables
+from ui.cache import n_windows
 from ui.tables import COMPARED, file_stem
 
 st.title("Forecast")
@@ -34,25 +36,33 @@ st.caption(f"**{model.ref.name}** forecasts the {spec.pred_len} steps after the 
            f"{forecast[time_column].iloc[0]} → {forecast[time_column].iloc[-1]}, {describe_frequency(frame.freq)}. "
            f"One forward pass of the generative decoder; original units; key-sample seed {seed}.")
 
-c = st.columns([1, 2, 1.4])
-second = second_model.picker(model, data, c[2])
+second = second_model.picker(model, data, st.columns([3, 1.4])[1])
 other = None
 if second is not None:
     try:
         other = cache.future_forecast(second.model.key, data.key, seed, second.model.checkpoint, frame)
     except InformerLabError as err:
         st.warning(f"The second model {second.name} cannot forecast {data.ref.name}: {err}")
-column = c[0].selectbox("Plotted column", targets, index=len(targets) - 1, key="fc_column",
-                        persist_state="session") if len(targets) > 1 else targets[0]
-history_len = c[1].slider("History shown (rows)", spec.seq_len // 4 if spec.seq_len >= 8 else 1,
-                          min(frame.n_rows, 8 * spec.seq_len), min(frame.n_rows, spec.seq_len), key="fc_history",
-                          persist_state="session", help=f"The model reads the last {spec.seq_len} rows.")
-history = frame.values[targets].iloc[-history_len:]
 stem = f"forecast-{file_stem(model.ref.name)}-{file_stem(data.ref.name)}"
-widgets.chart(charts.future_figure(history, forecast, time_column, column,
-                                   f"{column}: last {history_len} rows and the {spec.pred_len}-step forecast",
-                                   second=(second.name, other) if other is not None else None),
-              f"{stem}-{column}", "fc_chart")
+
+
+@st.fragment
+def the_chart() -> None:
+    """The plotted column and the history shown. A fragment: either reruns only this chart."""
+    c = st.columns([1, 2])
+    column = c[0].selectbox("Plotted column", targets, index=len(targets) - 1, key="fc_column",
+                            persist_state="session") if len(targets) > 1 else targets[0]
+    history_len = c[1].slider("History shown (rows)", spec.seq_len // 4 if spec.seq_len >= 8 else 1,
+                              min(frame.n_rows, 8 * spec.seq_len), min(frame.n_rows, spec.seq_len), key="fc_history",
+                              persist_state="session", help=f"The model reads the last {spec.seq_len} rows.")
+    history = frame.values[[column]].iloc[-history_len:]
+    widgets.chart(charts.future_figure(history, forecast, time_column, column,
+                                       f"{column}: last {history_len} rows and the {spec.pred_len}-step forecast",
+                                       second=(second.name, other) if other is not None else None),
+                  f"{stem}-{column}", "fc_chart")
+
+
+the_chart()
 
 st.subheader("Forecast table")
 widgets.table(forecast, stem, "fc_table", label="Download forecast (CSV)",
@@ -73,19 +83,46 @@ NAMES = {INFORMER: f"{model.ref.name}", LAST_VALUE: "last value (naive)", SEASON
          second_model.SECOND: f"{second.name} (second model)" if second is not None else ""}
 
 
+WINDOW_CHOICES = (512, 2048, None)  # None: every test window
+
+
 def test_error_section() -> None:
-    """The model's error on the test split next to the naive forecasts' (the bar a forecaster must clear)."""
-    prepared = state.require_prepared(model, data)
-    aligned, why = None, None
-    if second is not None:
-        try:
-            aligned = second_model.forecasts_on_first(model.key, second.model.key, data.key, "test", seed, prepared,
-                                                      second)
-        except InformerLabError as err:
-            why = str(err)
-    errors = cache.test_errors(model.key, data.key, seed, second.model.key if aligned is not None else None,
-                               checkpoint, prepared, aligned)
+    """The model's error on the test split next to the naive forecasts' (the bar a forecaster must clear). Scored
+    on opening when that is short (windows × seq_len ≤ tables.AUTO_INPUT_ROWS), else on its button: a seq_len-1440 model
+    has ~11,000 test windows, a minute of forward passes nobody asked for."""
     st.subheader("Is it better than naive?")
+    prepared = state.require_prepared(model, data)
+    n = n_windows(prepared, "test")
+    auto = n * spec.seq_len <= tables.AUTO_INPUT_ROWS
+    windows, run = None, False
+    if not auto:
+        c = st.columns([2.2, 1.2, 3], vertical_alignment="bottom")
+        windows = c[0].radio("Test windows scored", WINDOW_CHOICES, horizontal=True, key="fc_windows",
+                             format_func=lambda w: f"all ({n:,})" if w is None else f"first {w:,}",
+                             persist_state="session")
+        run = c[1].button("Score on the test split", key="fc_score", type="primary", icon=":material/play_arrow:")
+        c[2].caption(f"{n:,} test windows of {spec.seq_len} steps: scoring them is a forward pass per window, so it "
+                     "waits for this button (the result is kept for every tab).")
+    scored = limit_windows(prepared, "test", windows)
+    key = (model.key, data.key, seed, second.model.key if second is not None else None, windows)
+    errors, why = cache.known_test_errors(key), None
+    if errors is None and (auto or run):
+        bar = st.progress(0.0, text="Scoring the test windows…")
+        aligned = None
+        if second is not None:
+            try:
+                aligned = second_model.forecasts_on_first(model.key, second.model.key, data.key, "test", seed, scored,
+                                                          second, windows)
+            except InformerLabError as err:
+                why = str(err)
+                key = key[:3] + (None,) + key[4:]
+        errors = cache.test_errors(key, checkpoint, scored, aligned, lambda done, total: bar.progress(
+            min(1.0, done / max(1, total)), text=f"Forecasting the test windows: {done:,} of {total:,}"))
+        bar.empty()
+    if errors is None:
+        st.info("Press **Score on the test split** to set the model against the naive forecasts.",
+                icon=":material/play_circle:")
+        return
     ours = errors[errors["model"] == INFORMER].iloc[0]
     cells = st.columns(len(errors))
     for cell, row in zip(cells, errors.itertuples()):
@@ -100,10 +137,12 @@ def test_error_section() -> None:
     naive = errors[~errors["model"].isin([INFORMER, second_model.SECOND])]
     best = naive.loc[naive["mse"].idxmin()]
     verb, evidence = _verdict(best)
-    st.caption(f"On the {int(ours.windows):,} windows of {data.ref.name}'s test split the model {verb} the best "
-               f"naive forecast ({NAMES.get(best.model, best.model)}, MSE {best.mse:.4f}): {evidence}. Standardised "
-               f"with the model's own scaler; key-sample seed {seed}; intervals by a paired moving-block bootstrap "
-               "over windows. The Compare page adds the full-attention counterfactual and a linear baseline.")
+    which = "" if windows is None else "first "
+    st.caption(f"On the {which}{int(ours.windows):,} windows of {data.ref.name}'s test split the model {verb} the "
+               f"best naive forecast ({NAMES.get(best.model, best.model)}, MSE {best.mse:.4f}): {evidence}. "
+               f"Standardised with the model's own scaler; key-sample seed {seed}; intervals by a paired moving-block "
+               "bootstrap over windows. The Compare page adds the full-attention counterfactual and a linear "
+               "baseline.")
     if second is not None:
         pair = errors[errors["model"] == second_model.SECOND]
         if len(pair):

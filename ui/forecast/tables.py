@@ -5,6 +5,8 @@ from typing import Sequence
 
 import pandas as pd
 
+AUTO_INPUT_ROWS = 250_000  # windows × seq_len up to which the test split is scored on opening (the sample: 0.16 M)
+
 
 def side_by_side(first: pd.DataFrame, second: pd.DataFrame, time_column: str, columns: Sequence[str],
                  names: tuple[str, str]) -> pd.DataFrame:

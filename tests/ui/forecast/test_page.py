@@ -84,3 +84,33 @@ def test_a_second_model_side_by_side_same_rows_and_paired_test_errors(open_app, 
     said = next(m.value for m in at.markdown if "other against sample" in m.value)
     assert f"{word} sample: ΔMSE (second − first) {row['delta_mse']:+.4f}" in said
     assert any(m.label.startswith("Test MSE · other") and m.value == f"{row['mse']:.4f}" for m in at.metric)
+
+
+def test_a_long_test_split_is_scored_only_on_its_button(open_app, tiny_trained, monkeypatch):
+    """Past AUTO_INPUT_ROWS (a seq_len-1440 model's ~11,000 test windows) opening the page forecasts nothing; the
+    button scores the first 512 windows, the same numbers headline_errors gives on them."""
+    import analysis.comparison
+    from analysis.comparison import headline_errors
+    from analysis.windows import limit_windows
+    from analysis.workflow import prepare_for_checkpoint
+    import ui.forecast.tables
+
+    monkeypatch.setattr(ui.forecast.tables, "AUTO_INPUT_ROWS", 0)
+    calls = []
+    real = analysis.comparison.predict
+    monkeypatch.setattr(analysis.comparison, "predict", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = open_app(FORECAST_PAGE)
+    assert not at.exception and not calls and not at.metric
+    assert any("Score on the test split" in i.value for i in at.info)
+    at.radio(key="fc_windows").set_value(512).run()
+    assert not calls and not at.metric  # choosing how many is not asking for them
+    at.button(key="fc_score").click().run()
+    assert not at.exception, at.exception
+    checkpoint = tiny_trained[0]
+    prepared = limit_windows(prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV)), "test", 512)
+    errors = headline_errors(checkpoint.model, prepared, seed=0)
+    ours = errors[errors["model"] == "informer"].iloc[0]
+    assert at.metric[0].value == f"{ours['mse']:.4f}" and "512 test windows" in at.metric[0].help
+    assert any("first 512 windows" in c.value for c in at.caption)
+    at.run()  # a rerun shows the kept result without forecasting again
+    assert len(calls) == 2 and at.metric[0].value == f"{ours['mse']:.4f}"  # ours in the page, ours here
