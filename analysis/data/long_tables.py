@@ -45,9 +45,11 @@ def id_strings(column: pd.Series) -> pd.Series:
 def table_ids(table: RawTable, column: str) -> pd.Series:
     """The ids of a column as the file wrote them: a CSV's cells are read again as text, so that 'NA' (Namibia),
     'null' or '007' stay ids rather than becoming missing or 7."""
-    if table.reread is not None:
-        return text_cells(table.reread([column])[column])
-    return id_strings(table.cells[column])
+    cache = table.__dict__.setdefault("_ids", {})  # detection and reading ask for the same column
+    if column not in cache:
+        cache[column] = text_cells(table.reread([column])[column]) if table.reread is not None else \
+            id_strings(table.cells[column])
+    return cache[column]
 
 
 def _stamp(t: pd.Timestamp) -> str:
@@ -167,14 +169,19 @@ def read_long(table: RawTable, times, id_column: str, numbers, *, raw_times: pd.
                           "that overlap with --series (in the app: Series)", long, column=id_column)
     single = len(chosen) == 1
     names = column_names(chosen, list(numbers.values.columns), single)
-    inside = ts.isna() | ((ts >= start) & (ts <= end))
-    cut = {s: int(((ids == s).to_numpy() & keep & ~inside).sum()) for s in chosen}
+    inside = np.asarray(ts.isna() | ((ts >= start) & (ts <= end)))
+    codes, uniques = pd.factorize(ids)  # one pass over the ids (-1: missing), not one per series
+    position = {u: i for i, u in enumerate(uniques)}
+    outside = np.bincount(codes[keep & ~inside], minlength=len(uniques))
+    cut = {s: int(outside[position[s]]) for s in chosen}
     notes = [n for n in (note,) if n]
     if any(cut.values()):
         shown = ", ".join(f"{cell(s, 20)} by {n:,}" for s, n in cut.items() if n)
         notes.append(f"series cut to the span they share ({_stamp(start)} to {_stamp(end)}): {shown} rows")
-    where = keep & np.asarray(inside)
-    rows = {s: np.flatnonzero((ids == s).to_numpy() & where) for s in chosen}
+    selected = np.flatnonzero(keep & inside)
+    grouped = selected[np.argsort(codes[selected], kind="stable")]
+    pieces = np.split(grouped, np.cumsum(np.bincount(codes[selected], minlength=len(uniques)))[:-1])
+    rows = {s: pieces[position[s]] for s in chosen}
     fast = None if options.repairs or dropped_rows else align_fast(ts, numbers, rows, chosen, start, end,
                                                                    options.freq)
     if fast is not None:

@@ -140,6 +140,12 @@ def parse_text_times(text: pd.Series, column: str, dayfirst: bool | None = None)
     present = text.dropna()
     if present.empty:
         return ParsedTimes(column, pd.DatetimeIndex([pd.NaT] * len(text)), "empty")
+    codes, uniques = pd.factorize(present)
+    if len(uniques) * 2 < len(present):  # a long table repeats every timestamp once per series: read each once
+        once = parse_text_times(pd.Series(uniques), column, dayfirst)
+        out = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
+        out[present.index] = np.asarray(once.values, dtype="datetime64[ns]")[codes]
+        return ParsedTimes(column, pd.DatetimeIndex(out), once.form, once.note)
     out = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
     if present.str.match(YEAR_FIRST).mean() >= DETECT_SHARE:
         parsed, note = _iso(present)
