@@ -158,8 +158,8 @@ def draw() -> Refusal | None:
             state.set_data(state.sample_data_ref())
             st.rerun()
         return None
-    upload = st.file_uploader("Data file: CSV (or .csv.gz, .zip), .xlsx or Parquet; a time column and numeric "
-                              "columns, or a long table (id, time, values)", type=UPLOAD_TYPES, key="csv_upload")
+    upload = st.file_uploader("CSV file (or .csv.gz, .zip, .xlsx, Parquet): a time column and numeric columns, or "
+                              "a long table (id, time, values)", type=UPLOAD_TYPES, key="csv_upload")
     _reading_options()
     if upload is None:
         st.session_state.pop(FAILED_KEY, None)
