@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from numpy.lib.stride_tricks import sliding_window_view
+from scipy import sparse
 
 from .data import PreparedData
 from .windows import WindowDataset
@@ -109,8 +111,38 @@ def window_gram(s: np.ndarray, width: int, n: int) -> tuple[np.ndarray, np.ndarr
 
 def decomposition_matrix(seq_len: int, kernel: int) -> np.ndarray:
     """A [L, 2L] with window @ A = [seasonal, trend] (`_decompose`): both parts are linear in the window."""
-    trend = moving_average(np.eye(seq_len), kernel)  # row i: the trend of the unit window e_i
+    trend = trend_operator(seq_len, kernel).toarray()  # row i: the trend of the unit window e_i
     return np.concatenate([np.eye(seq_len) - trend, trend], axis=1)
+
+
+def trend_operator(seq_len: int, kernel: int) -> sparse.csr_matrix:
+    """T [L, L], sparse, with window @ T = moving_average(window, kernel): T[i, j] = (1/kernel) · #{m ∈ [j − p, j + p] :
+    clip(m, 0, L − 1) = i}, p = (kernel − 1)/2 (the ends are padded by repeating the first and last values)."""
+    if kernel < 1 or kernel % 2 == 0:
+        raise ValueError(f"moving-average kernel must be an odd number ≥ 1, got {kernel}")
+    p = (kernel - 1) // 2
+    j = np.repeat(np.arange(seq_len), kernel)
+    i = np.clip(j + np.tile(np.arange(-p, p + 1), seq_len), 0, seq_len - 1)
+    return sparse.coo_matrix((np.full(len(j), 1.0 / kernel), (i, j)), shape=(seq_len, seq_len)).tocsr()
+
+
+def _features_gram_inverse(seq_len: int, kernel: int) -> tuple[sparse.csr_matrix, sparse.csr_matrix, torch.Tensor]:
+    """(T, S = AAᵀ, S⁻¹) of the decomposition A = [I − T, T]. S = (I − T)(I − T)ᵀ + TTᵀ is banded (half-width
+    kernel − 1) and positive definite (vᵀSv = 0 forces Tᵀv = 0 and v = Tᵀv); S⁻¹ (dense, float64) from its
+    Cholesky factor."""
+    T = trend_operator(seq_len, kernel)
+    R = sparse.identity(seq_len, format="csr") - T
+    S = (R @ R.T + T @ T.T).tocsr()
+    return T, S, torch.cholesky_inverse(_cholesky_in_place(torch.from_numpy(S.toarray())))
+
+
+def _cholesky_in_place(H: torch.Tensor) -> torch.Tensor:
+    """The lower Cholesky factor of the symmetric positive-definite H, written over H (no second L × L copy)."""
+    info = torch.empty((), dtype=torch.int32)
+    torch.linalg.cholesky_ex(H, out=(H, info))
+    if int(info):  # G + λS⁻¹ with λ > 0 is positive definite: a failure here is a bug
+        raise RuntimeError(f"the linear baseline's normal equations are not positive definite (info {int(info)})")
+    return H
 
 
 def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: float = 1e-6) -> LinearBaseline:
@@ -119,8 +151,11 @@ def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: floa
     The features [seasonal, trend] and the targets are centred (the intercept is not penalised); the
     ridge is `ridge` × the mean feature variance, so it is scale-free. The features are a linear map A of the
     window, so their normal equations are Aᵀ G A and Aᵀ C, with G and C the centred second moments of the
-    windows and their futures (`window_gram`), solved through the push-through identity as one L × L system:
-    memory and time grow with seq_len², not with seq_len² × windows or (2·seq_len)³. No randomness.
+    windows and their futures (`window_gram`). The fit W = (AᵀGA + λI)⁻¹AᵀC maps a window through M = AW; with
+    S = AAᵀ, M = (G + λS⁻¹)⁻¹ C and W = AᵀS⁻¹M (both from the push-through identity), so each column costs one
+    L × L Cholesky of a symmetric positive-definite matrix (torch's LAPACK), and S⁻¹ (S is banded) is shared by
+    every column: memory and time grow with seq_len² and one seq_len³/3 per column, not with seq_len² × windows,
+    (2·seq_len)³ or the two seq_len³ products of forming G·S. No randomness.
     """
     spec = prepared.spec
     seq_len, pred_len, c_out = spec.seq_len, spec.pred_len, prepared.c_out
@@ -129,23 +164,26 @@ def fit_linear_baseline(prepared: PreparedData, *, kernel: int = 25, ridge: floa
     if n < 1:
         raise ValueError(f"the train split has {len(values)} rows: no window of seq_len + pred_len = "
                          f"{seq_len + pred_len} to fit the linear baseline on")
-    p = 2 * seq_len
-    A = decomposition_matrix(seq_len, kernel)  # [L, 2L]
-    AAt = A @ A.T  # [L, L]
+    T, S, S_inv = _features_gram_inverse(seq_len, kernel)
+    band = S.tocoo()  # the entries of S: tr(G·S) reads only these of G
     seasonal = np.empty((c_out, pred_len, seq_len))
     trend = np.empty((c_out, pred_len, seq_len))
     bias = np.empty((c_out, pred_len))
     for j in range(c_out):
         full, sums = window_gram(values[:, j], seq_len + pred_len, n)  # a window and its future, together
         mu = sums / n
-        centred = full - n * np.outer(mu, mu)
-        G, C = centred[:seq_len, :seq_len], centred[:seq_len, seq_len:]  # [L, L], [L, P]
-        scale = float(np.sum(G * AAt)) / p  # trace(Aᵀ G A) / 2L: the mean feature variance × n
-        lam = ridge * (scale if scale > 0 else 1.0)
-        # (AᵀGA + λI)⁻¹ AᵀC = Aᵀ (G AAᵀ + λI)⁻¹ C: an L × L solve, not 2L × 2L (push-through identity)
-        W = A.T @ np.linalg.solve(G @ AAt + lam * np.eye(seq_len), C)  # [2L, P]
-        seasonal[j], trend[j] = W[:seq_len].T, W[seq_len:].T
-        bias[j] = mu[seq_len:] - (mu[:seq_len] @ A) @ W
+        full -= n * np.outer(mu, mu)  # centred
+        G, C = full[:seq_len, :seq_len], torch.from_numpy(full[:seq_len, seq_len:].copy())  # [L, L], [L, P]
+        scale = float(np.dot(G[band.row, band.col], band.data)) / (2 * seq_len)  # tr(AᵀGA) / 2L = tr(G·S) / 2L
+        H = S_inv * (ridge * (scale if scale > 0 else 1.0))
+        H += torch.from_numpy(G)
+        del full, G
+        M = torch.cholesky_solve(C, _cholesky_in_place(H))  # [L, P] = (G + λS⁻¹)⁻¹ C
+        del H
+        Y = (S_inv @ M).numpy()  # [L, P] = S⁻¹M
+        TY = T.T @ Y  # Tᵀ S⁻¹ M
+        seasonal[j], trend[j] = (Y - TY).T, TY.T  # W = AᵀS⁻¹M = [(I − T)ᵀ; Tᵀ] S⁻¹M
+        bias[j] = mu[seq_len:] - mu[:seq_len] @ M.numpy()  # μ_y − μ_x·A·W, and AW = M
     return LinearBaseline(seasonal, trend, bias, kernel, ridge, n)
 
 
@@ -157,5 +195,5 @@ def split_histories(prepared: PreparedData, split: str) -> np.ndarray:
     return sliding_window_view(values, spec.seq_len, axis=0)[:n].transpose(0, 2, 1)  # [n, L, c_out]
 
 
-__all__ = ["LinearBaseline", "decomposition_matrix", "fit_linear_baseline", "last_value_forecast", "moving_average",
+__all__ = ["LinearBaseline", "decomposition_matrix", "trend_operator", "fit_linear_baseline", "last_value_forecast", "moving_average",
            "seasonal_naive_forecast", "split_histories", "window_gram"]

@@ -206,3 +206,12 @@ def test_the_linear_baseline_is_the_least_squares_fit_on_the_decomposed_windows(
     np.testing.assert_allclose(fit.seasonal_weights[-1], W[:L].T, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(fit.trend_weights[-1], W[L:].T, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(fit.bias[-1], Y.mean(0) - X.mean(0) @ W, rtol=1e-6, atol=1e-8)
+
+
+def test_the_sparse_trend_operator_is_the_moving_average_of_each_unit_window():
+    from analysis.baselines import moving_average, trend_operator
+    for L, kernel in ((1, 1), (5, 25), (48, 5), (97, 25), (300, 1)):
+        np.testing.assert_allclose(trend_operator(L, kernel).toarray(), moving_average(np.eye(L), kernel),
+                                   rtol=0, atol=1e-15)
+    x = np.random.default_rng(1).normal(size=(3, 200))
+    np.testing.assert_allclose(x @ trend_operator(200, 25), moving_average(x, 25), rtol=1e-12, atol=1e-12)
