@@ -32,9 +32,11 @@ import pandas as pd
 
 from model import Informer, InformerConfig
 
-from .baselines import fit_linear_baseline, last_value_forecast, seasonal_naive_forecast, split_histories
+from .baselines import (LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast,
+                        split_histories)
 from .data import PreparedData, seasonal_period
 from .intervals import block_length, mean_intervals
+from .passes import Pass, run_passes
 from .windows import WindowDataset
 from .training import TrainProgress, TrainSettings, predict, train
 
@@ -86,41 +88,46 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
                       seed: int = 0, split: str = "test", period: int | None = None, kernel: int = 25,
                       ridge: float = 1e-6, batch_size: int = 64,
                       others: Mapping[str, np.ndarray] | None = None,
-                      progress: Callable[[float, str], None] | None = None) -> Comparison:
+                      progress: Callable[[float, str], None] | None = None, workers: int = 1,
+                      linear: LinearBaseline | None = None) -> Comparison:
     """Forecast every window of `split` with each model and baseline; score them in both scales.
 
     progress(fraction, what): called as the forecasts of the split are made (the model passes dominate the time).
     To score fewer windows, pass `analysis.windows.limit_windows(prepared, split, n)`.
+    workers: threads the model passes (and the linear fit) share (`analysis.passes`); the forecasts are the same
+    for any number: the key-sampled pass runs its batches in order, the full-attention passes' batches are pure.
 
     others: more forecasts to score beside them, name → [N, pred_len, c_out] on this split's windows in this
             model's standardised scale (a second checkpoint's: `analysis.pairing.aligned_forecasts`).
 
     period: the seasonal-naive season in steps (None: `seasonal_period(prepared.freq)`); when it exceeds
             seq_len, seasonal_naive falls back to the last value and `notes` says so.
-    kernel, ridge: the linear baseline's moving-average width and relative ridge.
+    kernel, ridge: the linear baseline's moving-average width and relative ridge; `linear`: that baseline already
+            fitted on this data's train split with them (it does not depend on the windows scored or the seed).
     """
     spec = prepared.spec
     notes: list[str] = []
-    passes = 3 if full_model is not None else 2
-
-    def step(k: int, what: str):
-        if progress is None:
-            return None
-        return lambda done, total: progress((k + done / max(1, total)) / passes,
-                                            f"{what}: {done:,} of {total:,} windows")
-
-    preds, truth = predict(checkpoint_model, prepared, split, batch_size=batch_size, seed=seed,
-                           progress=step(0, "the Informer as trained"))
-    counterfactual, _ = predict(checkpoint_model, prepared, split, batch_size=batch_size, seed=seed, attention="full",
-                                progress=step(1, "the full-attention counterfactual"))
-    forecasts: dict[str, np.ndarray] = {INFORMER: preds, COUNTERFACTUAL: counterfactual}
+    passes = [Pass(INFORMER, checkpoint_model), Pass(COUNTERFACTUAL, checkpoint_model, "full")]
     if full_model is not None:
         c = full_model.config
         if c.encoder_attention != "full" or c.decoder_attention != "full":
             notes.append(f"{FULL_MODEL} has {c.encoder_attention}/{c.decoder_attention} self-attention, not full/full")
-        forecasts[FULL_MODEL], _ = predict(full_model, prepared, split, batch_size=batch_size, seed=seed,
-                                           progress=step(2, "the full-attention twin"))
+        passes.append(Pass(FULL_MODEL, full_model))
+    if linear is not None and (linear.kernel, linear.ridge) != (kernel, ridge):
+        raise ValueError(f"the linear baseline given was fitted with kernel {linear.kernel}, ridge {linear.ridge:g}, "
+                         f"not {kernel}, {ridge:g}")
+    extra = {} if linear is not None else {LINEAR: lambda: fit_linear_baseline(prepared, kernel=kernel, ridge=ridge)}
+
+    def windows_done(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done / max(1, total), f"forecasting every window with {len(passes)} models: {done:,} of "
+                                           f"{total:,} window forecasts")
+    made, truth, fitted = run_passes(passes, prepared, split, seed=seed, batch_size=batch_size, workers=workers,
+                                     extra=extra, progress=windows_done)
+    preds, counterfactual = made[INFORMER], made[COUNTERFACTUAL]
+    forecasts: dict[str, np.ndarray] = dict(made)
     forecasts.update(_checked_others(others, preds.shape))
+    linear = fitted.get(LINEAR, linear)
 
     history = split_histories(prepared, split)
     if len(history) != len(truth):
@@ -138,9 +145,6 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
     else:
         notes.append(f"seasonal_naive: period {used} steps of {prepared.freq!r}")
         forecasts[SEASONAL_NAIVE] = seasonal_naive_forecast(history, spec.pred_len, used)
-    if progress is not None:
-        progress(1.0, "fitting the linear baseline on the train windows")
-    linear = fit_linear_baseline(prepared, kernel=kernel, ridge=ridge)
     notes.append(f"linear: DLinear-style, kernel {kernel}, ridge {ridge:g}, closed form on {linear.train_windows} "
                  "train windows")
     forecasts[LINEAR] = linear.predict(history)
