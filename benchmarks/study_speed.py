@@ -3,8 +3,8 @@
     python benchmarks/study_speed.py                      # 8 seeds on ETTh1 (../shared/data/ETT/ETTh1.csv)
     python benchmarks/study_speed.py --seeds 0-1 --max-steps 20 --max-windows 64    # a quick look
 
-Both sides run exactly the same work per run: `study.tasks.train_run` then `study.tasks.analyse_run`
-(one torch thread each, as a Ray task has). First sequentially, in this process, into one temporary folder;
+Both sides run exactly the same work per run: `study.tasks.train_run` (train, then every analysis, in memory; one
+torch thread, as a Ray task has) and the driver's writes (study.folder). First sequentially, in this process;
 then `study.runner.run_study` on a local Ray started in-process with `--cpus` CPUs (default: every core), into
 another. Every run is seeded, so both sides must produce the same test MSE per run (checked and printed).
 
@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from analysis.data import DataSpec, ReadOptions  # noqa: E402
 from analysis.training import TrainSettings  # noqa: E402
 from analysis.workflow import ModelSize  # noqa: E402
+from study import folder as disk  # noqa: E402
 from study import tasks  # noqa: E402
 from study.plan import StudyPlan, fingerprint, parse_seeds  # noqa: E402
 from study.runner import run_study  # noqa: E402
@@ -51,10 +52,11 @@ def _sequential(plan: StudyPlan, data: bytes, out: Path) -> dict[str, float]:
     name, options = Path(plan.csv).name, asdict(plan.options)
     mse = {}
     for run in plan.runs():
-        folder = out / "runs" / run.name
-        summary = tasks.train_run(run.to_dict(), data, name, options, str(folder))
-        tasks.analyse_run(run.to_dict(), data, name, options, str(folder), list(plan.analyses), plan.max_windows,
-                          plan.split)
+        result = tasks.train_run(run.to_dict(), data, name, options, list(plan.analyses), plan.max_windows, plan.split,
+                                 fingerprint=plan.fingerprint)
+        disk.write_trained(out, run.name, result["files"], result["summary"], result["params"], result["log"])
+        disk.write_tables(out, run.name, result["tables"])
+        summary = result["summary"]
         mse[run.name] = summary["test_mse"]
         print(f"  sequential {run.name}: test mse {summary['test_mse']:.4f}", flush=True)
     return mse

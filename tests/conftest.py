@@ -63,3 +63,33 @@ def tiny_second(sample_frame, tmp_path_factory):
                                    TrainSettings(epochs=1, batch_size=32, learning_rate=1e-3, max_steps_per_epoch=30,
                                                  seed=1), out=folder)
     return checkpoint, folder
+
+
+@pytest.fixture(scope="session")
+def study_200(tmp_path_factory):
+    """(root, out, plan): a real study of 200 runs on a local Ray — a grid of 4 settings × 50 seeds of a tiny
+    Informer (seq 24 / label 12 / pred 6, d_model 8, 2 heads, 2 training steps) on the first 480 rows of the sample,
+    with the errors, sweep and roles analyses on 16 windows: the branch that only hundreds of runs reach (paging,
+    the run filter, the joined tables, findings over 50 seeds), run by tests/study/test_scale.py and
+    tests/ui/studies/test_many_runs.py."""
+    import pandas as pd
+
+    from analysis.data import DataSpec, ReadOptions
+    from analysis.training import TrainSettings
+    from analysis.workflow import ModelSize
+    from study.plan import StudyPlan, fingerprint
+    from study.runner import run_study
+
+    root = tmp_path_factory.mktemp("studies")
+    csv = root / "small.csv"
+    pd.read_csv(SAMPLE_CSV).head(480).to_csv(csv, index=False)
+    data = csv.read_bytes()
+    plan = StudyPlan(str(csv), fingerprint(data), ReadOptions(),
+                     DataSpec(target="load", features="S", seq_len=24, label_len=12, pred_len=6),
+                     ModelSize(d_model=8, n_heads=2, e_layers=(1,), d_layers=1, d_ff=8),
+                     TrainSettings(epochs=1, batch_size=16, learning_rate=1e-3, max_steps_per_epoch=2),
+                     seeds=tuple(range(50)), grid={"factor": (3, 5), "dropout": (0.0, 0.1)},
+                     analyses=("errors", "sweep", "roles"), max_windows=16)
+    out = root / "many"
+    run_study(plan, out, data, num_cpus=2)
+    return root, out, plan

@@ -114,7 +114,14 @@ print(json.dumps(dict(torch=torch_after_warm_up, rows=rows, late=late, charts=le
 def test_streamlit_run_app_py_serves_the_script_through_the_app():
     found = discover_asgi_app(ROOT / "app.py")
     assert found.is_asgi_app and found.app_name == "app"
-    assert 'st.App("informer_lab.py", lifespan=lifespan)' in (ROOT / "app.py").read_text() and SCRIPT.is_file()
+    import app as served  # the st.App itself: its script, its lifespan (the warm-up) and the access middleware
+
+    from ui.access import AccessMiddleware
+
+    app = served.app
+    assert Path(app.script_path).name == "informer_lab.py" and SCRIPT.is_file()
+    assert app._user_lifespan is server.lifespan
+    assert any(m.cls is AccessMiddleware for m in app._user_middleware)
 
 
 def test_the_lifespan_starts_the_warm_up_without_waiting_for_it(monkeypatch):

@@ -2,6 +2,8 @@
 from the Streamlit server), writing into a study folder whose status.json the screen polls."""
 from __future__ import annotations
 
+import csv
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +25,14 @@ def read_flags(options: ReadOptions) -> list[str]:
         flags.append("--dayfirst" if options.dayfirst else "--no-dayfirst")
     if options.decimal:
         flags += ["--decimal", options.decimal]
+    if options.sheet:
+        flags += ["--sheet", options.sheet]
+    if options.id_column:
+        flags += ["--id-column", options.id_column]
+    if options.series:
+        buffer = io.StringIO()  # the ids as one CSV row: an id holding a comma or a quote stays one id
+        csv.writer(buffer, lineterminator="").writerow(options.series)
+        flags += ["--series", buffer.getvalue()]
     return flags
 
 

@@ -7,6 +7,9 @@ import streamlit as st
 
 from analysis.errors import InformerLabError
 from study.findings import load_findings
+from study.folder import request_stop, stop_requested
+from study.plan import format_seeds
+from study.status import STATES
 from ui import settings, state, widgets
 from ui.studies import charts, launch, tables
 from ui.tables import file_stem
@@ -87,26 +90,65 @@ plan = folder.plan
 grid = ", ".join(f"{k} = {', '.join(map(str, v))}" for k, v in plan.grid.items()) or "none"
 st.markdown(f"**{chosen}**: `{plan.csv}` (SHA-256 {plan.fingerprint[:12]}…) · target `{plan.spec.target}` · "
             f"seq {plan.spec.seq_len} / label {plan.spec.label_len} / pred {plan.spec.pred_len} · d_model "
-            f"{plan.size.d_model}, {plan.size.n_heads} heads · seeds {', '.join(map(str, plan.seeds))} · grid: {grid} · "
+            f"{plan.size.d_model}, {plan.size.n_heads} heads · seeds {format_seeds(plan.seeds)} · grid: {grid} · "
             f"{plan.max_windows} windows per analysis on the {plan.split} split")
 
 
 # ------------------------------------------------------------------------------------------ runs
-@st.fragment(run_every=2.0)
-def live_runs() -> None:
+def _stop() -> None:
+    request_stop(folder.path)
+    st.toast("Stop requested: the study stops between tasks; start it again to resume.")
+
+
+def runs_panel() -> None:
+    """Where the study stands (counts, elapsed, ETA, a Stop button while it runs) and its runs, filterable by setting
+    and state, a page at a time."""
+    live = tables.status(folder.path)
+    total = len(plan.runs())
+    words = tables.progress_words(live, total)
+    counts = words["counts"]
+    cells = st.columns(6)
+    cells[0].metric("done", f"{counts['done']} / {total}")
+    cells[1].metric("running", counts["training"] + counts["analysing"])
+    cells[2].metric("queued", counts["queued"])
+    cells[3].metric("failed", counts["failed"] + counts["missing"])
+    cells[4].metric("elapsed", words["elapsed"])
+    cells[5].metric("ETA", words["eta"])
+    line = st.columns([4, 1.2], vertical_alignment="center")
+    line[0].caption(f"The study is **{words['state']}**." + (" A stop is requested: running tasks finish, no new one "
+                                                              "starts." if stop_requested(folder.path) else ""))
+    if words["running"]:
+        line[1].button("Stop the study", key="st_stop", icon=":material/stop_circle:", on_click=_stop,
+                       disabled=stop_requested(folder.path),
+                       help="Stops between tasks: the running ones finish and are kept; start it again to resume.")
     runs = tables.runs_table(folder.path, plan)
-    widgets.table(runs, f"study-{chosen}-runs", "st_runs",
+    pick = st.columns([2.4, 2.4, 1])
+    names = tables.settings_of(runs)
+    chosen_settings = pick[0].multiselect("Settings", names, key="st_runs_settings", placeholder="every setting") \
+        if len(names) > 1 else []
+    chosen_states = pick[1].multiselect("States", list(STATES), key="st_runs_states", placeholder="every state")
+    shown = tables.filter_runs(runs, chosen_settings, chosen_states)
+    pages = max(1, -(-len(shown) // tables.PAGE_ROWS))
+    page = pick[2].number_input("Page", 1, pages, 1, key="st_runs_page") if pages > 1 else 1
+    rows, pages = tables.page_of(shown, page)
+    widgets.table(rows, f"study-{chosen}-runs", "st_runs",
                   column_config={"progress": st.column_config.ProgressColumn(min_value=0, max_value=1),
                                  "test MSE": st.column_config.NumberColumn(format="%.4f"),
                                  "test MAE": st.column_config.NumberColumn(format="%.4f")})
+    st.caption(f"{len(shown)} of {len(runs)} runs" + (f"; page {page} of {pages}, {tables.PAGE_ROWS} a page"
+                                                       if pages > 1 else "") + ".")
+
+
+@st.fragment(run_every=2.0)
+def live_runs() -> None:
+    runs_panel()
     if tables.finished(folder.path):
         st.rerun()
 
 
 st.subheader("Runs")
 if tables.finished(folder.path):
-    widgets.table(tables.runs_table(folder.path, plan), f"study-{chosen}-runs", "st_runs",
-                  column_config={"test MSE": st.column_config.NumberColumn(format="%.4f")})
+    runs_panel()
 else:
     live_runs()
     tail = launch.log_tail(folder.path)

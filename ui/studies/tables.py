@@ -15,6 +15,7 @@ from ui.tables import clicked_customdata
 RUN_COLUMNS = {"run": "run", "seed": "seed", "state": "state", "stage": "stage", "fraction": "progress",
                "text": "now", "test_mse": "test MSE", "test_mae": "test MAE", "epochs": "epochs", "seconds": "seconds",
                "error": "error"}
+PAGE_ROWS = 50  # runs per page of the run table
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,14 @@ def status(folder: Path) -> dict:
 
 
 def runs_table(folder: Path, plan: StudyPlan) -> pd.DataFrame:
-    """One row per run of the plan: its state (queued until the study writes its status), progress, test error."""
-    live = {r["run"]: r for r in status(folder).get("runs", [])}
+    """One row per run of the plan: its settings, its state (queued until the study writes its status), progress,
+    test error."""
+    live = {r["run"]: r for r in status(folder).get("runs", []) if isinstance(r, dict) and "run" in r}
     rows = []
     for run in plan.runs():
-        row = {"run": run.name, "seed": run.seed, "state": "queued", "stage": "", "fraction": 0.0, "text": "",
-               "error": ""}
-        row.update({k: v for k, v in live.get(run.name, {}).items() if k in RUN_COLUMNS or k.startswith("setting_")})
+        row = {"run": run.name, "seed": run.seed, **{f"setting_{k}": v for k, v in run.setting.items()},
+               "state": "queued", "stage": "", "fraction": 0.0, "text": "", "error": ""}
+        row.update({k: v for k, v in live.get(run.name, {}).items() if k in RUN_COLUMNS})
         rows.append(row)
     table = pd.DataFrame(rows)
     keep = [c for c in RUN_COLUMNS if c in table.columns] + [c for c in table.columns if c.startswith("setting_")]
@@ -62,6 +64,53 @@ def runs_table(folder: Path, plan: StudyPlan) -> pd.DataFrame:
 
 def finished(folder: Path) -> bool:
     return bool(status(folder).get("finished"))
+
+
+def settings_of(table: pd.DataFrame) -> list[str]:
+    """The setting labels of a run table ('factor=3, dropout=0.1'), in plan order; ['all'] without a grid."""
+    return list(dict.fromkeys(setting_labels(table))) or ["all"]
+
+
+def setting_labels(table: pd.DataFrame) -> list[str]:
+    keys = [c for c in table.columns if c.startswith("setting_")]
+    if not keys:
+        return ["all"] * len(table)
+    return [", ".join(f"{k[len('setting_'):]}={v}" for k, v in zip(keys, row)) for row in table[keys].itertuples(
+        index=False)]
+
+
+def filter_runs(table: pd.DataFrame, settings: list[str] | None, states: list[str] | None) -> pd.DataFrame:
+    """The runs of the chosen settings and states (all when a choice is empty)."""
+    keep = pd.Series(True, index=table.index)
+    if settings:
+        keep &= pd.Series(setting_labels(table), index=table.index).isin(settings)
+    if states:
+        keep &= table["state"].isin(states)
+    return table[keep]
+
+
+def page_of(table: pd.DataFrame, page: int, rows: int = PAGE_ROWS) -> tuple[pd.DataFrame, int]:
+    """(rows of page `page`, 1-based, clamped; the number of pages)."""
+    pages = max(1, -(-len(table) // rows))
+    page = min(max(1, int(page)), pages)
+    return table.iloc[(page - 1) * rows: page * rows], pages
+
+
+def progress_words(live: dict, total: int) -> dict:
+    """What the live panel shows: counts, elapsed, ETA and whether a driver works on the study now."""
+    from study.status import STATES, duration, running
+
+    counts = dict.fromkeys(STATES, 0)
+    for row in live.get("runs", []):
+        if isinstance(row, dict):
+            counts[str(row.get("state"))] = counts.get(str(row.get("state")), 0) + 1
+    counts["queued"] += max(0, total - sum(counts.values()))
+    alive = running(live)
+    state = live.get("state", "not started")
+    if state in ("running", "stopping") and not alive:
+        state = "not running (re-run its command to resume)"
+    return {"counts": counts, "state": state, "running": alive, "elapsed": duration(live.get("elapsed")),
+            "eta": duration(live.get("eta_seconds")) if alive and live.get("eta_seconds") is not None else "–"}
 
 
 def findings_rows(findings: dict) -> pd.DataFrame:
@@ -73,7 +122,7 @@ def findings_rows(findings: dict) -> pd.DataFrame:
         sweep, grad = entry.get("sweep_rank_stability", {}), entry.get("importance_rank_stability", {})
         rows.append({"setting": setting, "seeds": mse.get("seeds"), "test MSE (mean)": mse.get("mse_mean"),
                      "sd over seeds": mse.get("mse_std"), "95% lo (seeds)": mse.get("mse_seeds_lo"),
-                     "95% hi (seeds)": mse.get("mse_seeds_hi"),
+                     "95% hi (seeds)": mse.get("mse_seeds_hi"), "interval": mse.get("interval", ""),
                      "removable, with interval": removable.get("with_interval_mean"),
                      "removable, by point": removable.get("by_point_mean"), "heads": removable.get("heads"),
                      "stable role": entry.get("heads_with_a_stable_role"),

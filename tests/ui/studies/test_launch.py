@@ -1,0 +1,20 @@
+"""A study started from the app reads its data as the app does: every reading option becomes a CLI flag that the
+study command parses back to the same options (a long table's picked series included, ids with commas and quotes)."""
+from __future__ import annotations
+
+from analysis.data import ReadOptions
+from cli import build_parser
+from cli_commands._common import read_options
+from ui.studies.launch import read_flags
+
+
+def test_reading_options_survive_the_trip_through_the_study_command():
+    options = ReadOptions(datetime_column="year,quarter", repair="interpolate", freq="QS-JAN", dayfirst=True,
+                          decimal=",", sheet="Data 2", id_column="symbol", series=("a,b", 'say "hi"', "plain"))
+    args = build_parser().parse_args(["study", "--csv", "x.csv", "--target", "y", "--out", "o", *read_flags(options)])
+    parsed = read_options(args)
+    for name in ("datetime_column", "repair", "freq", "dayfirst", "decimal", "sheet", "id_column"):
+        assert getattr(parsed, name) == getattr(options, name), name
+    from analysis.data.long_tables import pick
+
+    assert pick(parsed.series, ["a,b", 'say "hi"', "plain", "other"], None) == list(options.series)
