@@ -153,6 +153,9 @@ def write_trained(out: Path, name: str, files: dict[str, bytes], summary: dict, 
 
 
 def write_tables(out: Path, name: str, tables: dict[str, bytes]) -> None:
+    where = run_folder(out, name) / "tables"
+    if where.is_symlink() or (where.exists() and not where.is_dir()):
+        where.unlink()  # something else stands where the run's tables go (the run folder is the study's own)
     for analysis, data in tables.items():
         write_bytes(run_folder(out, name) / "tables" / f"{analysis}.csv", data)
 
