@@ -48,6 +48,7 @@ FULL_MODEL = "full_attention_model"
 LAST_VALUE = "last_value"
 SEASONAL_NAIVE = "seasonal_naive"
 LINEAR = "linear"
+LINEAR_BESIDE_PASSES = 2048  # seq_len up to which the linear fit runs beside the model passes (its memory is small)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,6 +67,7 @@ class Comparison:
     truth:     [N, pred_len, c_out] standardised truths
     seasonal_period: the period seasonal_naive used; None when it fell back to the last value
     notes:     what a reader should know (periods, fallbacks, the twin's settings)
+    linear:    the fitted linear baseline (it depends on the train split only: pass it to the next comparison)
     """
 
     metrics: pd.DataFrame
@@ -78,6 +80,7 @@ class Comparison:
     seasonal_period: int | None
     notes: tuple[str, ...]
     seed: int
+    linear: LinearBaseline | None = None
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -116,12 +119,20 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
     if linear is not None and (linear.kernel, linear.ridge) != (kernel, ridge):
         raise ValueError(f"the linear baseline given was fitted with kernel {linear.kernel}, ridge {linear.ridge:g}, "
                          f"not {kernel}, {ridge:g}")
+    n = len(WindowDataset(prepared, split))
+    # The fit's L × L matrices (three of them at its peak: +0.84 GB at seq_len 5760) beside the passes' batches could
+    # double a long comparison's memory: past LINEAR_BESIDE_PASSES it runs first, alone.
+    beside = workers > 1 and spec.seq_len <= LINEAR_BESIDE_PASSES
+    if linear is None and not beside:
+        if progress is not None:
+            progress(0.0, "fitting the linear baseline on the train windows")
+        linear = fit_linear_baseline(prepared, kernel=kernel, ridge=ridge)
     extra = {} if linear is not None else {LINEAR: lambda: fit_linear_baseline(prepared, kernel=kernel, ridge=ridge)}
+    what = f"{n:,} windows × {len(passes)} models" + (" and the linear baseline's fit" if extra else "")
 
     def windows_done(done: int, total: int) -> None:
         if progress is not None:
-            progress(done / max(1, total), f"forecasting every window with {len(passes)} models: {done:,} of "
-                                           f"{total:,} window forecasts")
+            progress(done / max(1, total), f"forecasting {what}: {done:,} of {total:,} window forecasts")
     made, truth, fitted = run_passes(passes, prepared, split, seed=seed, batch_size=batch_size, workers=workers,
                                      extra=extra, progress=windows_done)
     preds, counterfactual = made[INFORMER], made[COUNTERFACTUAL]
@@ -178,7 +189,7 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
     log.info("compared %d models on %d %s windows; epsilon %.4g", len(frozen), len(truth), split, epsilon)
     return Comparison(metrics=metrics, per_step=pd.DataFrame(step_rows), epsilon=epsilon,
                       forecasts=MappingProxyType(frozen), truth=truth, target_columns=targets, split=split,
-                      seasonal_period=used, notes=tuple(notes), seed=seed)
+                      seasonal_period=used, notes=tuple(notes), seed=seed, linear=linear)
 
 
 def error_table(forecasts: Mapping[str, np.ndarray], truth: np.ndarray, prepared: PreparedData, *,

@@ -6,19 +6,30 @@ mapping of arrays flagged read-only, so sharing the one object between sessions 
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from analysis.baselines import LinearBaseline
 from analysis.checkpoint import Checkpoint
 from analysis.comparison import Comparison, compare_forecasts, window_overlay
 from analysis.data import PreparedData
 from model import Informer
+from ui.compute import one_thread
 from ui.lru import SharedLRU
 from ui.second_model import SECOND
 
 
+WORKERS = max(1, min(4, os.cpu_count() or 1))  # threads the passes share (one torch thread each)
 _COMPARISONS: SharedLRU[Comparison] = SharedLRU(8)
+_LINEAR: SharedLRU[LinearBaseline] = SharedLRU(4)
+
+
+def known(key: tuple) -> bool:
+    """Whether the comparison of `comparison`'s key (model_key … second_key) is kept (computed by any tab)."""
+    return _COMPARISONS.get(key) is not None
 
 
 def comparison(model_key: str, data_key: str, split: str, windows: int | None, seed: int, twin_key: str | None,
@@ -26,11 +37,23 @@ def comparison(model_key: str, data_key: str, split: str, windows: int | None, s
                _second: np.ndarray | None, _progress=None) -> Comparison:
     """`_prepared`: the data cut to the first `windows` windows of the split (None: all); `twin_key` identifies
     `_twin` (a full-attention model trained in this tab), None without one; `second_key` identifies `_second`, a
-    second checkpoint's forecasts on these windows in this model's scale; `_progress(fraction, text)`."""
+    second checkpoint's forecasts on these windows in this model's scale; `_progress(fraction, text)`. The linear
+    baseline, fitted on the train split (whatever the windows scored), is kept per model and data.
+
+    The model passes and the linear fit share the machine's cores in threads (`analysis.passes`), each on one
+    torch thread (`ui.compute`)."""
     others = {SECOND: _second} if _second is not None else None
     key = (model_key, data_key, split, windows, seed, twin_key, second_key)
-    return _COMPARISONS.get_or_make(key, lambda: compare_forecasts(
-        _checkpoint.model, _prepared, full_model=_twin, seed=seed, split=split, others=others, progress=_progress))
+    linear = _LINEAR.get((model_key, data_key))
+
+    def make() -> Comparison:
+        with one_thread():
+            made = compare_forecasts(_checkpoint.model, _prepared, full_model=_twin, seed=seed, split=split,
+                                     others=others, progress=_progress, workers=WORKERS, linear=linear)
+        if linear is None:
+            _LINEAR.get_or_make((model_key, data_key), lambda: made.linear)
+        return made
+    return _COMPARISONS.get_or_make(key, make)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -55,8 +55,8 @@ with st.form("cp_form", border=True):
                "3 with the twin), with a progress bar; results are cached. To stop a run, change any control or "
                "press Stop (top right).")
 if run:
-    st.session_state[PARAMS_KEY] = dict(split=split, twin=twin.key if (with_twin and twin_ready) else None,
-                                        windows=windows)
+    st.session_state[PARAMS_KEY] = dict(model=model.key, data=data.key, split=split, windows=windows,
+                                        twin=twin.key if (with_twin and twin_ready) else None)
 if second is not None:
     st.caption(f"The second model, **{second.name}**, joins the comparison as *{second_model.SECOND}*: its forecasts "
                "of the same windows (matched by the row their forecast starts at), put in this model's scale.")
@@ -108,8 +108,16 @@ with st.expander("Full-attention twin: train on demand", expanded=twin is not No
 params = st.session_state.get(PARAMS_KEY)
 if params is not None and params["twin"] is not None and not (twin_ready and twin.key == params["twin"]):
     params = dict(params, twin=None)  # the twin is gone (another model or data): compare without it
-if params is None or params["split"] not in ("val", "test"):
-    st.info("Press **Run comparison** to forecast every window of the split with each model.")
+if params is None or (params.get("model"), params.get("data")) != (model.key, data.key) or \
+        params["split"] not in ("val", "test"):
+    st.info("Press **Run comparison** to forecast the windows of the split with each model.")
+    state.stop_page()
+# Only a click computes: what the tab remembers shows a result still kept (by any tab), never starts one.
+known = (model.key, data.key, params["split"], params.get("windows"), seed, params["twin"],
+         second.model.key if second is not None else None)
+if not run and not cache.known(known):
+    st.info(f"Press **Run comparison** to forecast the {params['split']} windows again (seed {seed}"
+            f"{', the second model ' + second.name if second is not None else ''}): this result is not kept any more.")
     state.stop_page()
 scored = limit_windows(prepared, params["split"], params.get("windows"))
 aligned = None

@@ -44,6 +44,31 @@ def test_nothing_runs_until_asked(open_app):
     assert "Device:" in sidebar_text(at)  # the page stopped early (state.stop_page) and kept its sidebar
 
 
+def test_what_the_tab_remembers_never_starts_a_comparison(open_app, tiny_trained, monkeypatch):
+    """Issue 23: a window count chosen for another model persisted in the tab and launched a 6-minute job on opening
+    the page. Remembered settings of another model, or of this one whose result is no longer kept, show the button;
+    only its click computes."""
+    import analysis.comparison
+    import ui.compare.cache
+
+    calls = []
+    real = analysis.comparison.compare_forecasts
+    monkeypatch.setattr(ui.compare.cache, "compare_forecasts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = open_app(PAGE)
+    at.session_state["cp_params"] = dict(model="runs/another@1", data="x", split="test", windows=512, twin=None)
+    at.run()
+    assert not at.exception and not calls and not charts(at)
+    at.radio(key="cp_windows").set_value(512)
+    at = _run(at, "test")
+    assert len(calls) == 1 and charts(at)
+    ui.compare.cache._COMPARISONS.clear()  # the result is dropped (another tab's work, a restart of the cache)
+    at.run()
+    assert len(calls) == 1 and not charts(at)
+    assert any("not kept any more" in i.value for i in at.info)
+    at = _run(at, "test")
+    assert len(calls) == 2 and charts(at)
+
+
 def test_a_row_per_model_epsilon_and_the_window_overlay(open_app, expected_val):
     at = _run(open_app(PAGE))
     table = _metrics(at)
@@ -156,4 +181,5 @@ def test_scoring_the_first_windows_only_and_the_progress_reported(open_app, tiny
     np.testing.assert_allclose(table["MSE"], want.metrics[want.metrics.scale == "standardised"]["mse"], rtol=1e-9)
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
-    assert any("512 of 512 windows" in text for _, text in seen) and "linear baseline" in seen[-1][1]
+    assert any("512 windows × 2 models" in text and "1,024 of 1,024 window forecasts" in text for _, text in seen)
+    assert any("linear baseline" in text for _, text in seen)
