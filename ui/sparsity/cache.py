@@ -1,15 +1,61 @@
-"""The Sparsity explorer's cached call: one window's report, computed once and sliced by every control."""
+"""The Sparsity explorer's cached calls: one window's recording, then the parts of its report a view shows.
+
+`recording` runs the window once (every site recorded, the key sample of the seed); `queries` scores one site exactly
+(the site on screen), `agreement` one site over the key-sample seeds (the "Exact vs sampled" tab, or the grid when it
+is coloured by agreement). Each lives in a `ui.lru.SharedLRU`: shared read-only by every session, a hit costs
+nothing (no unpickled copy of a recording), a miss draws its spinner. `sparsity` (the whole report of
+`analysis.sparsity`) serves the side-by-side view, which compares every site of two models.
+"""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from analysis.checkpoint import Checkpoint
 from analysis.data import PreparedData
 from analysis.sparsity import SparsityReport, sparsity_report
+from analysis.sparsity_sites import WindowRecord, record_window, site_agreement, site_queries
+from ui.compute import one_thread
+from ui.lru import SharedLRU
+
+_RECORDS: SharedLRU[WindowRecord] = SharedLRU(16)
+_QUERIES: SharedLRU[pd.DataFrame] = SharedLRU(64)
+_AGREEMENT: SharedLRU[pd.DataFrame] = SharedLRU(64)
 
 
-@st.cache_data(max_entries=32, show_spinner="Recording every attention site and scoring exact vs sampled sparsity…")
+def _made(cache: SharedLRU, key: tuple, what: str, make):
+    def compute():
+        with st.spinner(what), one_thread():
+            return make()
+    return cache.get_or_make(key, compute)
+
+
+def recording(model_key: str, data_key: str, split: str, window: int, seed: int, _checkpoint: Checkpoint,
+              _prepared: PreparedData) -> WindowRecord:
+    """One forward pass of the window with every attention site recorded (key sample: `seed`)."""
+    return _made(_RECORDS, (model_key, data_key, split, window, seed), "Recording every attention site…",
+                 lambda: record_window(_checkpoint.model, _prepared, split, window, seed=seed))
+
+
+def queries(model_key: str, data_key: str, record: WindowRecord, site: str, _checkpoint: Checkpoint,
+            _prepared: PreparedData) -> pd.DataFrame:
+    """The queries table of one site of `record` (the recording of model_key, data_key): exact M beside sampled M̄."""
+    return _made(_QUERIES, (model_key, data_key, record.split, record.window, record.seed, site),
+                 f"Scoring the exact sparsity of {site}…",
+                 lambda: site_queries(_checkpoint.model, _prepared, record, site))
+
+
+def agreement(model_key: str, data_key: str, split: str, window: int, seed: int, seeds: int, site: str,
+              _checkpoint: Checkpoint, _prepared: PreparedData) -> pd.DataFrame:
+    """Top-u agreement of one site over key-sample seeds seed … seed + seeds − 1."""
+    return _made(_AGREEMENT, (model_key, data_key, split, window, seed, seeds, site),
+                 f"Scoring {site} over {seeds} key-sample seeds…",
+                 lambda: site_agreement(_checkpoint.model, _prepared, split, window, site, seed=seed, seeds=seeds))
+
+
+@st.cache_data(max_entries=8, show_spinner="Recording every attention site and scoring exact vs sampled sparsity…")
 def sparsity(model_key: str, data_key: str, split: str, window: int, seed: int, seeds: int,
              _checkpoint: Checkpoint, _prepared: PreparedData) -> SparsityReport:
-    """Sampled vs exact sparsity of one window; the key sample of seeds seed … seed + seeds − 1."""
-    return sparsity_report(_checkpoint.model, _prepared, split, [window], seed=seed, seeds=seeds)
+    """The whole report of one window (every site; the key sample of seeds seed … seed + seeds − 1)."""
+    with one_thread():
+        return sparsity_report(_checkpoint.model, _prepared, split, [window], seed=seed, seeds=seeds)

@@ -1,8 +1,10 @@
 """Sparsity explorer: which queries ProbSparse picks, per site and head, and how well its sampled
 score M̄ agrees with the exact M.
 
-The report (analysis.sparsity.sparsity_report) is computed once per (model, data, split, window, seed,
-seeds) and cached; choosing a site, a head, a score or a column only slices it.
+The window is recorded once per (model, data, split, window, seed) (analysis.sparsity_sites.record_window: one
+forward pass, every site); the site on screen is scored exactly, and over the key-sample seeds only when its "Exact vs
+sampled" tab (or an agreement colouring of the grid) asks. Each part is cached; choosing a head, a score or a column
+only slices them.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ui import attention_rows as attention_rows_view, second_model, state, widge
 from ui.charts import stamps
 from ui.sparsity import cache, charts, tables as views
 from ui.tables import file_stem
-from ui.widgets import clickable_chart, csv_download
+from ui.widgets import clickable_chart
 
 GRID_KEY = "sp_grid"
 SITE_KEY, HEAD_KEY = "sp_site", "sp_head"
@@ -41,12 +43,12 @@ seeds = int(c[2].number_input("Seeds for the agreement", 1, 50, 10, key="sp_seed
                                    "Everything else shows seed s."))
 second = second_model.picker(model, data, c[3])
 try:
-    report = cache.sparsity(model.key, data.key, split, window, seed, seeds, checkpoint, prepared)
+    record = cache.recording(model.key, data.key, split, window, seed, checkpoint, prepared)
 except (InformerLabError, ValueError) as err:
     st.error(f"The sparsity report cannot be computed: {err}")
     state.stop_page()
 
-sites = views.site_infos(report.rows)
+sites = views.site_infos(record.rows)
 names = [s.name for s in sites]
 by_name = {s.name: s for s in sites}
 if st.session_state.get(SITE_KEY) not in names:
@@ -71,9 +73,32 @@ def _pick_from_grid() -> None:
 stem = f"sparsity-{file_stem(model.ref.name)}-{split}-w{window}-seed{seed}"
 
 
+def site_part(site: views.SiteInfo) -> pd.DataFrame:
+    """The queries of the site on screen (its exact M and M̄ beside the sampled M̄), ordered by head, position."""
+    return views.site_queries(cache.queries(model.key, data.key, record, site.name, checkpoint, prepared), site.name)
+
+
+def site_agreement(name: str) -> pd.DataFrame:
+    return cache.agreement(model.key, data.key, split, window, seed, seeds, name, checkpoint, prepared)
+
+
+def every_agreement() -> pd.DataFrame:
+    """The agreement of every ProbSparse site (the grid's agreement colourings, the download)."""
+    parts = [site_agreement(s.name) for s in sites if s.sparse]
+    return pd.concat(parts, ignore_index=True) if parts else site_agreement(sites[0].name)
+
+
+def every_query() -> pd.DataFrame:
+    """Every query of every site (the download: scored on its click)."""
+    return pd.concat([cache.queries(model.key, data.key, record, s.name, checkpoint, prepared) for s in sites],
+                     ignore_index=True)
+
+
 # ------------------------------------------------------------------------------------------ detail tabs
-def scores_and_queries(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
+def scores_and_queries(site: views.SiteInfo, head: int) -> None:
     """Scores of every query and head at the site; the chosen head's selected queries on the series."""
+    part = site_part(site)
+    hq = views.head_queries(part, head)
     causal = site.kind == "decoder_self"
     score_options = list(views.SCORES) if site.sparse else ["exact_m", "exact_mbar"]
     if st.session_state.get("sp_score") not in score_options:
@@ -132,17 +157,18 @@ def scores_and_queries(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: 
             st.caption("Full attention: every query is computed.")
 
 
-def attention_rows(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
+def attention_rows(site: views.SiteInfo, head: int) -> None:
     """The chosen head's computed softmax rows, and what the lazy queries get instead."""
-    attention_rows_view.draw(report.site_rows(site.name), head, step_stamps, stem, "sp_rows")
+    attention_rows_view.draw(record.site_rows(site.name), head, step_stamps, stem, "sp_rows")
 
 
-def exact_vs_sampled(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
+def exact_vs_sampled(site: views.SiteInfo, head: int) -> None:
     """Sampled M̄ against an exact measure per query; top-u agreement over seeds with its chance level."""
     causal = site.kind == "decoder_self"
     if not site.sparse:
         st.info("Full attention at this site: nothing is sampled, so there is nothing to compare.")
         return
+    hq = views.head_queries(site_part(site), head)
     against_options = list(views.AGAINST) if causal else ["exact_m", "exact_mbar"]
     if st.session_state.get("sp_against") not in against_options:
         st.session_state["sp_against"] = against_options[0]
@@ -164,7 +190,8 @@ def exact_vs_sampled(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd
         if causal:
             st.caption("Causal site: the exact M uses only the keys j ≤ i a query may attend to; compare with "
                        "'every key' to separate sampling error from the mask mismatch.")
-    view = views.agreement_view(report.agreement, site.name, against)
+    agreement = site_agreement(site.name)
+    view = views.agreement_view(agreement, site.name, against)
     st.markdown(f"**Top-u agreement at {site.name}** (u = {site.u} of L_Q = {site.L_Q}), mean and standard "
                 f"deviation over {seeds} key-sample seed{'s' if seeds > 1 else ''} ({seed}–{seed + seeds - 1})")
     widgets.table(view, f"{stem}-{site.name}-agreement-{against}", "sp_agreement",
@@ -173,13 +200,13 @@ def exact_vs_sampled(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd
     st.caption("overlap@u = |sampled top-u ∩ exact top-u| / u; a random top-u overlaps u / L_Q on average "
                "(chance). Jaccard = |∩| / |∪|. Spearman ρ ranks all L_Q queries. sd: standard deviation over "
                "seeds (blank with one seed).")
-    csv_download(report.agreement, f"{stem}-agreement-all-sites", "sp_agreement_all",
-                 "Download the agreement of every site and measure (CSV)")
+    widgets.lazy_csv_download(every_agreement, f"{stem}-agreement-all-sites", "sp_agreement_all",
+                              "Download the agreement of every site and measure (CSV)")
 
 
-def every_head(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
+def every_head(site: views.SiteInfo, head: int) -> None:
     """The per-head summary of every site, and every query's numbers."""
-    heads_view = views.heads_view(report.heads)
+    heads_view = views.heads_view(record.heads)
     columns_config = {c: st.column_config.Column(help=text) for c, text in views.HEAD_HELP.items()}
     columns_config.update({c: st.column_config.NumberColumn(format="%.3f", help=views.HEAD_HELP[c]) for c in
                     ("entropy", "flat entropy", "max weight", "distance", "lag mass")})
@@ -189,11 +216,11 @@ def every_head(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataF
                "past), a distilled layer's lag counted × 2 per distilling step. *prev. step*: the dominant lag is one "
                "step of the layer; *seasonal*: it is within ±1 step of a seasonal period of the data's frequency "
                "(*season*).")
-    csv_download(report.queries, f"{stem}-queries", "sp_queries",
-                 "Download every query of every site: scores, ranks, selection (CSV)")
+    widgets.lazy_csv_download(every_query, f"{stem}-queries", "sp_queries",
+                              "Download every query of every site: scores, ranks, selection (CSV)")
 
 
-def side_by_side(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.DataFrame) -> None:
+def side_by_side(site: views.SiteInfo, head: int) -> None:
     """The second model on the window whose forecast starts at the same row, same key-sample seed: which queries
     each selects, per head, and the chosen head's scores in both."""
     j = second_model.window_of(second, prepared, split, window)
@@ -206,7 +233,7 @@ def side_by_side(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.Dat
     except (InformerLabError, ValueError) as err:
         st.error(f"The second model's sparsity cannot be computed: {err}")
         return
-    overlap = selection_overlap(report.queries, other.queries)
+    overlap = selection_overlap(every_query(), other.queries)
     names = (model.ref.name, second.name)
     st.caption(f"**{second.name}**, its window {j} of the {split} split (its forecast starts at the same row as "
                f"window {window}), key-sample seed {seed}. Queries are matched by timestamp, heads by site name and "
@@ -224,6 +251,7 @@ def side_by_side(site: views.SiteInfo, head: int, part: pd.DataFrame, hq: pd.Dat
         m[1].metric("Jaccard of the selections", f"{row['jaccard']:.2f}" if pd.notna(row["jaccard"]) else "n/a")
         m[2].metric(f"Only {model.ref.name} / only {second.name}", f"{row['only_a']} / {row['only_b']}")
         m[3].metric("ρ of exact M", f"{row['spearman']:+.2f}" if pd.notna(row["spearman"]) else "n/a")
+        hq = views.head_queries(site_part(site), head)
         hq_b = views.head_queries(views.site_queries(other.queries, site.name), head)
         widgets.chart(charts.paired_scores_figure(hq, hq_b, names, f"{site.name} h{head}: exact M and the "
                                                   "selected queries of both models"),
@@ -270,17 +298,16 @@ def explorer() -> None:
             st.markdown(f"**{site.name}**: full attention, L_Q = {site.L_Q} queries × L_K = {site.L_K} keys, a "
                         "softmax row for every query (no sampling, no lazy rows).")
     with grid_col:
-        grid = views.grid_table(report.heads, report.agreement, sites, statistic)
+        by_agreement = statistic not in record.heads.columns and statistic != "entropy_ratio"
+        grid = views.grid_table(record.heads, every_agreement() if by_agreement else pd.DataFrame(), sites, statistic)
         clickable_chart(charts.head_grid_figure(grid, sites, H, views.GRID_TITLES[statistic]),
                         f"{stem}-grid-{statistic}", GRID_KEY, _pick_from_grid)
 
     st.header(f"{site.name} · head {head}", divider="gray")
-    part = views.site_queries(report.queries, site.name)
-    hq = views.head_queries(part, head)
     for tab, draw in zip(st.tabs(list(TABS), key="sp_tab", on_change="rerun"), TABS.values()):
         if tab.open:
             with tab:
-                draw(site, head, part, hq)
+                draw(site, head)
 
 
 explorer()

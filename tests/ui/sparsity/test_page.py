@@ -54,23 +54,25 @@ def _tab(at, name: str):
     return at
 
 
-def _counting(monkeypatch):
+def _counting(monkeypatch, name: str = "record_window"):
+    """Calls of the cache's `name` (record_window: forward passes of the window; site_agreement: seed sweeps)."""
     calls = []
-    real = screen_cache.sparsity_report
+    real = getattr(screen_cache, name)
 
     def counted(*args, **kwargs):
         calls.append((args[2:], kwargs))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(screen_cache, "sparsity_report", counted)
+    monkeypatch.setattr(screen_cache, name, counted)
     return calls
 
 
 def test_renders_every_view_of_the_report(open_app, reports, monkeypatch):
     calls = _counting(monkeypatch)
+    sweeps = _counting(monkeypatch, "site_agreement")
     at = open_app(PAGE)
     assert not at.exception and not at.error
-    assert len(calls) == 1
+    assert len(calls) == 1 and not sweeps  # one recording; no seed sweep until the agreement is shown
     report = reports("test", 0)
     # the grid: one invisible, clickable marker per (site, head), carrying (site index, head)
     heads = figure(at, "Mean row entropy")
@@ -114,7 +116,8 @@ def test_renders_every_view_of_the_report(open_app, reports, monkeypatch):
     _tab(at, "Every head")
     summary = next(d.value for d in at.dataframe if "dominant lag" in d.value.columns)
     assert len(summary) == 16
-    assert len(calls) == 1  # tabs re-slice the one report
+    assert len(calls) == 1  # tabs re-slice the one recording
+    assert [args[2] for args, _ in sweeps] == ["encoder.0.0"]  # the seeds swept for the site shown only
 
 
 def test_changing_the_head_only_reslices(open_app, reports, monkeypatch):
@@ -130,7 +133,7 @@ def test_changing_the_head_only_reslices(open_app, reports, monkeypatch):
     assert "encoder.0.0 · head 2" in [h.value for h in at.header]
     # the grid's spec is unchanged, so the browser does not redraw it (the heading names the chosen head)
     assert figure(at, "Mean row entropy") == grid_before
-    assert len(calls) == 1  # one report; the head switch re-sliced it
+    assert len(calls) == 1  # one recording; the head switch re-sliced it
 
 
 def test_the_selected_queries_table_lists_the_chosen_heads_selection(open_app, reports):
@@ -234,3 +237,18 @@ def test_side_by_side_compares_the_two_selections_on_the_same_rows(open_app, rep
         list(pd.DatetimeIndex(theirs[theirs.selected]["timestamp"]))
     row = want.loc[("encoder.0.0", 0)]
     assert len(by_name["selected by both"]["x"]) == row["both"]
+
+
+def test_the_grid_coloured_by_agreement_sweeps_every_sampled_site(open_app, reports, monkeypatch):
+    sweeps = _counting(monkeypatch, "site_agreement")
+    at = open_app(PAGE)
+    assert not sweeps
+    at.selectbox(key="sp_stat").set_value("overlap_at_u_mean").run()
+    assert not at.exception, at.exception
+    report = reports("test", 0)
+    z = grid(figure(at, "Top-u overlap")["data"][0]["z"]).astype(float)
+    agreement = report.agreement.set_index(["site", "head"])["overlap_at_u_mean"]
+    for row, site in enumerate(["encoder.0.0", "encoder.0.1", "decoder_self.0"]):
+        np.testing.assert_allclose(z[row], [agreement[(site, h)] for h in range(4)])
+    assert np.isnan(z[3]).all()  # cross.0: full attention, nothing sampled
+    assert sorted(args[2] for args, _ in sweeps) == ["decoder_self.0", "encoder.0.0", "encoder.0.1"]
