@@ -1,0 +1,151 @@
+"""Every efficient attention kind behind one call: its parameters, where it is meaningful, its table, its result.
+
+    sparse_attention(kind, Q, K, V, causal=…, options={…}) → SparseResult(context, rows, scores)
+
+Kinds and their parameters (defaults in DEFAULTS; each module cites its paper):
+
+    logsparse   local (cells read densely before the exponential steps; default ⌈log2 L⌉)
+    strided     stride (default ⌈√L⌉)
+    fixed       block (default ⌈√L⌉), summary (cells per block every query reads; 1)
+    window      window (cells each side; 8), dilation (1), globals (global positions, e.g. [0, -1]; none)
+    block       blocks (2)
+    compressed  block (local block; 16), stride (compression; 4), compress ("mean" | "conv")
+    lsh         buckets (8), rounds (2), chunk (32), shared (True: shared-QK; False: a swap's separate keys)
+    adaptive    max_span (64), ramp (8), span (a swap's fixed span, when the model has no learned one; 32)
+
+Positional kinds (all but lsh) read keys by their distance or block in the sequence, so they are meant for
+self-attention (L_Q = L_K: the encoder and the decoder's causal self-attention); LSH is content-based and works at
+every site, cross-attention included.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from .adaptive import adaptive_table
+from .block import block_table
+from .compressed import compress, local_table, memory_visible
+from .fixed import fixed_table
+from .logsparse import logsparse_table
+from .lsh import hash_vectors, lsh_table, random_rotations, shared_keys
+from .strided import strided_table
+from .table import KeyTable, table_attention
+from .window import global_positions, window_table
+
+SPARSE_KINDS = ("logsparse", "strided", "fixed", "window", "block", "compressed", "lsh", "adaptive")
+POSITIONAL = frozenset(SPARSE_KINDS) - {"lsh"}
+DEFAULTS: dict[str, dict] = {
+    "logsparse": {"local": None}, "strided": {"stride": None}, "fixed": {"block": None, "summary": 1},
+    "window": {"window": 8, "dilation": 1, "globals": ()}, "block": {"blocks": 2},
+    "compressed": {"block": 16, "stride": 4, "compress": "mean"},
+    "lsh": {"buckets": 8, "rounds": 2, "chunk": 32, "shared": True},
+    "adaptive": {"max_span": 64, "ramp": 8.0, "span": 32.0},
+}
+# Parameters a kind learns when trained with it (a same-weights swap uses the parameter-free form instead).
+LEARNED = {"compressed": "compress='conv': the strided convolution", "adaptive": "each head's span z",
+           "lsh": "shared='True': keys are the queries (no key projection)"}
+
+
+class SparseResult(NamedTuple):
+    context: torch.Tensor  # [B, H, L_Q, D]
+    rows: torch.Tensor | None  # [B, H, L_Q, L_K] the weights on the keys (None: not asked for)
+    scores: torch.Tensor  # [B, H, L_Q] M on the computed rows (max − mean of q·k/√D over the keys read)
+
+
+def options_for(kind: str, options: dict | None) -> dict:
+    """The kind's parameters: its defaults updated by `options`; an unknown parameter is a ValueError."""
+    if kind not in DEFAULTS:
+        raise ValueError(f"unknown attention kind {kind!r}; kinds: {', '.join(('prob', 'full') + SPARSE_KINDS)}")
+    out = dict(DEFAULTS[kind])
+    unknown = sorted(set(options or {}) - set(out))
+    if unknown:
+        raise ValueError(f"{kind} attention has no parameter {unknown[0]!r}; it takes {', '.join(out)}")
+    out.update(options or {})
+    return out
+
+
+def positional_table(kind: str, L: int, H: int, *, causal: bool, options: dict, span: torch.Tensor | None = None,
+                     device=None) -> KeyTable:
+    """The table of a positional kind at length L (for the engine, and for the patterns the screens compare)."""
+    o = options_for(kind, options)
+    if kind == "logsparse":
+        return logsparse_table(L, causal=causal, local=o["local"], device=device)
+    if kind == "strided":
+        return strided_table(L, causal=causal, stride=o["stride"], device=device)
+    if kind == "fixed":
+        return fixed_table(L, causal=causal, block=o["block"], summary=o["summary"], device=device)
+    if kind == "window":
+        return window_table(L, causal=causal, window=o["window"], dilation=o["dilation"], globals_=o["globals"],
+                            device=device)
+    if kind == "block":
+        return block_table(L, H, causal=causal, blocks=o["blocks"], device=device)
+    if kind == "compressed":
+        return local_table(L, causal=causal, block=o["block"], device=device)
+    if kind == "adaptive":
+        spans = span if span is not None else torch.full((H,), float(o["span"]), device=device)
+        return adaptive_table(L, spans, causal=causal, max_span=o["max_span"], ramp=float(o["ramp"]), device=device)
+    raise ValueError(f"{kind} is not a positional kind")
+
+
+def sparse_attention(kind: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, causal: bool,
+                     options: dict | None = None, need_rows: bool = False, generator: torch.Generator | None = None,
+                     span: torch.Tensor | None = None, conv: torch.nn.Module | None = None) -> SparseResult:
+    """One kind's attention. Q: [B, H, L_Q, D], K, V: [B, H, L_K, D]. span: adaptive's learned spans [H];
+    conv: compressed attention's learned convolution (None: the parameter-free forms)."""
+    o = options_for(kind, options)
+    B, H, L_Q, _ = Q.shape
+    L_K = K.shape[2]
+    if kind in POSITIONAL and L_Q != L_K:
+        raise ValueError(f"{kind} attention is positional (self-attention, L_Q = L_K); this site has L_Q = {L_Q}, "
+                         f"L_K = {L_K}: use lsh, prob or full here")
+    memory = None
+    if kind == "lsh":
+        rotations = random_rotations(Q.shape[-1], int(o["buckets"]), int(o["rounds"]), generator, Q.device)
+        if o["shared"] and L_Q == L_K:
+            K = shared_keys(Q)
+            buckets = hash_vectors(Q, rotations, int(o["buckets"]))
+            table = lsh_table(buckets, buckets, chunk=int(o["chunk"]), causal=causal, shared=True)
+        else:
+            table = lsh_table(hash_vectors(Q, rotations, int(o["buckets"])),
+                              hash_vectors(K, rotations, int(o["buckets"])), chunk=int(o["chunk"]), causal=causal,
+                              shared=False)
+    else:
+        table = positional_table(kind, L_Q, H, causal=causal, options=o, span=span, device=Q.device)
+        if kind == "compressed":
+            stride = int(o["stride"])
+            visible = memory_visible(L_K, causal=causal, block=int(o["block"]), stride=stride, device=Q.device)
+            if bool(visible.any()):
+                learned = conv if o["compress"] == "conv" else None
+                memory = (compress(K, stride, learned), compress(V, stride, learned), visible)
+    context, rows, scores = table_attention(Q, K, V, table, memory=memory, need_rows=need_rows)
+    if kind == "window":
+        G = global_positions(L_Q, o["globals"])
+        if G:  # the global queries read every key (causal: every key up to them)
+            context, rows, scores = _global_rows(Q, K, V, G, causal, context, rows, scores)
+    if rows is not None and rows.shape[-1] != L_K:
+        rows = rows[..., :L_K]  # the summaries' weights are not weights on keys: rows keep the exact part
+    return SparseResult(context, rows, scores)
+
+
+def _global_rows(Q, K, V, G: list[int], causal: bool, context, rows, scores):
+    import math
+
+    g = torch.tensor(G, device=Q.device)
+    s = (Q[:, :, g] @ K.transpose(-2, -1)) / math.sqrt(Q.shape[-1])  # [B, H, |G|, L_K]
+    if causal:
+        s = s.masked_fill(torch.arange(K.shape[2], device=Q.device).view(1, -1) > g.view(-1, 1), float("-inf"))
+    p = torch.softmax(s, dim=-1)
+    context = context.clone()
+    context[:, :, g] = p @ V
+    seen = torch.isfinite(s)
+    scores = scores.clone()
+    scores[:, :, g] = (s.amax(dim=-1) - torch.where(seen, s, 0).sum(dim=-1) / seen.sum(dim=-1)).detach()
+    if rows is not None:
+        rows = rows.clone()
+        rows[:, :, g, : K.shape[2]] = p
+    return context, rows, scores
+
+
+__all__ = ["DEFAULTS", "LEARNED", "POSITIONAL", "SPARSE_KINDS", "SparseResult", "options_for", "positional_table",
+           "sparse_attention"]
