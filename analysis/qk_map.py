@@ -41,7 +41,7 @@ from .data import PreparedData
 from .errors import ConfigError
 from .mask_scoring import default_max_rows
 from .positions import site_positions, steps_or_unknown
-from .recording import record_forward, window_batch
+from .recording import record_until, window_batch
 from .windows import WindowDataset
 
 CHUNK_ROWS = 1 << 16  # points per float64 chunk of the PCA
@@ -104,10 +104,11 @@ def collect_qk(model: Informer, prepared: PreparedData, split: str, site: str, h
     picks = pick_windows(prepared, split, windows)
     batch_size = min(batch_size, default_max_rows(model))
     names = [f"{site}.{suffix}" for suffix in ("queries", "keys", "scores", "selected")]
+    fired = names if model.attention_layer(s).kind == "prob" else names[:2]  # full attention samples nothing
     queries, keys, mbar, selected = [], [], [], []
     for start in range(0, len(picks), batch_size):
         part = picks[start:start + batch_size]
-        records = record_forward(model, window_batch(prepared, split, part), seed, *names)
+        records = record_until(model, window_batch(prepared, split, part), seed, *fired)  # stops after the site
         queries.append(records[names[0]][:, :, head].float().clone())  # [b, L_Q, D]
         keys.append(records[names[1]][:, :, head].float().clone())  # [b, L_K, D]
         L_Q = queries[-1].shape[1]

@@ -50,6 +50,35 @@ def record_forward(model: Informer, batch: Batch, seed: int, *patterns: str) -> 
     return {name: t.cpu() for name, t in rec.records.items()}
 
 
+class _AllRecorded(Exception):
+    """Ends a forward pass early: every hook site it was run for has been recorded."""
+
+
+@torch.no_grad()
+def record_until(model: Informer, batch: Batch, seed: int, *names: str) -> dict[str, torch.Tensor]:
+    """`record_forward` of the exact hook sites `names`, the forward pass stopped as soon as all have fired: the
+    layers after them (most of the model for a first-layer site) are never computed. Each site records what it
+    would in the whole pass (the key sample draws up to it happen in the same order). A name that never fires (a
+    full-attention site's scores) leaves the pass to run to its end."""
+    _check_eval(model)
+    device = next(model.parameters()).device
+    generator = torch.Generator(device=device).manual_seed(int(seed))
+    wanted = set(names)
+    with recording(*names) as rec:
+        plain = rec.record
+
+        def record(name: str, tensor: torch.Tensor) -> None:
+            plain(name, tensor)
+            if wanted <= rec.records.keys():
+                raise _AllRecorded
+        rec.record = record  # this recorder only (it lives for this call)
+        try:
+            model(batch.to(device), generator=generator)
+        except _AllRecorded:
+            pass
+    return {name: t.cpu() for name, t in rec.records.items()}
+
+
 @dataclass(frozen=True, eq=False)
 class SiteRows:
     """The attention rows one site computed, for heatmaps.
@@ -90,4 +119,4 @@ def site_rows(model: Informer, records: dict[str, torch.Tensor], sites: Sequence
 ATTENTION_PATTERNS = ("*.queries", "*.keys", "*.scores", "*.selected", "*.rows")
 
 
-__all__ = ["ATTENTION_PATTERNS", "SiteRows", "record_forward", "site_rows", "window_batch"]
+__all__ = ["ATTENTION_PATTERNS", "SiteRows", "record_forward", "record_until", "site_rows", "window_batch"]

@@ -23,7 +23,7 @@ from model import Informer
 
 from .data import PreparedData
 from .qk_map import find_site
-from .recording import ATTENTION_PATTERNS, SiteRows, record_forward, site_rows, window_batch
+from .recording import ATTENTION_PATTERNS, SiteRows, record_forward, record_until, site_rows, window_batch
 from .sparsity import _agreement_rows, _exact_for_site, _exact_reused, _heads_table, _queries_table, \
     _summarise_agreement
 from .positions import site_positions
@@ -80,16 +80,15 @@ def site_agreement(model: Informer, prepared: PreparedData, split: str, window: 
     pos = site_positions(model.config, s)
     known: dict[str, tuple] = {}
     by_seed = []
+    if model.attention_layer(s).kind != "prob":  # full attention: nothing is sampled
+        return _summarise_agreement(pd.DataFrame(), [s.name])
     for k in range(int(seeds)):
-        records = record_forward(model, batch, seed + k, *names)
-        scores = records.get(names[2])
-        if scores is None:  # full attention: nothing is sampled
-            break
+        records = record_until(model, batch, seed + k, *names)  # the pass stops once the site has fired
+        scores = records[names[2]]
         exact = _exact_reused(model, s, records, known)
         u = records[names[3]].shape[-1]
         by_seed.append(_agreement_rows(s, pos, scores.double().numpy(), exact, u, seed + k, [window]))
-    table = pd.concat(by_seed, ignore_index=True) if by_seed else pd.DataFrame()
-    return _summarise_agreement(table, [s.name])
+    return _summarise_agreement(pd.concat(by_seed, ignore_index=True), [s.name])
 
 
 __all__ = ["WindowRecord", "record_window", "site_agreement", "site_queries"]
