@@ -18,7 +18,7 @@ from ui.tables import file_stem
 from ui.widgets import clickable_chart
 
 SPARSITY_PAGE = "ui/sparsity/page.py"
-POINT_KEY, CHART_KEY = "qk_point", "qk_map"
+POINT_KEY, CHART_KEY, POINT_FRAGMENT = "qk_point", "qk_map", "qk_point_detail"
 WINDOW_CHOICES = (64, 256, 1024)
 
 st.title("Query/key map")
@@ -36,19 +36,21 @@ split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="qk_s
 site = c[1].selectbox("Attention site", sites, key="qk_site", persist_state="session")
 head = c[2].selectbox("Head", list(range(config.n_heads)), key="qk_head", format_func=lambda h: f"head {h}",
                       persist_state="session")
-windows = c[3].radio("Windows", WINDOW_CHOICES, index=1, horizontal=True, key="qk_windows", persist_state="session",
-                     help="How many windows of the split (evenly strided) give their queries and keys.")
+windows = c[3].radio("Windows", WINDOW_CHOICES, index=tables.default_windows(WINDOW_CHOICES, config.seq_len),
+                     horizontal=True, key="qk_windows", persist_state="session",
+                     help="How many windows of the split (evenly strided) give their queries and keys. By default as "
+                          "many as keep the map under a million points (256 at seq_len 1440, 64 at 5760).")
 normalise = c[4].toggle("Normalise", value=True, key="qk_normalise", persist_state="session",
                         help="On: queries × c, keys ÷ c and the keys moved onto the queries' centre (no softmax row "
                              "changes). Off: the raw query and key vectors, as the model computes them.")
 n = state.require_windows(prepared, data, split)
+map_key = (model.key, data.key, split, site, int(head), int(windows), seed, bool(normalise))
 try:
-    the_map = cache.the_map(model.key, data.key, split, site, int(head), int(windows), seed, bool(normalise),
-                            checkpoint, prepared)
+    the_map = cache.the_map(*map_key, checkpoint, prepared)
 except (InformerLabError, ValueError) as err:
     st.error(f"The map cannot be computed: {err}")
     state.stop_page()
-points = tables.drawn_points(the_map, seed)
+points = cache.points(map_key, the_map, seed)
 stem = f"qk-map-{file_stem(model.ref.name)}-{split}-{site}-h{head}-{len(the_map.windows)}w-seed{seed}"
 
 N = len(the_map.windows)
@@ -61,15 +63,16 @@ st.markdown(f"**{site} · head {head}**: {N:,} windows of the {split} split, {qu
 
 
 def _pick() -> None:
-    point = tables.clicked_point(st.session_state.get(f"chart_{CHART_KEY}"), the_map.n_points)
-    if point is not None:
+    """A click on the map: the clicked point's detail, and nothing else, reruns (the map stays as it is drawn)."""
+    point = tables.clicked_point(st.session_state.get(f"chart_{CHART_KEY}"), points)
+    if point is not None and point != st.session_state.get(POINT_KEY):
         st.session_state[POINT_KEY] = point
+        st.rerun(POINT_FRAGMENT)
 
 
 @st.fragment
 def the_picture() -> None:
-    """The map in the colouring chosen here, and the clicked point. A fragment: recolouring or a click reruns only
-    this part, on the cached map."""
+    """The map in the colouring chosen here. A fragment: recolouring reruns only the map, on the cached map."""
     by = st.radio("Colour by", list(tables.COLOURS), format_func=tables.COLOURS.get, horizontal=True,
                   key="qk_colour", persist_state="session")
     colour = None if by == "kind" else tables.colour_values(points, by)
@@ -78,6 +81,11 @@ def the_picture() -> None:
                     f"{stem}-{by}", CHART_KEY, _pick)
     widgets.lazy_csv_download(lambda: qk_map_table(the_map), f"{stem}-points", "qk_points",
                               f"Download all {the_map.n_points:,} points (CSV)")
+
+
+@st.fragment(key=POINT_FRAGMENT)
+def the_point() -> None:
+    """The clicked point. A fragment of its own, rerun by the map's click alone: the map is not sent again."""
     point = st.session_state.get(POINT_KEY)
     if point is None or point >= the_map.n_points:
         st.caption("Click a point to see its window, its position and its attention row.")
@@ -117,3 +125,4 @@ def chosen_point(p: dict) -> None:
 
 
 the_picture()
+the_point()

@@ -41,15 +41,26 @@ def colour_values(points: pd.DataFrame, by: str) -> np.ndarray:
     raise ValueError(f"unknown colouring {by!r}")
 
 
-def clicked_point(selection, n_points: int) -> int | None:
-    """The map point a click chose (its customdata), or None."""
+def traces_of(points: pd.DataFrame) -> list[pd.DataFrame]:
+    """The drawn points of each trace of `charts.map_figure`, in its order: keys, queries, the selected queries."""
+    return [points[points["kind"] == "key"], points[points["kind"] == "query"], points[points["selected"]]]
+
+
+def clicked_point(selection, points: pd.DataFrame) -> int | None:
+    """The map point (its row in the whole map) a click on the drawn `points` chose, or None."""
     try:
-        points = selection["selection"]["points"]
-        point = int(points[0]["customdata"][0] if isinstance(points[0]["customdata"], list)
-                    else points[0]["customdata"])
+        clicked = selection["selection"]["points"][0]
+        curve, index = int(clicked["curve_number"]), int(clicked["point_index"])
+        return int(traces_of(points)[curve]["point"].iloc[index])
     except (KeyError, IndexError, TypeError, ValueError):
         return None
-    return point if 0 <= point < n_points else None
+
+
+def default_windows(choices: tuple[int, ...], seq_len: int, preferred: int = 256, budget: int = 1_000_000) -> int:
+    """The index in `choices` of `preferred` windows, or of fewer when their queries and keys (≈ 2·seq_len points a
+    window) would pass `budget` points (at least the first choice)."""
+    fits = [i for i, n in enumerate(choices) if n <= preferred and 2 * n * seq_len <= budget]
+    return fits[-1] if fits else 0
 
 
 def point_summary(m: QKMap, point: int) -> dict:

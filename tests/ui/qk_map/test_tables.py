@@ -31,3 +31,27 @@ def test_a_small_limit_keeps_the_selected_queries_and_fills_up_with_others(tiny_
     drawn = drawn_points(m, seed=0, limit=selected + 50)
     assert len(drawn) == selected + 50 and int(drawn["selected"].sum()) == selected
     assert len(drawn_points(m, seed=0, limit=m.n_points)) == m.n_points  # under the limit: every point
+
+
+def test_a_click_on_any_trace_names_the_map_point_drawn_there(tiny_trained, tiny_prepared):
+    """Streamlit reports a click as (curve, index in that trace): it must lead to the point whose coordinates are
+    drawn there, for keys, queries and the ringed selected queries alike."""
+    from ui.qk_map.charts import map_figure
+    from ui.qk_map.tables import clicked_point
+    m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 2, windows=32, seed=0)
+    points = drawn_points(m, seed=0, limit=1_000)
+    figure = map_figure(points, None, "kind", "map", (0.5, 0.2))
+    for curve in range(3):
+        trace = figure.data[curve]
+        for index in (0, len(trace.x) // 2, len(trace.x) - 1):
+            point = clicked_point({"selection": {"points": [{"curve_number": curve, "point_index": index}]}}, points)
+            np.testing.assert_allclose([trace.x[index], trace.y[index]], m.xy[point], rtol=1e-6, atol=1e-6)
+            assert list(trace.customdata[index]) == [m.window[point], m.position[point]]
+    assert clicked_point({"selection": {"points": []}}, points) is None
+    assert clicked_point(None, points) is None
+
+
+def test_the_default_window_count_keeps_a_map_under_a_million_points():
+    from ui.qk_map.tables import default_windows
+    choices = (64, 256, 1024)
+    assert [choices[default_windows(choices, L)] for L in (48, 96, 1440, 5760, 20_000)] == [256, 256, 256, 64, 64]
