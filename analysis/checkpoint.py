@@ -194,15 +194,22 @@ def _read_files(folder: Path) -> dict[str, bytes]:
             raise CheckpointError(f"cannot open the checkpoint folder {folder}: {err.strerror}",
                                   field=str(folder)) from None
         try:
-            files = _read_each(folder, fd)
             try:
-                same = os.path.samestat(os.fstat(fd), os.stat(folder))
-            except FileNotFoundError:
-                same = False
+                files = _read_each(folder, fd)
+            except FileNotFoundError:  # a save swapped the folder out between a file's stat and its open: again
+                files, same = None, False
+            else:
+                try:
+                    same = os.path.samestat(os.fstat(fd), os.stat(folder))
+                except FileNotFoundError:
+                    same = False
         finally:
             os.close(fd)
         if same:
             break
+    if files is None:
+        raise CheckpointError(f"the checkpoint folder {folder} kept changing while it was read; try again",
+                              field=str(folder))
     return files
 
 

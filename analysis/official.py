@@ -84,7 +84,8 @@ def _check_timef(state_dict: Mapping[str, object]) -> None:
     if other:
         raise CheckpointError(
             "only embed='timeF' official checkpoints are supported (time features through one Linear, "
-            f"`temporal_embedding.embed`); this one has embed='fixed' or 'learned' tables: {_few(other)}")
+            f"`temporal_embedding.embed`); this one has embed='fixed' or 'learned' tables: "
+            f"{_few(sorted({k.split('.temporal_embedding.')[-1].split('.')[0] for k in other}))}")
 
 
 def _shape(value: object) -> list[int]:

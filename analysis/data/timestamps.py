@@ -109,6 +109,17 @@ def _reorder(fields: pd.DataFrame, dayfirst: bool) -> pd.Series:
     return year + "-" + month.str.zfill(2) + "-" + day.str.zfill(2) + fields[3]
 
 
+def _regularity(index: pd.DatetimeIndex | None) -> float:
+    """How regular one reading of a column is; −1 when it does not read, 0 when no step can be found in it (the other
+    order of day and month may well read as a regular series)."""
+    if index is None:
+        return -1.0
+    try:
+        return regularity(index)
+    except DataError:
+        return 0.0
+
+
 def _day_month(text: pd.Series, column: str, dayfirst: bool | None) -> tuple[pd.DatetimeIndex | None, str]:
     fields = text.str.extract(DAY_MONTH)
     ok = fields[0].notna()
@@ -126,7 +137,7 @@ def _day_month(text: pd.Series, column: str, dayfirst: bool | None) -> tuple[pd.
         iso, _ = _iso(_reorder(fields.where(ok), order).where(ok))
         readings[order] = iso
     if len(readings) == 2:
-        scores = {order: regularity(index) if index is not None else -1.0 for order, index in readings.items()}
+        scores = {order: _regularity(index) for order, index in readings.items()}
         if scores[True] == scores[False] and not text[ok].str.match(r"^\d{1,2}[.-]").all():
             sample = text[ok].iloc[0]
             raise DataError(f"column {cell(column)} reads as dates with the day first or the month first "

@@ -192,3 +192,14 @@ def test_irregular_spacing(tmp_path):
 def test_missing_file():
     with pytest.raises(DataError, match="file not found"):
         load_csv("/nonexistent/nothing.csv")
+
+
+def test_day_and_month_are_decided_by_the_reading_that_finds_a_step():
+    """'06.01.2020 22:00' … '07.01.2020 00:00': month first gives 1 June and 1 July (no step can be found), day first
+    gives three hours in a row; the irregular reading must lose, not end the read (a hypothesis example)."""
+    import io
+
+    data = io.BytesIO(b"date;v0\n06.01.2020 22:00:00;0,0\n06.01.2020 23:00:00;0,0\n07.01.2020 00:00:00;0,0\n")
+    data.name = "three.csv"
+    frame = load_csv(data)
+    assert frame.freq == "h" and "dates read day first" in frame.notes
