@@ -7,10 +7,11 @@ from .device import autocast_context, pick_device
 from .encoder import distilled_length
 from .hooks import HookPoint, Recorder, patching, recording
 from .informer import HeadMask, Informer, Site
+from .row_edits import RowEdit, replacing_rows
 
 __all__ = [
-    "Batch", "HeadMask", "HookPoint", "Informer", "InformerConfig", "KeySample", "Recorder", "Site",
+    "Batch", "HeadMask", "HookPoint", "Informer", "InformerConfig", "KeySample", "Recorder", "RowEdit", "Site",
     "active_count", "autocast_context", "distilled_length", "draw_key_sample", "full_attention", "gate_heads",
-    "lazy_context", "patching", "pick_device", "probsparse_attention", "recording", "sampled_dot_products",
+    "lazy_context", "patching", "pick_device", "probsparse_attention", "recording", "replacing_rows", "sampled_dot_products",
     "sparsity_from_samples",
 ]

@@ -5,6 +5,7 @@ the head split ([B, L, H, D] in and out, checked), the per-call head gate and th
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -15,6 +16,8 @@ from torch import nn
 
 from .dropout import dropout
 from .hooks import HookPoint
+from .probsparse_blocks import shared_sample_attention
+from .row_edits import apply_row_edit, row_edit
 
 
 def active_count(factor: int, length: int) -> int:
@@ -38,12 +41,18 @@ def sample_sizes(factor: int, L_Q: int, L_K: int, counts: str = "paper") -> tupl
 class KeySample:
     """Keys drawn (uniformly, with replacement) to score each query.
 
-    index: [L_Q, U] long; row i lists the keys that query i is scored against.
-    block: queries i with equal i // block share one row of draws (1 = the official scheme).
+    draws: [n_blocks, U] long; queries i with equal i // block share row i // block (block 1: the official scheme).
+    index: [L_Q, U]; row i lists the keys that query i is scored against (expanded from the draws when first read).
     """
 
-    index: torch.Tensor
+    draws: torch.Tensor
     block: int
+    L_Q: int
+
+    @functools.cached_property
+    def index(self) -> torch.Tensor:
+        return self.draws.repeat_interleave(min(self.block, self.L_Q), dim=0)[:self.L_Q] if self.block > 1 \
+            else self.draws
 
 
 def draw_key_sample(L_Q: int, L_K: int, U: int, block: int, generator: torch.Generator | None,
@@ -52,8 +61,7 @@ def draw_key_sample(L_Q: int, L_K: int, U: int, block: int, generator: torch.Gen
     n_blocks = -(-L_Q // block)
     gen_device = generator.device if generator is not None else torch.device("cpu")
     draws = torch.randint(L_K, (n_blocks, U), generator=generator, device=gen_device)  # [n_blocks, U]
-    index = draws.repeat_interleave(min(block, L_Q), dim=0)[:L_Q] if block > 1 else draws  # [L_Q, U]
-    return KeySample(index=index.to(device), block=block)
+    return KeySample(draws.to(device), block, L_Q)
 
 
 def sampled_dot_products(Q: torch.Tensor, K: torch.Tensor, sample: KeySample) -> torch.Tensor:
@@ -123,13 +131,14 @@ def sampled_sparsity(Q: torch.Tensor, K: torch.Tensor, sample: KeySample, mean_d
     causal=False uses every sampled key (the official code does so even in the causal decoder).
     """
     B, H, L_Q, _ = Q.shape
-    U, block = sample.index.shape[1], sample.block
+    U, block = sample.draws.shape[1], sample.block
     chunk = max(block, ((1 << 21) // max(1, B * H * U)) // block * block)  # ≤ 8 MB of fp32 scores at a time
     parts = []
-    for start in range(0, L_Q, chunk):
+    for start in range(0, L_Q, chunk):  # a chunk starts at a block's first query
         stop = min(L_Q, start + chunk)
-        Q_part, index = Q[:, :, start:stop], sample.index[start:stop]
-        QK_sample = sampled_dot_products(Q_part, K, KeySample(index, block))
+        part = KeySample(sample.draws[start // block:-(-stop // block)], block, stop - start)
+        Q_part, index = Q[:, :, start:stop], part.index
+        QK_sample = sampled_dot_products(Q_part, K, part)
         if causal:
             positions = torch.arange(start, stop, device=Q.device)
             QK_self = (Q_part * K[:, :, start:stop]).sum(dim=-1)  # [B, H, c]
@@ -147,7 +156,11 @@ class AttentionResult(NamedTuple):
     rows: torch.Tensor | None  # [B, H, u, L_K] softmax rows of the computed queries (None: not asked for)
     selected: torch.Tensor | None  # [B, H, u] which queries the rows belong to (None: all, in order)
     scores: torch.Tensor | None  # [B, H, L_Q] sampled M̄ on the q·k/√D scale (ProbSparse only)
-    key_index: torch.Tensor | None  # [L_Q, U] the key sample (ProbSparse only)
+    sample: KeySample | None  # the key sample (ProbSparse only)
+
+    @property
+    def key_index(self) -> torch.Tensor | None:  # [L_Q, U]
+        return None if self.sample is None else self.sample.index
 
 
 def causal_mask(L_Q: int, L_K: int, device: torch.device) -> torch.Tensor:
@@ -209,6 +222,9 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
     scale = 1.0 / math.sqrt(D)
     if sample is None:
         sample = draw_key_sample(L_Q, L_K, U, sample_block, generator, Q.device)
+    if not causal and sample.block > 1 and not (single_head_union and H == 1 and B > 1):  # the encoder form
+        return AttentionResult(*shared_sample_attention(Q, K, V, sample.draws, sample.block, u,
+                                                        U if mean_divisor == "U" else L_K, need_rows), sample)
 
     M_bar = sampled_sparsity(Q, K, sample, mean_divisor, causal=causal and causal_sampling)  # [B, H, L_Q]
     selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [B, H, u]
@@ -232,7 +248,7 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
 
     context = lazy_context(V, L_Q, causal=causal, decoder_lazy=decoder_lazy).contiguous()  # [B, H, L_Q, D]
     context = context.scatter_(2, selected.unsqueeze(-1).expand(-1, -1, -1, D), context_top.type_as(context))
-    return AttentionResult(context, rows, selected, M_bar * scale, sample.index)
+    return AttentionResult(context, rows, selected, M_bar * scale, sample)
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,18 +315,23 @@ class AttentionLayer(nn.Module):
         K = self.hook_keys(self.key_projection(x_kv).view(B, L_K, H, -1))  # [B, L_K, H, D]
         V = self.hook_values(self.value_projection(x_kv).view(B, L_K, H, -1))  # [B, L_K, H, D]
         Qh, Kh, Vh = (t.transpose(1, 2) for t in (Q, K, V))  # [B, H, L, D]
+        edit = row_edit(self.hook_rows.name.rpartition(".")[0])  # a per-call row replacement (model/row_edits.py)
+        need_rows = edit is not None or self.hook_rows.wanted()
 
         if (kind or self.kind) == "prob":
             result = probsparse_attention(Qh, Kh, Vh, factor=self.factor, causal=self.causal,
                                           mean_divisor=self.mean_divisor, decoder_lazy=self.decoder_lazy,
                                           sample_block=self.sample_block, generator=generator,
-                                          causal_sampling=self.causal_sampling, need_rows=self.hook_rows.wanted(),
+                                          causal_sampling=self.causal_sampling, need_rows=need_rows,
                                           counts=self.active_counts, single_head_union=self.single_head_union)
         else:
             # The official ProbAttention never applies attention dropout; full attention does.
             result = full_attention(Qh, Kh, Vh, causal=self.causal,
                                     dropout_p=self.attention_dropout if self.training else 0.0,
-                                    need_rows=self.hook_rows.wanted())
+                                    need_rows=need_rows)
+        if edit is not None:
+            rows, context = apply_row_edit(edit, result.rows, result.selected, Vh, result.context, self.causal)
+            result = result._replace(rows=rows, context=context)
         self._record(result, B, L_Q)
 
         context = result.context.transpose(1, 2)  # [B, L_Q, H, D]
@@ -332,8 +353,9 @@ class AttentionLayer(nn.Module):
     def _record(self, result: AttentionResult, B: int, L_Q: int) -> None:
         """ProbSparse: key_index, scores and selected on every call; rows when wanted. Full attention: rows and
         selected (every query, in order) only when rows are wanted."""
-        if result.key_index is not None:
-            self.hook_key_index(result.key_index)
+        if result.sample is not None:
+            if self.hook_key_index.wanted():  # [L_Q, U] is expanded from the draws only for a recorder
+                self.hook_key_index(result.sample.index)
             self.hook_scores(result.scores)
         selected = result.selected
         if result.rows is not None:
