@@ -1,0 +1,92 @@
+"""`synth`: a series with a planted answer (a CSV and FILE.answer.json beside it).
+
+    python cli.py synth --kind seasonal_ar --rows 10080 --lags 24 --coefs 0.9 --out planted.csv
+    python cli.py synth --kind seasonal_ar --lags 24,168 --coefs 0.6,0.3 --freq h --seed 3 --out two-lags.csv
+    python cli.py synth --kind driver --driver-lag 6 --irrelevant 3 --out driver.csv
+    python cli.py synth --kind spikes --events 30 --spike 8 --out spikes.csv
+    python cli.py synth --kind regime --regime-lags 24,12 --regime-length 720 --out regime.csv
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from analysis.errors import ConfigError
+from analysis.synth import KINDS, SynthSpec, answer_json, answer_path, generate
+from analysis.data import describe_frequency
+
+from ._common import non_negative_int, number_in, positive_int
+from ._output import write_data
+
+
+def _numbers(kind):
+    def parse(text: str) -> tuple:
+        try:
+            return tuple(kind(v) for v in text.split(",") if v.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text[:40]!r}") from None
+    return parse
+
+
+def register(sub) -> None:
+    p = sub.add_parser("synth", help="generate a series with a planted answer (CSV + FILE.answer.json)")
+    p.add_argument("--kind", choices=KINDS, default="seasonal_ar",
+                   help="seasonal_ar: y_t = φ·y_{t−s} (+ a second lag) + e; driver: y also reads a driver column at "
+                        "--driver-lag; spikes: seasonal_ar with spikes at known times; regime: the seasonal lag "
+                        "switches between two values at known times")
+    p.add_argument("--rows", type=positive_int, default=10_080)
+    p.add_argument("--freq", default="h", help="a pandas step alias: h, 15min, D, W-SUN, MS, …")
+    p.add_argument("--start", default="2024-01-01", help="the first timestamp")
+    p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument("--lags", type=_numbers(int), default=(24,), help="the target's seasonal lag(s), e.g. 24 or 24,168")
+    p.add_argument("--coefs", type=_numbers(float), default=None,
+                   help="their coefficients (default 0.9 for one lag, 0.6,0.3 for two)")
+    p.add_argument("--noise", type=number_in(0, 1e6, low_open=True), default=1.0, help="innovation σ of the target")
+    p.add_argument("--irrelevant", type=non_negative_int, default=1, help="columns the target never reads")
+    p.add_argument("--driver-lag", type=positive_int, default=6)
+    p.add_argument("--driver-coef", type=number_in(-10, 10), default=0.8)
+    p.add_argument("--driver-rho", type=number_in(-1, 1, low_open=True, high_open=True), default=0.8)
+    p.add_argument("--events", type=non_negative_int, default=20, help="spikes: how many")
+    p.add_argument("--spike", type=number_in(0, 1000), default=8.0, help="spikes: size in units of the innovation σ")
+    p.add_argument("--regime-lags", type=_numbers(int), default=(24, 12))
+    p.add_argument("--regime-length", type=positive_int, default=720, help="regime: mean steps between switches")
+    p.add_argument("--out", required=True, type=Path, help="the CSV to write; its answer goes to FILE.answer.json")
+    p.set_defaults(func=run)
+
+
+def spec_of(args) -> SynthSpec:
+    coefs = args.coefs if args.coefs is not None else ((0.9,) if len(args.lags) == 1 else (0.6, 0.3))
+    if len(args.regime_lags) != 2:
+        raise ConfigError(f"--regime-lags takes two lags, got {list(args.regime_lags)}")
+    try:
+        describe_frequency(args.freq)
+        import pandas as pd
+        pd.date_range(args.start, periods=2, freq=args.freq)
+    except (ValueError, TypeError) as err:
+        raise ConfigError(f"--freq {args.freq!r} / --start {args.start!r}: {err}") from None
+    return SynthSpec(kind=args.kind, rows=args.rows, freq=args.freq, start=args.start, seed=args.seed,
+                     lags=tuple(args.lags), coefs=tuple(coefs), noise=args.noise, irrelevant=args.irrelevant,
+                     driver_lag=args.driver_lag, driver_coef=args.driver_coef, driver_rho=args.driver_rho,
+                     events=args.events, spike=args.spike, regime_lags=tuple(args.regime_lags),
+                     regime_length=args.regime_length)
+
+
+def run(args) -> int:
+    if str(args.out) == "-":
+        raise ConfigError("--out must be a file: the answer is written beside it as FILE.answer.json")
+    spec = spec_of(args)
+    frame, answer = generate(spec)
+    where = write_data(frame.to_csv(index=False).encode("utf-8"), args.out)
+    answer_file = answer_path(args.out)
+    write_data(answer_json(answer).encode("utf-8"), answer_file, "--out")
+    pred = 24
+    relevant = ", ".join(f"{r['column']}@{r['lag']}" + (f" (regime {r['regime']})" if r["regime"] else "")
+                         for r in answer.relevant)
+    print(f"{spec.kind}: {spec.rows:,} rows of {describe_frequency(spec.freq)} data, columns "
+          f"{', '.join(answer.columns)} (target {answer.target}); relevant (column, lag): {relevant}"
+          + (f"; {len(answer.events)} planted events" if answer.events else ""))
+    print(f"Bayes MSE of {answer.target} (standardised): h=1 {answer.bayes_mse[answer.target][0]:.4f}, mean over "
+          f"h=1…{pred} {answer.bayes_for([answer.target], pred):.4f} (features S/MS); over every column "
+          f"{answer.bayes_for(answer.columns, pred):.4f} (features M)")
+    print(f"written {where} and {answer_file}")
+    return 0
