@@ -5,7 +5,6 @@ the head split ([B, L, H, D] in and out, checked), the per-call head gate and th
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -16,7 +15,6 @@ from torch import nn
 
 from .dropout import dropout
 from .hooks import HookPoint
-from .probsparse_blocks import shared_sample_attention
 from .row_edits import apply_row_edit, row_edit
 
 
@@ -41,18 +39,12 @@ def sample_sizes(factor: int, L_Q: int, L_K: int, counts: str = "paper") -> tupl
 class KeySample:
     """Keys drawn (uniformly, with replacement) to score each query.
 
-    draws: [n_blocks, U] long; queries i with equal i // block share row i // block (block 1: the official scheme).
-    index: [L_Q, U]; row i lists the keys that query i is scored against (expanded from the draws when first read).
+    index: [L_Q, U] long; row i lists the keys that query i is scored against.
+    block: queries i with equal i // block share one row of draws (1 = the official scheme).
     """
 
-    draws: torch.Tensor
+    index: torch.Tensor
     block: int
-    L_Q: int
-
-    @functools.cached_property
-    def index(self) -> torch.Tensor:
-        return self.draws.repeat_interleave(min(self.block, self.L_Q), dim=0)[:self.L_Q] if self.block > 1 \
-            else self.draws
 
 
 def draw_key_sample(L_Q: int, L_K: int, U: int, block: int, generator: torch.Generator | None,
@@ -61,7 +53,8 @@ def draw_key_sample(L_Q: int, L_K: int, U: int, block: int, generator: torch.Gen
     n_blocks = -(-L_Q // block)
     gen_device = generator.device if generator is not None else torch.device("cpu")
     draws = torch.randint(L_K, (n_blocks, U), generator=generator, device=gen_device)  # [n_blocks, U]
-    return KeySample(draws.to(device), block, L_Q)
+    index = draws.repeat_interleave(min(block, L_Q), dim=0)[:L_Q] if block > 1 else draws  # [L_Q, U]
+    return KeySample(index=index.to(device), block=block)
 
 
 def sampled_dot_products(Q: torch.Tensor, K: torch.Tensor, sample: KeySample) -> torch.Tensor:
@@ -131,14 +124,13 @@ def sampled_sparsity(Q: torch.Tensor, K: torch.Tensor, sample: KeySample, mean_d
     causal=False uses every sampled key (the official code does so even in the causal decoder).
     """
     B, H, L_Q, _ = Q.shape
-    U, block = sample.draws.shape[1], sample.block
+    U, block = sample.index.shape[1], sample.block
     chunk = max(block, ((1 << 21) // max(1, B * H * U)) // block * block)  # ≤ 8 MB of fp32 scores at a time
     parts = []
-    for start in range(0, L_Q, chunk):  # a chunk starts at a block's first query
+    for start in range(0, L_Q, chunk):
         stop = min(L_Q, start + chunk)
-        part = KeySample(sample.draws[start // block:-(-stop // block)], block, stop - start)
-        Q_part, index = Q[:, :, start:stop], part.index
-        QK_sample = sampled_dot_products(Q_part, K, part)
+        Q_part, index = Q[:, :, start:stop], sample.index[start:stop]
+        QK_sample = sampled_dot_products(Q_part, K, KeySample(index, block))
         if causal:
             positions = torch.arange(start, stop, device=Q.device)
             QK_self = (Q_part * K[:, :, start:stop]).sum(dim=-1)  # [B, H, c]
@@ -156,11 +148,7 @@ class AttentionResult(NamedTuple):
     rows: torch.Tensor | None  # [B, H, u, L_K] softmax rows of the computed queries (None: not asked for)
     selected: torch.Tensor | None  # [B, H, u] which queries the rows belong to (None: all, in order)
     scores: torch.Tensor | None  # [B, H, L_Q] sampled M̄ on the q·k/√D scale (ProbSparse only)
-    sample: KeySample | None  # the key sample (ProbSparse only)
-
-    @property
-    def key_index(self) -> torch.Tensor | None:  # [L_Q, U]
-        return None if self.sample is None else self.sample.index
+    key_index: torch.Tensor | None  # [L_Q, U] the key sample (ProbSparse only)
 
 
 def causal_mask(L_Q: int, L_K: int, device: torch.device) -> torch.Tensor:
@@ -222,9 +210,6 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
     scale = 1.0 / math.sqrt(D)
     if sample is None:
         sample = draw_key_sample(L_Q, L_K, U, sample_block, generator, Q.device)
-    if not causal and sample.block > 1 and not (single_head_union and H == 1 and B > 1):  # the encoder form
-        return AttentionResult(*shared_sample_attention(Q, K, V, sample.draws, sample.block, u,
-                                                        U if mean_divisor == "U" else L_K, need_rows), sample)
 
     M_bar = sampled_sparsity(Q, K, sample, mean_divisor, causal=causal and causal_sampling)  # [B, H, L_Q]
     selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [B, H, u]
@@ -248,7 +233,7 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
 
     context = lazy_context(V, L_Q, causal=causal, decoder_lazy=decoder_lazy).contiguous()  # [B, H, L_Q, D]
     context = context.scatter_(2, selected.unsqueeze(-1).expand(-1, -1, -1, D), context_top.type_as(context))
-    return AttentionResult(context, rows, selected, M_bar * scale, sample)
+    return AttentionResult(context, rows, selected, M_bar * scale, sample.index)
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,9 +338,8 @@ class AttentionLayer(nn.Module):
     def _record(self, result: AttentionResult, B: int, L_Q: int) -> None:
         """ProbSparse: key_index, scores and selected on every call; rows when wanted. Full attention: rows and
         selected (every query, in order) only when rows are wanted."""
-        if result.sample is not None:
-            if self.hook_key_index.wanted():  # [L_Q, U] is expanded from the draws only for a recorder
-                self.hook_key_index(result.sample.index)
+        if result.key_index is not None:
+            self.hook_key_index(result.key_index)
             self.hook_scores(result.scores)
         selected = result.selected
         if result.rows is not None:
