@@ -50,7 +50,7 @@ LEARNED = {"compressed": "compress='conv': the strided convolution", "adaptive":
 class SparseResult(NamedTuple):
     context: torch.Tensor  # [B, H, L_Q, D]
     rows: torch.Tensor | None  # [B, H, L_Q, L_K] the weights on the keys (None: not asked for)
-    scores: torch.Tensor  # [B, H, L_Q] M on the computed rows (max − mean of q·k/√D over the keys read)
+    scores: torch.Tensor | None  # [B, H, L_Q] M on the computed rows (max − mean of q·k/√D over the keys read)
 
 
 def options_for(kind: str, options: dict | None) -> dict:
@@ -89,7 +89,8 @@ def positional_table(kind: str, L: int, H: int, *, causal: bool, options: dict, 
 
 
 def sparse_attention(kind: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, causal: bool,
-                     options: dict | None = None, need_rows: bool = False, generator: torch.Generator | None = None,
+                     options: dict | None = None, need_rows: bool = False, need_scores: bool = False,
+                     generator: torch.Generator | None = None,
                      span: torch.Tensor | None = None, conv: torch.nn.Module | None = None) -> SparseResult:
     """One kind's attention. Q: [B, H, L_Q, D], K, V: [B, H, L_K, D]. span: adaptive's learned spans [H];
     conv: compressed attention's learned convolution (None: the parameter-free forms)."""
@@ -118,7 +119,8 @@ def sparse_attention(kind: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tenso
             if bool(visible.any()):
                 learned = conv if o["compress"] == "conv" else None
                 memory = (compress(K, stride, learned), compress(V, stride, learned), visible)
-    context, rows, scores = table_attention(Q, K, V, table, memory=memory, need_rows=need_rows)
+    context, rows, scores = table_attention(Q, K, V, table, memory=memory, need_rows=need_rows,
+                                            need_scores=need_scores)
     if kind == "window":
         G = global_positions(L_Q, o["globals"])
         if G:  # the global queries read every key (causal: every key up to them)
@@ -138,9 +140,10 @@ def _global_rows(Q, K, V, G: list[int], causal: bool, context, rows, scores):
     p = torch.softmax(s, dim=-1)
     context = context.clone()
     context[:, :, g] = p @ V
-    seen = torch.isfinite(s)
-    scores = scores.clone()
-    scores[:, :, g] = (s.amax(dim=-1) - torch.where(seen, s, 0).sum(dim=-1) / seen.sum(dim=-1)).detach()
+    if scores is not None:
+        seen = torch.isfinite(s)
+        scores = scores.clone()
+        scores[:, :, g] = (s.amax(dim=-1) - torch.where(seen, s, 0).sum(dim=-1) / seen.sum(dim=-1)).detach()
     if rows is not None:
         rows = rows.clone()
         rows[:, :, g, : K.shape[2]] = p

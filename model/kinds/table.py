@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 CHUNK_NUMBERS = 1 << 23  # gathered fp32 numbers per chunk (32 MB): bounds the memory of one chunk of keys
 
@@ -86,21 +87,169 @@ def gather_rows(X: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return X.reshape(B * H * L, D).index_select(0, (index + offset).reshape(-1)).view(*index.shape, D)
 
 
+@dataclass(frozen=True)
+class ChunkPlan:
+    """How a table shared by the batch runs: queries in chunks of c, each chunk against the union of the keys its
+    queries read (padded to one width u), `local` where each tabled key sits in its chunk's union."""
+
+    c: int
+    union: torch.Tensor  # [G, n_chunks, u] keys
+    local: torch.Tensor  # [G, n_chunks, c, n] position of each tabled key in its chunk's union
+    valid: torch.Tensor  # [G, n_chunks, c, n] the table's validity (padded queries: False)
+    allowed: torch.Tensor  # [G, n_chunks, c, u] which union keys each query reads (padded queries read slot 0)
+
+
+_PLANS: dict = {}
+
+
+def _plan(table: KeyTable, L_K: int, chunk: int | None) -> ChunkPlan:
+    """The plan of a table (cached by its content: positional tables repeat every call)."""
+    index = table.index if table.index.dim() == 3 else table.index.unsqueeze(0)  # [G, L_Q, n]
+    valid = table.valid if table.valid.dim() == 3 else table.valid.unsqueeze(0)
+    key = (tuple(index.shape), str(index.device), L_K, chunk, hash(index.cpu().numpy().tobytes()),
+           hash(valid.cpu().numpy().tobytes()))
+    if key in _PLANS:
+        return _PLANS[key]
+    G, L_Q, n = index.shape
+    best = None
+    for c in ([chunk] if chunk else [8, 16, 32, 64, 128]):
+        c = max(1, min(c, L_Q))
+        union, local = _unions(index, valid, L_K, c)
+        cost = union.shape[-1] * (1 + 16 / c)  # keys scored per query, small chunks' GEMMs counted dearer
+        if best is None or cost < best[0]:
+            best = (cost, c, union, local)
+    _, c, union, local = best
+    pad = union.shape[1] * c - L_Q
+    valid_c = F.pad(valid, (0, 0, 0, pad)).view(G, -1, c, n)
+    u = union.shape[-1]
+    allowed = torch.zeros(G, union.shape[1], c, u + 1, dtype=torch.bool, device=index.device)
+    allowed.scatter_(-1, local.masked_fill(~valid_c, u), True)
+    allowed = allowed[..., :u].clone()
+    allowed[..., 0] |= ~allowed.any(dim=-1)  # a padded query reads one key (its row is dropped)
+    plan = ChunkPlan(c, union, local, valid_c, allowed)
+    if len(_PLANS) > 64:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
+
+
+def _unions(index: torch.Tensor, valid: torch.Tensor, L_K: int, c: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per group and chunk of c queries: the keys read ([G, n_chunks, u], padded with the chunk's first key) and the
+    position of each tabled key in its chunk's union ([G, n_chunks, c, n])."""
+    G, L_Q, n = index.shape
+    chunks = -(-L_Q // c)
+    idx = F.pad(index.masked_fill(~valid, L_K), (0, 0, 0, chunks * c - L_Q), value=L_K).view(G, chunks, c * n)
+    seen = torch.zeros(G, chunks, L_K + 1, dtype=torch.bool, device=index.device)
+    seen = seen.scatter_(-1, idx, True)[..., :L_K]
+    u = max(1, int(seen.sum(dim=-1).max()))
+    keys = torch.arange(L_K, device=index.device)
+    order = torch.where(seen, keys, keys + L_K).sort(dim=-1).values[..., :u]  # read keys first, in order
+    union = torch.where(order < L_K, order, order[..., :1] % L_K)
+    position = torch.zeros(G, chunks, L_K + 1, dtype=torch.long, device=index.device)
+    position.scatter_(-1, order.clamp(max=L_K), torch.arange(u, device=index.device).expand(G, chunks, u))
+    local = torch.gather(position, -1, idx).view(G, chunks, c, n)
+    return union, local
+
+
 def table_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, table: KeyTable, *,
                     memory: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
-                    need_rows: bool = False) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+                    need_rows: bool = False, need_scores: bool = False,
+                    chunk: int | None = None) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """softmax over each query's tabled keys (and, when given, `memory` = (K_m [B, H, M, D], V_m, visible
     [L_Q, M] bool): extra keys scored beside them, compressed attention's summaries).
 
-    Q: [B, H, L_Q, D]; K, V: [B, H, L_K, D] → (context [B, H, L_Q, D], rows or None, M [B, H, L_Q]). rows are
+    Q: [B, H, L_Q, D]; K, V: [B, H, L_K, D] → (context [B, H, L_Q, D], rows or None, M [B, H, L_Q] or None). rows are
     [B, H, L_Q, L_K] (the weights on the original keys; with memory, [B, H, L_Q, L_K + M], the summaries' weights
     after the keys'). M is the sparsity measure on the rows the kind computes: max − mean of q·k/√D over the keys
-    (and summaries) each query reads."""
+    (and summaries) each query reads.
+
+    A table shared by the batch ([L_Q, n], or [H, L_Q, n] per head) runs its queries in chunks, each chunk as one
+    GEMM against the union of the keys its queries read, masked to each query's own (`ChunkPlan`, cached per
+    table): neighbouring queries of a window, block or stride pattern read nearly the same keys, so the union is
+    little wider than a row and the work is batched matrix products. A table per batch element ([B, H, L_Q, n],
+    LSH's) gathers each query's keys."""
+    if table.index.dim() == 4:
+        return _gathered(Q, K, V, table, memory, need_rows, need_scores)
     B, H, L_Q, D = Q.shape
     L_K = K.shape[2]
     scale = 1.0 / math.sqrt(D)
-    index, valid = _expand(table.index, B, H), _expand(table.valid, B, H)
-    weight = None if table.weight is None else _expand(table.weight, B, H)
+    plan = _plan(table, L_K, chunk)
+    G, n_chunks, u = plan.union.shape
+    c = plan.c
+    M = 0 if memory is None else memory[0].shape[2]
+    weight = None
+    if table.weight is not None:  # a learned soft mask (adaptive span): placed into the plan each call
+        w = table.weight if table.weight.dim() == 3 else table.weight.unsqueeze(0)
+        w = F.pad(w, (0, 0, 0, n_chunks * c - L_Q)).view(G, n_chunks, c, -1) * plan.valid
+        weight = torch.zeros(G, n_chunks, c, u + 1, dtype=Q.dtype, device=Q.device).scatter_add(
+            -1, plan.local.masked_fill(~plan.valid, u), w.to(Q.dtype))[..., :u]
+    Qc = F.pad(Q, (0, 0, 0, n_chunks * c - L_Q)).view(B, H, n_chunks, c, D)
+    step = max(1, CHUNK_NUMBERS // max(1, B * H * c * (u + M + D)))  # chunks per pass, bounding memory
+    context = Q.new_empty(B, H, n_chunks, c, V.shape[-1])
+    sparsity = Q.new_empty(B, H, n_chunks, c)
+    rows = Q.new_zeros(B, H, n_chunks, c, L_K + M) if need_rows else None
+    for a in range(0, n_chunks, step):
+        z = min(n_chunks, a + step)
+        union = plan.union[:, a:z]  # [G, g, u]
+        if G == 1:
+            K_u = K.index_select(2, union.reshape(-1)).view(B, H, z - a, u, D)
+            V_u = V.index_select(2, union.reshape(-1)).view(B, H, z - a, u, -1)
+        else:
+            at = union.reshape(1, G, -1, 1)
+            K_u = torch.gather(K, 2, at.expand(B, G, at.shape[2], D)).view(B, H, z - a, u, D)
+            V_u = torch.gather(V, 2, at.expand(B, G, at.shape[2], V.shape[-1])).view(B, H, z - a, u, -1)
+        scores = (Qc[:, :, a:z] @ K_u.transpose(-2, -1)) * scale  # [B, H, g, c, u]
+        scores = scores.masked_fill(~plan.allowed[:, a:z], float("-inf"))
+        w = None if weight is None else weight[:, a:z].expand(B, H, -1, -1, -1)
+        if memory is not None:
+            K_m, V_m, visible = memory
+            vis = F.pad(visible, (0, 0, 0, n_chunks * c - L_Q)).view(n_chunks, c, M)[a:z]
+            mem = ((Qc[:, :, a:z].reshape(B, H, -1, D) @ K_m.transpose(-2, -1)) * scale).view(B, H, z - a, c, M)
+            scores = torch.cat([scores, mem.masked_fill(~vis, float("-inf"))], dim=-1)
+            if w is not None:
+                w = torch.cat([w, w.new_ones(*w.shape[:-1], M)], dim=-1)
+        p, m = _softmax(scores, w, need_scores)
+        if need_scores:
+            sparsity[:, :, a:z] = m
+        out = p[..., :u] @ V_u
+        if memory is not None:
+            out = out + (p[..., u:].reshape(B, H, -1, M) @ memory[1]).view_as(out)
+        context[:, :, a:z] = out
+        if rows is not None:
+            at = union.view(1, G, z - a, 1, u).expand(B, H, z - a, c, u)
+            rows[:, :, a:z].scatter_add_(-1, at, p[..., :u])  # a padded slot repeats a key with weight 0
+            if memory is not None:
+                rows[:, :, a:z, :, L_K:] = p[..., u:]
+    L = n_chunks * c
+    context = context.view(B, H, L, -1)[:, :, :L_Q]
+    sparsity = sparsity.view(B, H, L)[:, :, :L_Q] if need_scores else None
+    if rows is not None:
+        rows = rows.view(B, H, L, L_K + M)[:, :, :L_Q]
+    return context, rows, sparsity
+
+
+def _softmax(scores: torch.Tensor, weight: torch.Tensor | None,
+             need_scores: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(softmax over the last axis — w·exp(s)/Σ w·exp(s) with a soft weight, multiplied so a zero weight has a
+    gradient —, and M = max − mean of the finite scores, without gradient, when asked for)."""
+    sparsity = None
+    if need_scores:
+        seen = torch.isfinite(scores)
+        with torch.no_grad():
+            sparsity = scores.amax(dim=-1) - torch.where(seen, scores, 0).sum(dim=-1) / seen.sum(dim=-1).clamp(min=1)
+    if weight is None:
+        return torch.softmax(scores, dim=-1), sparsity
+    e = torch.exp(scores - scores.amax(dim=-1, keepdim=True).detach()) * weight
+    return e / e.sum(dim=-1, keepdim=True).clamp(min=torch.finfo(e.dtype).tiny), sparsity
+
+
+def _gathered(Q, K, V, table: KeyTable, memory, need_rows: bool, need_scores: bool):
+    """A table per batch element and head ([B, H, L_Q, n], LSH's): each query's keys gathered, a chunk at a time."""
+    B, H, L_Q, D = Q.shape
+    L_K = K.shape[2]
+    scale = 1.0 / math.sqrt(D)
+    index, valid = table.index, table.valid
+    weight = table.weight
     M = 0 if memory is None else memory[0].shape[2]
     n = index.shape[-1]
     chunk = max(1, CHUNK_NUMBERS // max(1, B * H * (n + M) * D))
@@ -110,36 +259,28 @@ def table_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, table: Ke
     for start in range(0, L_Q, chunk):
         stop = min(L_Q, start + chunk)
         idx = index[:, :, start:stop]  # [B, H, c, n]
-        K_g = gather_rows(K, idx)  # [B, H, c, n, D]
-        scores = (K_g @ Q[:, :, start:stop, :, None]).squeeze(-1) * scale  # [B, H, c, n]
+        scores = (gather_rows(K, idx) @ Q[:, :, start:stop, :, None]).squeeze(-1) * scale  # [B, H, c, n]
         scores = scores.masked_fill(~valid[:, :, start:stop], float("-inf"))
+        w = None if weight is None else weight[:, :, start:stop].to(scores.dtype)
         if memory is not None:
             K_m, V_m, visible = memory
-            mem = (Q[:, :, start:stop] @ K_m.transpose(-2, -1)) * scale  # [B, H, c, M]
-            mem = mem.masked_fill(~visible[start:stop], float("-inf"))
+            mem = ((Q[:, :, start:stop] @ K_m.transpose(-2, -1)) * scale).masked_fill(~visible[start:stop],
+                                                                                       float("-inf"))
             scores = torch.cat([scores, mem], dim=-1)
-        seen = torch.isfinite(scores)
-        with torch.no_grad():
-            sparsity[:, :, start:stop] = scores.amax(dim=-1) - torch.where(seen, scores, 0).sum(dim=-1) / seen.sum(
-                dim=-1).clamp(min=1)
-        if weight is None:
-            p = torch.softmax(scores, dim=-1)
-        else:  # w·exp(s) / Σ w·exp(s), by multiplying (a log of a zero weight would make its gradient NaN)
-            w = weight[:, :, start:stop].to(scores.dtype)
-            if memory is not None:
+            if w is not None:
                 w = torch.cat([w, w.new_ones(*w.shape[:-1], M)], dim=-1)
-            e = torch.exp(scores - scores.amax(dim=-1, keepdim=True).detach()) * w
-            p = e / e.sum(dim=-1, keepdim=True).clamp(min=torch.finfo(e.dtype).tiny)
-        p_keys = p[..., :n]
-        out = (p_keys.unsqueeze(-2) @ gather_rows(V, idx)).squeeze(-2)  # [B, H, c, D]
+        p, m = _softmax(scores, w, need_scores)
+        if need_scores:
+            sparsity[:, :, start:stop] = m
+        out = (p[..., :n].unsqueeze(-2) @ gather_rows(V, idx)).squeeze(-2)
         if memory is not None:
             out = out + p[..., n:] @ memory[1]
         context[:, :, start:stop] = out
         if rows is not None:
-            rows[:, :, start:stop, :L_K].scatter_add_(-1, idx, p_keys * valid[:, :, start:stop])
+            rows[:, :, start:stop, :L_K].scatter_add_(-1, idx, p[..., :n] * valid[:, :, start:stop])
             if memory is not None:
                 rows[:, :, start:stop, L_K:] = p[..., n:]
-    return context, rows, sparsity
+    return context, rows, sparsity if need_scores else None
 
 
 __all__ = ["CHUNK_NUMBERS", "KeyTable", "dedupe", "dense_pattern", "gather_rows", "table_attention",

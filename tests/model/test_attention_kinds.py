@@ -210,9 +210,14 @@ def test_each_pattern_is_its_papers_definition_and_the_output_is_masked_attentio
     if kind == "compressed":
         visible = memory_visible(L, causal=causal, block=options["block"], stride=options["stride"])
         memory = (compress(K, options["stride"]), compress(V, options["stride"]), visible)
-    result = sparse_attention(kind, Q, K, V, causal=causal, options=options, need_rows=True)
+    result = sparse_attention(kind, Q, K, V, causal=causal, options=options, need_rows=True, need_scores=True)
     expected = masked_attention(Q, K, V, mask, weight, memory)
     assert (result.context - expected).abs().max() < 1e-10
+    if kind not in ("compressed", "adaptive"):  # M on the computed rows: max − mean of q·k/√D over the keys read
+        s = (Q @ K.transpose(-2, -1)) / math.sqrt(Q.shape[-1])
+        allowed = mask.expand_as(s)
+        M = s.masked_fill(~allowed, float("-inf")).amax(-1) - (s * allowed).sum(-1) / allowed.sum(-1)
+        assert (result.scores - M).abs().max() < 1e-10
     if kind != "compressed":
         assert torch.allclose(result.rows.sum(-1), torch.ones(B, H, L))
         assert not bool((result.rows > 0)[..., ~mask.expand(B, H, L, L)].any())  # no weight off the pattern
