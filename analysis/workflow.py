@@ -115,7 +115,7 @@ def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings
     schema = DataSchema.of(prepared, frame.datetime_column)
     metrics = {"test": result.test.as_dict(), "history": [h.__dict__ for h in result.history],
                "stopped": result.stopped, "device": result.device, "seconds_per_epoch": result.seconds_per_epoch,
-               "data": frame.name}
+               "data": frame.name, "training": result.record(settings)}
     repair = None if frame.repairs.empty else frame.repairs.to_dict()
     checkpoint = Checkpoint(model=result.model, schema=schema, metrics=metrics, repair=repair)
     if out is not None:

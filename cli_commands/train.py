@@ -22,8 +22,11 @@ def run(args) -> int:
     spec, size, settings = training_choices(args)
     checkpoint, result = train_on_frame(open_csv(args), spec, size, settings, out=args.out, progress=ConsoleProgress())
     t = result.test
-    print(f"device {result.device}, {len(result.history)} epochs ({result.stopped}), "
-          f"{result.train_seconds_per_epoch:.1f} s/epoch training ({result.seconds_per_epoch:.1f} with validation)")
+    print(f"device {result.device}, {len(result.history)} epochs ({result.stopped}), {result.steps} steps in "
+          f"{result.seconds:.0f} s, {result.train_seconds_per_epoch:.1f} s/epoch training "
+          f"({result.seconds_per_epoch:.1f} with validation)")
+    print(f"trained with {settings.describe()}" + (f"; range test chose lr {result.learning_rate:.2g}"
+                                                    if result.range_test is not None else ""))
     print(f"test mse {t.mse:.4f} mae {t.mae:.4f} (standardised); "
           f"mse {t.mse_original:.4f} mae {t.mae_original:.4f} (original units)")
     print(f"checkpoint written to {args.out}")

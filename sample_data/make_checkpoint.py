@@ -5,8 +5,8 @@
 
 The recipe: sample.csv, target `load`, all columns in and out (M), the paper's windows (seq 96 / label 48 /
 pred 24), a small model (d_model 64, 4 heads, d_ff 128, 2 encoder layers with one distilling step, 1 decoder
-layer), 2 epochs of at most 100 steps (batch 32) at lr 1e-3 (a bigger step than the paper's 1e-4 because the run
-is short), seed 0. Reproducible bit for bit from its seed on the same machine (one thread, deterministic
+layer), 2 epochs of at most 100 steps (batch 32) at lr 1e-3 halved after the first (the paper's schedule, pinned; a bigger
+step than the paper's 1e-4 because the run is short), seed 0. Reproducible bit for bit from its seed on the same machine (one thread, deterministic
 algorithms); another CPU may take other kernel paths at the same torch build and instruction set, and 200 training
 steps amplify their rounding. `build` in metrics.json records what produced it; tests/test_sample_data.py retrains
 it twice (identical bytes on this machine) and compares with the shipped one by its forecasts and test MSE.
@@ -32,7 +32,12 @@ SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
 DEFAULT_OUT = ROOT / "sample_data" / "checkpoint"
 SPEC = DataSpec(target="load", features="M", seq_len=96, label_len=48, pred_len=24)
 SIZE = ModelSize(d_model=64, n_heads=4, e_layers=(2,), d_layers=1, d_ff=128)
-SETTINGS = TrainSettings(epochs=2, batch_size=32, learning_rate=1e-3, max_steps_per_epoch=100, seed=0, device="cpu")
+# The schedule is pinned: the shipped weights were trained with the rate halved after the first epoch (the paper's
+# schedule), before the lab's default became a warm-up and cosine decay (issue 27). Both recipes leave this model
+# worse than seasonal naive on sample.csv (cosine at 3e-3: 0.667 in 2 × 100 steps, 0.605 in 4 × 100), which every
+# analysis page says above its results.
+SETTINGS = TrainSettings(epochs=2, batch_size=32, learning_rate=1e-3, max_steps_per_epoch=100, seed=0, device="cpu",
+                         schedule="paper")
 
 
 def build() -> dict:

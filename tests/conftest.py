@@ -37,14 +37,15 @@ def tiny_prepared(sample_frame, tiny_spec):
 
 @pytest.fixture(scope="session")
 def tiny_trained(sample_frame, tiny_spec, tmp_path_factory):
-    """(Checkpoint, TrainResult, folder): a tiny model trained 2 epochs × 40 steps and saved."""
+    """(Checkpoint, TrainResult, folder): a tiny model trained 2 epochs × 40 steps and saved (the paper's schedule,
+    lr halved per epoch, pinned: the tests built on this model predate the cosine default)."""
     from analysis.training import TrainSettings
     from analysis.workflow import ModelSize, train_on_frame
 
     folder = tmp_path_factory.mktemp("ckpt") / "tiny"
     checkpoint, result = train_on_frame(sample_frame, tiny_spec, ModelSize(**TINY_SIZE),
                                         TrainSettings(epochs=2, batch_size=32, learning_rate=1e-3,
-                                                      max_steps_per_epoch=40, seed=0),
+                                                      max_steps_per_epoch=40, seed=0, schedule="paper"),
                                         out=folder)
     return checkpoint, result, folder
 
@@ -61,7 +62,7 @@ def tiny_second(sample_frame, tmp_path_factory):
     spec = DataSpec(**dict(TINY_SPEC, seq_len=36, label_len=18))
     checkpoint, _ = train_on_frame(sample_frame, spec, ModelSize(**TINY_SIZE),
                                    TrainSettings(epochs=1, batch_size=32, learning_rate=1e-3, max_steps_per_epoch=30,
-                                                 seed=1), out=folder)
+                                                 seed=1, schedule="paper"), out=folder)
     return checkpoint, folder
 
 
