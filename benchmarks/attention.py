@@ -3,18 +3,25 @@
 Methods, all on [B, H, L, D] = [4, 8, L, 64] fp32 inputs under torch.no_grad():
 
 * ProbSparse, encoder form (non-causal, factor 5, mean_divisor "U"), with the config's default
-  `sample_block` and with sample_block=1 (the official per-query key sample);
+  `sample_block` and with sample_block=1 (the official per-query key sample). ProbSparse is not exact attention: it
+  computes the softmax rows of the u = 5·⌈ln L⌉ queries with the largest sampled M̄ only and gives every other
+  ("lazy") query mean(V) — it approximates the lazy rows, so its speed buys a different answer, by design;
 * our full attention with explicit rows (`full_attention(..., need_rows=True)`: builds QKᵀ and the
   softmax rows, the path taken when a hook records them);
-* `torch.nn.functional.scaled_dot_product_attention`, the baseline.
+* `torch.nn.functional.scaled_dot_product_attention`, the baseline;
+* with --against DIR, the default ProbSparse of another checkout (e.g. before a change), in the same rounds.
 
-Timing runs in this process: one warm-up call, then the median of several repeats.
+Timing: in this process, at 1 torch thread and at the machine's threads (`--threads`); for each thread setting and
+length the methods are interleaved round by round (one call of each per round, after one warm-up call each), so a
+change of the machine's load between rounds moves every method alike; each method's median over the rounds. Rounds:
+20 up to L = 512, 7 at 2048, 5 at 8192. Speed x = SDPA's median / the method's; the headline takes the worse of the
+thread settings.
 Peak memory runs each (method, L) in a fresh child process (this script with a hidden flag): the child
 builds the inputs, warms the method up at L=16, reads ru_maxrss, calls the method once at L and reports
 how far ru_maxrss rose (the peak extra resident memory of the call).
 
-    python benchmarks/attention.py            # L = 96, 512, 2048, 8192 (a few minutes on 2 cores)
-    python benchmarks/attention.py --quick    # L = 96, 512, one repeat (smoke run)
+    python benchmarks/attention.py            # L = 96, 512, 2048, 8192 (several minutes on 2 cores)
+    python benchmarks/attention.py --quick    # L = 96, 512, 3 rounds (smoke run)
 """
 from __future__ import annotations
 
@@ -60,20 +67,33 @@ class Method:
     label: str
 
 
+OTHERS: dict[str, object] = {}  # "prob_<name>" → another checkout's model.attention module (--against)
+
+
+def load_other(folder: Path) -> str:
+    """Import `folder`'s model package under its own name; its default ProbSparse becomes method prob_<folder name>."""
+    import importlib.util
+    name = f"model_{re.sub(r'[^A-Za-z0-9_]', '_', folder.resolve().name)}"
+    spec = importlib.util.spec_from_file_location(name, folder / "model" / "__init__.py",
+                                                  submodule_search_locations=[str(folder / "model")])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    OTHERS[f"prob_{folder.resolve().name}"] = sys.modules[f"{name}.attention"]
+    return f"prob_{folder.resolve().name}"
+
+
 def methods() -> list[Method]:
     found = [Method(f"prob_b{DEFAULT_BLOCK}", f"ProbSparse block={DEFAULT_BLOCK} (default)")]
+    found += [Method(key, f"ProbSparse ({key[5:]})") for key in OTHERS]
     if DEFAULT_BLOCK != 1:
         found.append(Method("prob_b1", "ProbSparse block=1 (official)"))
     found += [Method("full_rows", "full, explicit rows"), Method("sdpa", "SDPA (baseline)")]
     return found
 
 
-def default_repeats(L: int) -> int:
-    if L <= 512:
-        return 20
-    if L <= 2048:
-        return 5
-    return 2  # SDPA takes seconds per call at L=8192 on 2 CPU cores
+def rounds_for(L: int) -> int:
+    return 20 if L <= 512 else 7 if L <= 2048 else 5
 
 
 def make_inputs(L: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -91,10 +111,15 @@ def explicit_skipped(key: str, L: int, max_gib: float) -> bool:
 
 
 def call(key: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """One forward call. ProbSparse as the model's layer calls it when nothing is recorded (no rows, no M̄ kept)."""
+    if key in OTHERS:
+        return OTHERS[key].probsparse_attention(Q, K, V, factor=FACTOR, causal=False, mean_divisor=MEAN_DIVISOR,
+                                                decoder_lazy="cummean", sample_block=DEFAULT_BLOCK,
+                                                generator=gen).context
     if key.startswith("prob_b"):
         return probsparse_attention(Q, K, V, factor=FACTOR, causal=False, mean_divisor=MEAN_DIVISOR,
                                     decoder_lazy="cummean", sample_block=int(key[len("prob_b"):]),
-                                    generator=gen).context
+                                    generator=gen, need_scores=False).context
     if key == "full_rows":
         return full_attention(Q, K, V, causal=False, need_rows=True).context
     if key == "sdpa":
@@ -102,18 +127,20 @@ def call(key: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, gen: torch
     raise ValueError(f"unknown method {key!r}")
 
 
-def time_ms(key: str, L: int, repeats: int) -> float:
-    """Median forward time in ms after one warm-up call."""
+def interleaved_ms(keys: list[str], L: int, rounds: int) -> dict[str, float]:
+    """Median ms of each method over `rounds` rounds of one call each, the methods interleaved within a round."""
     Q, K, V = make_inputs(L)
     gen = torch.Generator().manual_seed(SAMPLE_SEED)
+    times: dict[str, list[float]] = {key: [] for key in keys}
     with torch.no_grad():
-        call(key, Q, K, V, gen)
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            call(key, Q, K, V, gen)
-            times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+        for key in keys:
+            call(key, Q, K, V, gen)  # warm-up
+        for _ in range(rounds):
+            for key in keys:
+                start = time.perf_counter()
+                call(key, Q, K, V, gen)
+                times[key].append((time.perf_counter() - start) * 1e3)
+    return {key: statistics.median(values) for key, values in times.items()}
 
 
 def maxrss_kib() -> int:
@@ -152,8 +179,9 @@ def memory_child(key: str, L: int) -> dict:
 LAUNCHER = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"
 
 
-def peak_extra_mib(key: str, L: int) -> float:
-    child = [sys.executable, str(Path(__file__).resolve()), "--_memory-child", key, str(L)]
+def peak_extra_mib(key: str, L: int, against: list[Path]) -> float:
+    child = [sys.executable, str(Path(__file__).resolve()), *[f"--against={a}" for a in against],
+             "--_memory-child", key, str(L)]
     cmd = [sys.executable, "-c", LAUNCHER, *child]
     done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy(), check=False)
     if done.returncode != 0:
@@ -177,14 +205,20 @@ def ratio(num: float | None, den: float | None) -> float | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="L in 96, 512 only, 1 repeat (smoke run)")
+    parser.add_argument("--quick", action="store_true", help="L in 96, 512 only, 3 rounds (smoke run)")
     parser.add_argument("--lengths", type=int, nargs="+", help="sequence lengths (default 96 512 2048 8192)")
-    parser.add_argument("--repeats", type=int, help="timed repeats per cell (default: 20, 5 at 2048, 2 at 8192)")
+    parser.add_argument("--rounds", type=int, help="rounds per length (default: 20, 7 at 2048, 5 at 8192)")
+    parser.add_argument("--threads", type=int, nargs="+",
+                        help=f"torch thread settings (default: 1 and the machine's {os.cpu_count()})")
+    parser.add_argument("--against", type=Path, action="append", default=[],
+                        help="another checkout whose default ProbSparse joins every round (repeatable)")
     parser.add_argument("--max-explicit-gib", type=float, default=MAX_EXPLICIT_GIB,
                         help="skip the explicit full path when its two LxL tensors exceed this (default 6)")
     parser.add_argument("--no-memory", action="store_true", help="time only; skip the memory child processes")
     parser.add_argument("--_memory-child", nargs=2, metavar=("METHOD", "L"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    for folder in args.against:
+        load_other(folder)
 
     if args._memory_child:
         key, L = args._memory_child
@@ -192,46 +226,57 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     lengths = tuple(args.lengths) if args.lengths else (QUICK_LENGTHS if args.quick else LENGTHS)
-    repeats = (lambda L: args.repeats) if args.repeats else ((lambda L: 1) if args.quick else default_repeats)
+    rounds = (lambda L: args.rounds) if args.rounds else ((lambda L: 3) if args.quick else rounds_for)
+    settings = sorted(set(args.threads or [1, os.cpu_count() or 1]))
     meths = methods()
+    print(f"torch {torch.__version__}; B={B} H={H} D={D} fp32, no_grad; ProbSparse non-causal, factor={FACTOR}, "
+          f"mean_divisor={MEAN_DIVISOR!r}, default sample_block={DEFAULT_BLOCK}; thread settings {settings}")
+    print("ProbSparse approximates: only its u = 5·⌈ln L⌉ selected queries get softmax rows, the lazy rows are "
+          "mean(V) — a different answer from SDPA's exact attention, by design.")
+    print("ms: median over rounds, the methods interleaved in each round (after 1 warm-up call each); MiB: rise of "
+          "ru_maxrss over one call in a fresh process")
+    print("speed x: sdpa_ms / ms (>1 faster than SDPA); mem x: MiB / sdpa_MiB (<1 less memory than SDPA)\n",
+          flush=True)
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; B={B} H={H} D={D} fp32, no_grad; "
-          f"ProbSparse non-causal, factor={FACTOR}, mean_divisor={MEAN_DIVISOR!r}, "
-          f"default sample_block={DEFAULT_BLOCK}")
-    print("ms: median forward time after 1 warm-up; MiB: rise of ru_maxrss over one call in a fresh process")
-    print("speed x: sdpa_ms / ms (>1 faster than SDPA); mem x: MiB / sdpa_MiB (<1 less memory than SDPA)")
-    print(flush=True)
-
-    results: dict[tuple[str, int], tuple[float | None, float | None]] = {}
-    for L in lengths:
-        for m in meths:
-            if explicit_skipped(m.key, L, args.max_explicit_gib):
-                results[(m.key, L)] = (None, None)
-                continue
-            ms = time_ms(m.key, L, repeats(L))
-            mib = None if args.no_memory else peak_extra_mib(m.key, L)
-            results[(m.key, L)] = (ms, mib)
-            print(f"  measured L={L:<5} {m.label:<32} {ms:10.2f} ms  ({repeats(L)} repeats)", flush=True)
+    results: dict[tuple[int, str, int], float | None] = {}
+    for threads in settings:
+        torch.set_num_threads(threads)
+        for L in lengths:
+            keys = [m.key for m in meths if not explicit_skipped(m.key, L, args.max_explicit_gib)]
+            ms = interleaved_ms(keys, L, rounds(L))
+            for m in meths:
+                results[(threads, m.key, L)] = ms.get(m.key)
+            print(f"  measured {threads} thread(s), L={L:<5} ({rounds(L)} rounds): " +
+                  ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items()), flush=True)
+    memory = {} if args.no_memory else {(m.key, L): None if explicit_skipped(m.key, L, args.max_explicit_gib)
+                                        else peak_extra_mib(m.key, L, args.against)
+                                        for L in lengths for m in meths}
     print()
 
-    header = f"{'L':>5}  {'method':<32} {'ms':>10} {'MiB':>9} {'speed x':>8} {'mem x':>7}"
+    header = f"{'threads':>7} {'L':>5}  {'method':<34} {'ms':>10} {'MiB':>9} {'speed x':>8} {'mem x':>7}"
     print(header)
     print("-" * len(header))
-    for L in lengths:
-        sdpa_ms, sdpa_mib = results[("sdpa", L)]
-        for m in meths:
-            ms, mib = results[(m.key, L)]
-            if ms is None:
-                gib = explicit_bytes(L) / 2**30
-                print(f"{L:>5}  {m.label:<32} {'skipped (memory)':>20}   (needs ~{gib:.0f} GiB)")
-                continue
-            print(f"{L:>5}  {m.label:<32} {ms:>10.2f} {fmt(mib, '.1f'):>9} "
-                  f"{fmt(ratio(sdpa_ms, ms), '.2f'):>8} {fmt(ratio(mib, sdpa_mib), '.2f'):>7}")
-        print()
+    for threads in settings:
+        for L in lengths:
+            sdpa_ms, sdpa_mib = results[(threads, "sdpa", L)], memory.get(("sdpa", L))
+            for m in meths:
+                ms, mib = results[(threads, m.key, L)], memory.get((m.key, L))
+                if ms is None:
+                    print(f"{threads:>7} {L:>5}  {m.label:<34} {'skipped (memory)':>20}   "
+                          f"(needs ~{explicit_bytes(L) / 2**30:.0f} GiB)")
+                    continue
+                print(f"{threads:>7} {L:>5}  {m.label:<34} {ms:>10.2f} {fmt(mib, '.1f'):>9} "
+                      f"{fmt(ratio(sdpa_ms, ms), '.2f'):>8} {fmt(ratio(mib, sdpa_mib), '.2f'):>7}")
+            print()
 
-    prob_ms = results.get((meths[0].key, SPEEDUP_LENGTH), (None, None))[0]
-    sdpa_ms = results.get(("sdpa", SPEEDUP_LENGTH), (None, None))[0]
-    print(f"probsparse_vs_sdpa_speedup_L{SPEEDUP_LENGTH}: {fmt(ratio(sdpa_ms, prob_ms), '.1f')}")
+    prob = meths[0].key
+    for L in (SPEEDUP_LENGTH, 96):
+        speedups = [ratio(results.get((t, "sdpa", L)), results.get((t, prob, L))) for t in settings]
+        worst = None if None in speedups or not speedups else min(speedups)
+        by = ", ".join(f"{t} thread(s) {fmt(x, '.1f')}" for t, x in zip(settings, speedups))
+        print(f"probsparse_vs_sdpa_speedup_L{L}: {fmt(worst, '.2f')}   (the worse of: {by})")
+    mem = ratio(memory.get((prob, SPEEDUP_LENGTH)), memory.get(("sdpa", SPEEDUP_LENGTH)))
+    print(f"probsparse_vs_sdpa_memory_L{SPEEDUP_LENGTH}: {fmt(mem, '.2f')}")
     return 0
 
 

@@ -5,6 +5,7 @@ the head split ([B, L, H, D] in and out, checked), the per-call head gate and th
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -15,6 +16,7 @@ from torch import nn
 
 from .dropout import dropout
 from .hooks import HookPoint
+from .probsparse_blocks import shared_sample_attention
 from .row_edits import apply_row_edit, row_edit
 
 
@@ -39,12 +41,18 @@ def sample_sizes(factor: int, L_Q: int, L_K: int, counts: str = "paper") -> tupl
 class KeySample:
     """Keys drawn (uniformly, with replacement) to score each query.
 
-    index: [L_Q, U] long; row i lists the keys that query i is scored against.
-    block: queries i with equal i // block share one row of draws (1 = the official scheme).
+    draws: [n_blocks, U] long; queries i with equal i // block share row i // block (block 1: the official scheme).
+    index: [L_Q, U]; row i lists the keys that query i is scored against (expanded from the draws when first read).
     """
 
-    index: torch.Tensor
+    draws: torch.Tensor
     block: int
+    L_Q: int
+
+    @functools.cached_property
+    def index(self) -> torch.Tensor:
+        return self.draws.repeat_interleave(min(self.block, self.L_Q), dim=0)[:self.L_Q] if self.block > 1 \
+            else self.draws
 
 
 def draw_key_sample(L_Q: int, L_K: int, U: int, block: int, generator: torch.Generator | None,
@@ -53,8 +61,7 @@ def draw_key_sample(L_Q: int, L_K: int, U: int, block: int, generator: torch.Gen
     n_blocks = -(-L_Q // block)
     gen_device = generator.device if generator is not None else torch.device("cpu")
     draws = torch.randint(L_K, (n_blocks, U), generator=generator, device=gen_device)  # [n_blocks, U]
-    index = draws.repeat_interleave(min(block, L_Q), dim=0)[:L_Q] if block > 1 else draws  # [L_Q, U]
-    return KeySample(index=index.to(device), block=block)
+    return KeySample(draws.to(device), block, L_Q)
 
 
 def sampled_dot_products(Q: torch.Tensor, K: torch.Tensor, sample: KeySample) -> torch.Tensor:
@@ -124,13 +131,14 @@ def sampled_sparsity(Q: torch.Tensor, K: torch.Tensor, sample: KeySample, mean_d
     causal=False uses every sampled key (the official code does so even in the causal decoder).
     """
     B, H, L_Q, _ = Q.shape
-    U, block = sample.index.shape[1], sample.block
+    U, block = sample.draws.shape[1], sample.block
     chunk = max(block, ((1 << 21) // max(1, B * H * U)) // block * block)  # ≤ 8 MB of fp32 scores at a time
     parts = []
-    for start in range(0, L_Q, chunk):
+    for start in range(0, L_Q, chunk):  # a chunk starts at a block's first query
         stop = min(L_Q, start + chunk)
-        Q_part, index = Q[:, :, start:stop], sample.index[start:stop]
-        QK_sample = sampled_dot_products(Q_part, K, KeySample(index, block))
+        part = KeySample(sample.draws[start // block:-(-stop // block)], block, stop - start)
+        Q_part, index = Q[:, :, start:stop], part.index
+        QK_sample = sampled_dot_products(Q_part, K, part)
         if causal:
             positions = torch.arange(start, stop, device=Q.device)
             QK_self = (Q_part * K[:, :, start:stop]).sum(dim=-1)  # [B, H, c]
@@ -148,7 +156,11 @@ class AttentionResult(NamedTuple):
     rows: torch.Tensor | None  # [B, H, u, L_K] softmax rows of the computed queries (None: not asked for)
     selected: torch.Tensor | None  # [B, H, u] which queries the rows belong to (None: all, in order)
     scores: torch.Tensor | None  # [B, H, L_Q] sampled M̄ on the q·k/√D scale (ProbSparse only)
-    key_index: torch.Tensor | None  # [L_Q, U] the key sample (ProbSparse only)
+    sample: KeySample | None  # the key sample (ProbSparse only)
+
+    @property
+    def key_index(self) -> torch.Tensor | None:  # [L_Q, U]
+        return None if self.sample is None else self.sample.index
 
 
 def causal_mask(L_Q: int, L_K: int, device: torch.device) -> torch.Tensor:
@@ -193,7 +205,7 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
                          mean_divisor: str, decoder_lazy: str, sample_block: int, causal_sampling: bool = True,
                          generator: torch.Generator | None = None, sample: KeySample | None = None,
                          need_rows: bool = False, counts: str = "paper",
-                         single_head_union: bool = False) -> AttentionResult:
+                         single_head_union: bool = False, need_scores: bool = True) -> AttentionResult:
     """ProbSparse self-attention.
 
     1. Score every query by M̄ on U = c·⌈ln L_K⌉ sampled keys (causal: only those it may attend to, unless
@@ -203,6 +215,7 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
     Q: [B, H, L_Q, D], K, V: [B, H, L_K, D]. need_rows=False skips materialising the u × L_K rows (SDPA).
     counts: how u and U follow the lengths (`sample_sizes`). single_head_union (TSL, one head only): every window
     computes the rows of the whole batch's top-u queries (selected is then [B, 1, B·u], with repeats).
+    need_scores=False: the encoder form (`model.probsparse_blocks`) keeps M̄ in its work space (scores None).
     """
     B, H, L_Q, D = Q.shape
     L_K = K.shape[2]
@@ -210,6 +223,10 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
     scale = 1.0 / math.sqrt(D)
     if sample is None:
         sample = draw_key_sample(L_Q, L_K, U, sample_block, generator, Q.device)
+    if not causal and sample.block > 1 and not (single_head_union and H == 1 and B > 1):  # the encoder form
+        return AttentionResult(*shared_sample_attention(Q, K, V, sample.draws, sample.block, u,
+                                                        U if mean_divisor == "U" else L_K, need_rows, need_scores),
+                               sample)
 
     M_bar = sampled_sparsity(Q, K, sample, mean_divisor, causal=causal and causal_sampling)  # [B, H, L_Q]
     selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [B, H, u]
@@ -233,7 +250,7 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
 
     context = lazy_context(V, L_Q, causal=causal, decoder_lazy=decoder_lazy).contiguous()  # [B, H, L_Q, D]
     context = context.scatter_(2, selected.unsqueeze(-1).expand(-1, -1, -1, D), context_top.type_as(context))
-    return AttentionResult(context, rows, selected, M_bar * scale, sample.index)
+    return AttentionResult(context, rows, selected, M_bar * scale, sample)
 
 
 # --------------------------------------------------------------------------------------------
@@ -308,7 +325,8 @@ class AttentionLayer(nn.Module):
                                           mean_divisor=self.mean_divisor, decoder_lazy=self.decoder_lazy,
                                           sample_block=self.sample_block, generator=generator,
                                           causal_sampling=self.causal_sampling, need_rows=need_rows,
-                                          counts=self.active_counts, single_head_union=self.single_head_union)
+                                          counts=self.active_counts, single_head_union=self.single_head_union,
+                                          need_scores=self.hook_scores.wanted())
         else:
             # The official ProbAttention never applies attention dropout; full attention does.
             result = full_attention(Qh, Kh, Vh, causal=self.causal,
@@ -338,9 +356,11 @@ class AttentionLayer(nn.Module):
     def _record(self, result: AttentionResult, B: int, L_Q: int) -> None:
         """ProbSparse: key_index, scores and selected on every call; rows when wanted. Full attention: rows and
         selected (every query, in order) only when rows are wanted."""
-        if result.key_index is not None:
-            self.hook_key_index(result.key_index)
-            self.hook_scores(result.scores)
+        if result.sample is not None:
+            if self.hook_key_index.wanted():  # [L_Q, U] is expanded from the draws only for a recorder
+                self.hook_key_index(result.sample.index)
+            if result.scores is not None:  # M̄ is returned when a recorder wants it
+                self.hook_scores(result.scores)
         selected = result.selected
         if result.rows is not None:
             self.hook_rows(result.rows)

@@ -194,7 +194,7 @@ def test_overlap_is_one_when_every_query_is_active(tiny_trained, tiny_prepared):
 def test_sample_of_every_key_reproduces_exact_mbar_and_ranks():
     g = torch.Generator().manual_seed(1)
     Q, K, V = (torch.randn(2, 3, 40, 8, generator=g, dtype=torch.float64) for _ in range(3))
-    every_key = KeySample(index=torch.arange(40).repeat(40, 1), block=1)  # [L_Q, U = L_K]
+    every_key = KeySample(draws=torch.arange(40).repeat(40, 1), block=1, L_Q=40)  # [L_Q, U = L_K]
     result = probsparse_attention(Q, K, V, factor=2, causal=False, mean_divisor="U", decoder_lazy="cummean",
                                   sample_block=1, sample=every_key)
     M, Mbar = exact_sparsity(Q, K, False)

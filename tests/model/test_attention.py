@@ -95,7 +95,7 @@ def test_sampled_dot_products_block_and_gather_paths_agree():
     Q, K, _ = qkv(L_Q=33, L_K=45)
     sample = draw_key_sample(33, 45, 20, 6, torch.Generator().manual_seed(1), torch.device("cpu"))
     as_gemm = sampled_dot_products(Q, K, sample)
-    as_gather = sampled_dot_products(Q, K, type(sample)(sample.index, 1))
+    as_gather = sampled_dot_products(Q, K, type(sample)(sample.index, 1, 33))  # per query: draws = index
     torch.testing.assert_close(as_gemm, as_gather, atol=1e-10, rtol=0)
     assert as_gemm.shape == (2, 3, 33, 20)
     assert sparsity_from_samples(as_gemm, 45, "U").shape == (2, 3, 33)

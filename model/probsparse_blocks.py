@@ -1,0 +1,191 @@
+"""ProbSparse's encoder form (non-causal, one key sample per block of queries), arranged for speed and memory.
+
+The same mathematics as `model.attention.probsparse_attention`'s general path (Zhou et al. 2021, §3.1):
+
+- each block's U sampled keys are gathered once, and all of a block's dot products are one GEMM (the sampled keys ×
+  the block's queries);
+- M̄ = max over the sample − q·(Σ sampled k)/n: the keys are gathered with one more row, their sum, so the same GEMM
+  gives the sum of a query's sampled dot products (no second pass); M̄ only chooses queries, so it takes no gradient;
+- the u queries with the largest M̄ get their softmax rows over every key (the flash kernel of
+  `scaled_dot_product_attention`, or explicit rows when they are short or recorded), the others mean(V).
+
+Without autograd the heads are done a few at a time, each chunk's part of the output its work space until it is
+written (the call needs little more than its output, as `scaled_dot_product_attention` does), its dot products small
+enough to stay in the cache. Its kernels run on one torch thread; on a call big enough, the chunks are shared between
+as many Python threads as torch had threads. Measured (issue 23): at seq_len 96 on two threads of a busy two-core
+machine the general path's kernels, each waiting at its barrier for a descheduled thread, took 73 ms where one thread
+takes 0.9 ms; at 8192 the dot products of 1 or 2 heads at a time took 43 ms, of all 32 at once 77 ms (the cache).
+Pure functions of their inputs; nothing but a thread pool is kept between calls.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+import torch.nn.functional as F
+
+EXPLICIT_ROWS = 1 << 20  # B·H·u·L_K up to which the selected queries' rows are computed explicitly (4 MB)
+CACHE_FLOATS = 1 << 19  # 2 MB: the dot products of a chunk of heads (one head at L = 8192)
+PARALLEL_FLOATS = 1 << 20  # B·H·L_Q·D per thread below which a call runs in the calling thread alone
+WORK_FLOATS = 1 << 21  # 8 MB: the autograd path's work space for M̄
+
+
+def work_floats(L_Q: int, D: int, n_all: int, U: int, block: int) -> int:
+    """The scratch `block_scores` needs per head: the gathered keys and sums, and the full blocks' products."""
+    return n_all * (U + 1) * D + (U + 1) * (L_Q // block) * block
+
+
+def block_scores(q: torch.Tensor, k: torch.Tensor, draws: torch.Tensor, block: int, divisor: int,
+                 work: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
+    """M̄ of every query, unscaled: [c, L_Q] (written into `out` when given). q: [c, L_Q, D], k: [c, L_K, D]; draws:
+    [n_blocks, U], the keys drawn for queries i with i // block = row (the last block may be partial). `work`: at
+    least c · `work_floats(...)` floats of scratch (None: allocated)."""
+    c, L_Q, D = q.shape
+    n_all, U = draws.shape
+    n_full = L_Q // block
+    full = n_full * block
+    if work is None:
+        work = q.new_empty(c * work_floats(L_Q, D, n_all, U, block))
+    at = c * n_all * (U + 1) * D
+    spare = torch.cat([draws, draws[:, :1]], dim=1).reshape(-1)  # [n_all·(U + 1)]: a slot for each block's sum
+    keys = torch.index_select(k, 1, spare, out=work[:at].view(c, n_all * (U + 1), D)).view(c, n_all, U + 1, D)
+    torch.sum(keys[:, :, :U], dim=2, out=keys[:, :, U])  # [c, n_all, D]: Σ of each block's sampled keys
+    M_bar = q.new_empty(c, L_Q) if out is None else out
+    if n_full:
+        blocks = q[:, :full].view(c, n_full, block, D)
+        S = torch.matmul(keys[:, :n_full], blocks.transpose(-1, -2),
+                         out=work[at:at + c * (U + 1) * full].view(c, n_full, U + 1, block))  # [c, n, U + 1, block]
+        peak = torch.amax(S[:, :, :U], dim=2)  # [c, n_full, block]
+        M_bar[:, :full] = peak.sub_(S[:, :, U], alpha=1 / divisor).view(c, full)
+    if full < L_Q:  # the last, partial block
+        S = q[:, full:] @ keys[:, -1].transpose(-1, -2)  # [c, rest, U + 1]
+        M_bar[:, full:] = S[:, :, :U].amax(dim=-1) - S[:, :, U] / divisor
+    return M_bar
+
+
+# ------------------------------------------------------------------------------------------ threads
+_lock = threading.Lock()
+_depth = 0
+_outside = 1  # torch's threads outside `one_torch_thread`: the Python threads a call may share its chunks with
+_pool: ThreadPoolExecutor | None = None
+
+
+@contextlib.contextmanager
+def one_torch_thread():
+    """torch's kernels on one thread for the duration, restored after (concurrent and nested uses share one setting;
+    torch's thread count is the process's). Yields the thread count outside."""
+    global _depth, _outside
+    with _lock:
+        if _depth == 0:
+            _outside = torch.get_num_threads()
+            if _outside > 1:
+                torch.set_num_threads(1)
+        _depth += 1
+        outside = _outside
+    try:
+        yield outside
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _outside > 1:
+                torch.set_num_threads(_outside)
+
+
+def _workers(n: int) -> ThreadPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None or _pool._max_workers < n:
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="probsparse")
+        return _pool
+
+
+# ------------------------------------------------------------------------------------------ the attention
+def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, draws: torch.Tensor, block: int,
+                            u: int, divisor: int, need_rows: bool, need_scores: bool = True
+                            ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor | None]:
+    """(context [B, H, L_Q, D], rows [B, H, u, L_K] or None, selected [B, H, u], M̄ on the q·k/√D scale [B, H, L_Q]
+    or None).
+
+    Q: [B, H, L_Q, D], K, V: [B, H, L_K, D]; draws [n_blocks, U]: the sampled keys of each block of `block` queries;
+    divisor: the n of M̄'s mean (U, or L_K as in the official code); need_rows / need_scores: return the softmax rows /
+    M̄ (without them M̄ lives in the work space only)."""
+    B, H, L_Q, D = Q.shape
+    L_K, (n_all, U) = K.shape[2], draws.shape
+    BH, block, scale = B * H, min(block, L_Q), 1 / math.sqrt(D)
+    q, k, v = (t.reshape(BH, -1, D) for t in (Q, K, V))  # [BH, L, D]: views of contiguous inputs
+    M_bar = Q.new_empty(BH, L_Q) if need_scores or torch.is_grad_enabled() else None
+    explicit = need_rows or BH * u * L_K <= EXPLICIT_ROWS  # short rows: three small kernels beat the flash kernel's
+    if torch.is_grad_enabled() and (Q.requires_grad or K.requires_grad or V.requires_grad):
+        return _differentiable(q, k, v, draws, block, u, divisor, need_rows, explicit, M_bar, B)
+    selected = torch.empty(BH, u, dtype=torch.long, device=Q.device)
+    rows = Q.new_empty(BH, u, L_K) if need_rows else None
+    out = Q.new_empty(BH, L_Q, D)
+    per_head = work_floats(L_Q, D, n_all, U, block) + (0 if need_scores else L_Q)  # M̄ in the work space too
+    chunk = max(1, min(BH, CACHE_FLOATS // per_head))
+
+    def choose(h0: int, h1: int) -> None:
+        """M̄ and the top u of heads h0 … h1 − 1, a cache-sized chunk at a time, each chunk's part of the output its
+        work space (it is written only after every head has chosen)."""
+        for a in range(h0, h1, chunk):
+            b = min(h1, a + chunk)
+            work = out[a:b].view(-1) if per_head <= L_Q * D else Q.new_empty((b - a) * per_head)
+            scores = M_bar[a:b] if need_scores else work[-(b - a) * L_Q:].view(b - a, L_Q)
+            block_scores(q[a:b], k[a:b], draws, block, divisor, work, out=scores)
+            selected[a:b] = scores.topk(u, dim=-1, sorted=True).indices  # [c, u]
+
+    def attend() -> None:
+        """The selected queries' rows over every key, mean(V) for the others: a few kernels over every head."""
+        flat = (selected + torch.arange(0, BH * L_Q, L_Q, device=Q.device).unsqueeze(1)).view(-1)  # [BH·u] rows
+        top = torch.index_select(q.reshape(BH * L_Q, D), 0, flat,
+                                 out=out.view(-1)[:BH * u * D].view(BH * u, D)).view(BH, u, D)  # in the work space
+        if explicit:  # [BH, u, L_K] softmax rows
+            R = torch.softmax(torch.baddbmm(top.new_empty(()), top, k.transpose(1, 2), beta=0, alpha=scale), -1)
+            if need_rows:
+                rows.copy_(R)
+            context = R @ v
+        else:  # 4-D: the flash kernel, which never holds the [u, L_K] rows
+            context = F.scaled_dot_product_attention(top.view(B, H, u, D), K, V, scale=scale).reshape(BH, u, D)
+        out.copy_(v.mean(dim=1, keepdim=True).expand(BH, L_Q, D))  # every other query: mean(V) …
+        out.view(BH * L_Q, D).index_copy_(0, flat, context.reshape(BH * u, D).type_as(out))  # … the selected: rows
+
+    with torch.no_grad():
+        with one_torch_thread() as threads:
+            workers = min(BH, threads, max(1, BH * L_Q * D // PARALLEL_FLOATS))
+            if workers <= 1:  # a small call: all of it on one thread
+                choose(0, BH)
+                attend()
+            else:  # the heads' choices shared between Python threads, each on one core: no barrier between kernels
+                edges = [BH * w // workers for w in range(workers + 1)]
+                for part in [_workers(workers).submit(choose, a, b) for a, b in zip(edges[:-1], edges[1:])]:
+                    part.result()
+        if workers > 1:
+            attend()  # large kernels: torch's own threads
+    return (out.view(B, H, L_Q, D), rows.view(B, H, u, L_K) if need_rows else None, selected.view(B, H, u),
+            M_bar.mul_(scale).view(B, H, L_Q) if need_scores else None)
+
+
+def _differentiable(q, k, v, draws, block, u, divisor, need_rows, explicit, M_bar, B):
+    """The same with autograd (training): M̄ and the choice without a gradient, in chunks; the rows (SDPA or explicit)
+    and the lazy fill as differentiable operations over every head at once."""
+    BH, L_Q, D = q.shape
+    L_K, H, scale = k.shape[1], BH // B, 1 / math.sqrt(D)
+    per_head = work_floats(L_Q, D, *draws.shape, block)
+    chunk = max(1, min(BH, WORK_FLOATS // per_head))
+    with torch.no_grad():
+        work = q.new_empty(chunk * per_head)
+        for h0 in range(0, BH, chunk):
+            h1 = min(BH, h0 + chunk)
+            block_scores(q[h0:h1], k[h0:h1], draws, block, divisor, work, out=M_bar[h0:h1])
+        selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [BH, u]
+    flat = (selected + torch.arange(0, BH * L_Q, L_Q, device=q.device).unsqueeze(1)).view(-1)  # [BH·u] rows
+    top = q.reshape(BH * L_Q, D).index_select(0, flat).view(BH, u, D)
+    rows = torch.softmax(top @ k.transpose(1, 2) * scale, dim=-1) if explicit else None  # [BH, u, L_K]
+    context = rows @ v if explicit else F.scaled_dot_product_attention(
+        top.view(B, H, u, D), k.view(B, H, L_K, D), v.view(B, H, L_K, D), scale=scale).reshape(BH, u, D)
+    lazy = v.mean(dim=1, keepdim=True).expand(BH, L_Q, D).reshape(BH * L_Q, D)
+    out = lazy.index_copy(0, flat, context.reshape(BH * u, D).type_as(v))
+    return (out.view(B, H, L_Q, D), rows.view(B, H, u, L_K) if need_rows else None, selected.view(B, H, u),
+            M_bar.mul_(scale).view(B, H, L_Q))
