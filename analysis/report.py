@@ -33,6 +33,7 @@ import pandas as pd
 
 from .report_figures import grouped_bars, heatmap, interval_bars, series_bars
 from .report_html import MAX_TABLE_ROWS, Report, ReportSection, figure_html, render_html, table_html, write_report
+from .report_verdict import study_warning, verdict_section
 
 ROOT = Path(__file__).resolve().parents[1]
 SPARSITY_SEEDS = 5  # key-sample seeds of the top-u agreement in a checkpoint report
@@ -133,7 +134,8 @@ def checkpoint_provenance(checkpoint, folder: str | Path | None = None) -> dict:
 # --------------------------------------------------------------------------------------------
 def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", max_windows: int | None = 256,
                       window: int = 0, data: bytes | None = None, folder: str | Path | None = None) -> Report:
-    """A report of one model on one data set: headline errors, the single-head sweep (both with 95 % intervals over
+    """A report of one model on one data set: whether it learned (against seasonal naive and the linear baseline,
+    with a warning when not better), headline errors, the single-head sweep (both with 95 % intervals over
     the split's first `max_windows` windows; None: all), the sparsity and the pyramid of window `window`.
     `data` (the CSV's bytes) adds the file's fingerprint, `folder` (the checkpoint's) its manifest digests."""
     from .windows import limit_windows
@@ -141,7 +143,8 @@ def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", 
 
     prepared = prepare_for_checkpoint(checkpoint, frame)
     model = checkpoint.model
-    sections = [_errors_section(model, limit_windows(prepared, split, max_windows), split, seed),
+    sections = [verdict_section(model, prepared, seed),
+                _errors_section(model, limit_windows(prepared, split, max_windows), split, seed),
                 _sweep_section(model, prepared, split, seed, max_windows),
                 _sparsity_section(model, prepared, split, window, seed),
                 _pyramid_section(model, prepared, split, window, seed)]
@@ -150,7 +153,7 @@ def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", 
     provenance = {"project version": model_provenance.pop("project version"),
                   "seeds": {"key samples and bootstrap": seed,
                             "top-u agreement": list(range(seed, seed + SPARSITY_SEEDS))},
-                  "evaluation": {"split": split, "windows scored": int(sections[0].tables[0][1]["windows"].iloc[0]),
+                  "evaluation": {"split": split, "windows scored": int(sections[1].tables[0][1]["windows"].iloc[0]),
                                  "window of sparsity and pyramid": window},
                   "data": frame_provenance(frame, data), **model_provenance}
     title = (f"Informer on {frame.name}: {c.seq_len}/{c.label_len}/{c.pred_len}, d_model {c.d_model}, "
@@ -341,10 +344,11 @@ def _findings_section(findings: dict) -> ReportSection | None:
     table = pd.DataFrame(rows)
     figure = interval_bars(table["setting"], table["test MSE mean"], table["95% lo"], table["95% hi"],
                            title="test MSE over seeds: mean and 95 % t interval", y_title="MSE")
-    text = ("Per setting, over seeds: the test MSE (mean, spread, t interval), the heads removable alone (mean, min "
-            "and max over seeds, counted with the interval and by point estimates), the heads whose role holds in "
-            "every seed, and the rank stability (Spearman ρ between seeds, interval from resampling the matched "
-            "heads) of each head's ΔMSE and gradient importance.")
+    text = study_warning(findings) + (
+        "Per setting, over seeds: the test MSE (mean, spread, t interval), the heads removable alone (mean, min and "
+        "max over seeds, counted with the interval and by point estimates), the heads whose role holds in every "
+        "seed, and the rank stability (Spearman ρ between seeds, interval from resampling the matched heads) of "
+        "each head's ΔMSE and gradient importance.")
     return ReportSection("Findings across seeds", text, [figure], [("findings", table)])
 
 

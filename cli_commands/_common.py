@@ -9,10 +9,11 @@ from pathlib import Path
 
 from analysis.checkpoint import Checkpoint, load_checkpoint
 from analysis.data import FILLS, DataSpec, PreparedData, ReadOptions, SeriesFrame, load_csv
+from analysis.schedules import SCHEDULES
 from analysis.training import TrainProgress, TrainSettings
 from analysis.workflow import ModelSize, prepare_for_checkpoint
 
-from ._output import ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
+from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
 
 
 def positive_int(text: str) -> int:
@@ -111,10 +112,22 @@ def add_training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seq-len", type=positive_int, default=96)
     p.add_argument("--label-len", type=positive_int, default=48)
     p.add_argument("--pred-len", type=positive_int, default=24)
-    p.add_argument("--epochs", type=positive_int, default=6)
-    p.add_argument("--batch-size", type=positive_int, default=32)
-    p.add_argument("--learning-rate", type=number_in(0, 10, low_open=True), default=1e-4)
-    p.add_argument("--patience", type=positive_int, default=3)
+    defaults = TrainSettings()
+    p.add_argument("--epochs", type=positive_int, default=defaults.epochs,
+                   help=f"at most this many epochs (default {defaults.epochs}; early stopping and --minutes may end "
+                        "the run before)")
+    p.add_argument("--batch-size", type=positive_int, default=defaults.batch_size)
+    p.add_argument("--learning-rate", type=number_in(0, 10, low_open=True), default=defaults.learning_rate,
+                   help=f"the schedule's peak rate (default {defaults.learning_rate:g}; the paper's is 1e-4)")
+    p.add_argument("--schedule", choices=SCHEDULES, default=defaults.schedule,
+                   help="cosine: warm-up, a held peak, cosine decay over the run (default); paper: halved after "
+                        "every epoch, as Informer2020 (use --learning-rate 1e-4 --epochs 6 for its recipe); "
+                        "constant")
+    p.add_argument("--minutes", type=number_in(0, 1e6, low_open=True), default=None,
+                   help="time budget for training and validation; the schedule decays within it (default: none)")
+    p.add_argument("--find-lr", action="store_true",
+                   help="run a short learning-rate range test first and use its rate as the peak")
+    p.add_argument("--patience", type=positive_int, default=defaults.patience)
     p.add_argument("--d-model", type=positive_int, default=64)
     p.add_argument("--n-heads", type=positive_int, default=4)
     p.add_argument("--d-ff", type=positive_int, default=128)
@@ -147,13 +160,31 @@ def training_choices(args: argparse.Namespace) -> tuple[DataSpec, ModelSize, Tra
                      encoder_attention=args.attention, decoder_attention=args.attention)
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              patience=args.patience, seed=getattr(args, "seed", 0), device=args.device,
-                             max_steps_per_epoch=args.max_steps)
+                             max_steps_per_epoch=args.max_steps, schedule=args.schedule, max_minutes=args.minutes,
+                             find_lr=args.find_lr)
     return spec, size, settings
 
 
 def add_checkpoint_and_csv(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", required=True, type=Path, help="checkpoint folder written by `train`")
     add_csv_options(parser, help="CSV with the model's columns")
+    parser.add_argument("--no-baseline-check", dest="baseline_check", action="store_false",
+                        help="skip the closing check of the model's test MSE against seasonal naive and the linear "
+                             "baseline (an analysis prints it once its output is written)")
+
+
+UNCHECKED = ("evaluate", "compare")  # commands that print the model's errors themselves
+
+
+def baseline_check_note(checkpoint: Checkpoint, prepared: PreparedData) -> None:
+    """Print the model against seasonal naive and the linear baseline, and a warning when it is not better."""
+    from analysis.verdict import check_against_baselines  # torch
+
+    check = check_against_baselines(checkpoint.model, prepared)
+    print(check.summary())
+    warning = check.warning()
+    if warning is not None:
+        print(f"warning: {warning}")
 
 
 def open_checkpoint(path: Path) -> Checkpoint:
@@ -163,7 +194,10 @@ def open_checkpoint(path: Path) -> Checkpoint:
 def open_checkpoint_and_data(args: argparse.Namespace) -> tuple[Checkpoint, PreparedData]:
     """The checkpoint of --checkpoint and the CSV of --csv prepared for it (`add_checkpoint_and_csv`'s arguments)."""
     checkpoint = open_checkpoint(args.checkpoint)
-    return checkpoint, prepare_for_checkpoint(checkpoint, open_csv(args))
+    prepared = prepare_for_checkpoint(checkpoint, open_csv(args))
+    if getattr(args, "baseline_check", False) and getattr(args, "command", None) not in UNCHECKED:
+        AFTER.append(lambda: baseline_check_note(checkpoint, prepared))
+    return checkpoint, prepared
 
 
 class ConsoleProgress:

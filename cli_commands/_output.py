@@ -22,6 +22,7 @@ from analysis.outputs import OutputError, check_file_target, check_folder_target
 
 STDOUT = "-"
 _STDOUT: list = []  # the standard output a running command's CSV goes to (its own lines may be sent to stderr)
+AFTER: list = []  # what a command asked to print once it has succeeded (the model's check against baselines)
 FOLDERS = {"train": "checkpoint", "import": "checkpoint", "counterfactual": "folder", "study": "folder"}
 
 
@@ -89,9 +90,13 @@ def run_command(args: argparse.Namespace) -> int:
             _STDOUT.append(sys.stdout)
             try:
                 with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
-                    return int(args.func(args) or 0)
+                    code = int(args.func(args) or 0)
+                    for note in AFTER:
+                        note()
+                    return code
             finally:
                 _STDOUT.pop()
+                AFTER.clear()
         except OSError as err:
             ProgressLine.close()
             raise OutputError(describe_os_error(err, doing="use")) from None
@@ -100,5 +105,5 @@ def run_command(args: argparse.Namespace) -> int:
             raise
 
 
-__all__ = ["FOLDERS", "ProgressLine", "STDOUT", "check_outputs", "output_arguments", "run_command", "write_data",
+__all__ = ["AFTER", "FOLDERS", "ProgressLine", "STDOUT", "check_outputs", "output_arguments", "run_command", "write_data",
            "write_table"]

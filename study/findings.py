@@ -8,7 +8,9 @@ Per setting (the grid values; one group when there is no grid):
   interval accounted for), against the count by point estimates; over seeds: mean, min and max;
 - importance stability: the Spearman ρ of matched heads' ΔMSE (and gradient importance) between seeds, with an
   interval from resampling the matched heads;
-- top-u agreement: overlap@u per matched head over seeds.
+- top-u agreement: overlap@u per matched head over seeds;
+- the model against seasonal naive per run (`model_vs_baselines`), with a warning that qualifies every finding above
+  when some runs' models are no better than it.
 
 Writes tables/findings_*.csv and findings.json beside them; returns the findings dict.
 """
@@ -71,6 +73,7 @@ def summarise(out: str | Path) -> dict:
         ours = errors[errors["model"] == "informer"]
         summary = across_seeds(ours.assign(key="informer"), ["key"], "mse", floor=0.0).iloc[0].to_dict()
         findings["settings"].setdefault(setting, {})["test_mse"] = {k: v for k, v in summary.items() if k != "key"}
+        findings["settings"][setting]["model_vs_baselines"] = _against_seasonal_naive(errors)
     if "roles" in read and "profiles" in read:
         matrices = []
         for setting, roles in _groups(read["roles"]):
@@ -105,6 +108,24 @@ def summarise(out: str | Path) -> dict:
                 "by_point_mean": float(part["removable_by_point"].mean()), "heads": int(part["heads"].iloc[0])}
     write_json(out / "findings.json", findings)
     return findings
+
+
+def _against_seasonal_naive(errors: pd.DataFrame) -> dict:
+    """In how many runs the model is worse than seasonal naive (its paired ΔMSE interval above 0) or no better (the
+    interval holds 0; the point estimate without one): what those runs' heads do may explain little (issue 27)."""
+    naive = errors[errors["model"] == "seasonal_naive"]
+    if naive.empty:
+        return {}
+    delta, lo, hi = -naive["delta_mse"], -naive["delta_mse_hi"], -naive["delta_mse_lo"]  # model − seasonal naive
+    worse = int(np.where(lo.isna(), delta > 0, lo > 0).sum())
+    not_better = int(np.where(hi.isna(), delta >= 0, hi >= 0).sum())
+    out = {"runs": len(naive), "worse_than_seasonal_naive": worse, "not_better_than_seasonal_naive": not_better,
+           "delta_mse_mean": float(delta.mean())}
+    if not_better:
+        out["warning"] = (f"in {not_better} of {len(naive)} runs the model is no better than seasonal naive ({worse} "
+                          f"worse with the interval; mean ΔMSE {float(delta.mean()):+.3g}): their head roles, "
+                          "removable heads and agreement may explain little")
+    return out
 
 
 def _stability(matrix: pd.DataFrame, read: dict, runs: list[str], seeds: dict) -> dict:

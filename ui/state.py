@@ -50,7 +50,7 @@ class DataRef:
     """A CSV the user chose (the bundled sample, an upload of this tab, or a file on the server: a study's data) and
     how it is read (repair included)."""
 
-    source: str  # "sample" | "upload" | "file"
+    source: str  # "sample" | "upload" | "synth" (generated with a planted answer, bytes in the tab) | "file"
     name: str
     digest: str
     options: ReadOptions = ReadOptions()
@@ -243,10 +243,17 @@ class PageInputs(NamedTuple):
 
 def require_page() -> PageInputs:
     """What an analysis page starts from: the active model, the active data prepared for it, the analysis seed,
-    and the model's checkpoint and config. A message and stop_page() when any is missing or they do not fit."""
+    and the model's checkpoint and config. A message and stop_page() when any is missing or they do not fit.
+
+    Draws the model's check against seasonal naive and the linear baseline (ui/model_check.py) first: beside the
+    page, never before its first result."""
+    from . import model_check  # torch: see the module docstring
+
     model = require_model()
     data = require_data()
-    return PageInputs(model, data, require_prepared(model, data), seed(), model.checkpoint, model.checkpoint.config)
+    prepared = require_prepared(model, data)
+    model_check.draw(model.key, data.key, model.checkpoint, prepared)
+    return PageInputs(model, data, prepared, seed(), model.checkpoint, model.checkpoint.config)
 
 
 def require_windows(prepared, data: ActiveData, split: str) -> int:
