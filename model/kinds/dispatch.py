@@ -28,7 +28,7 @@ from .block import block_table
 from .compressed import compress, local_table, memory_visible
 from .fixed import fixed_table
 from .logsparse import logsparse_table
-from .lsh import hash_vectors, lsh_table, random_rotations, shared_keys
+from .lsh import hash_vectors, lsh_attention_sorted, lsh_table, random_rotations, shared_keys
 from .strided import strided_table
 from .table import KeyTable, table_attention
 from .window import global_positions, window_table
@@ -103,14 +103,15 @@ def sparse_attention(kind: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tenso
     memory = None
     if kind == "lsh":
         rotations = random_rotations(Q.shape[-1], int(o["buckets"]), int(o["rounds"]), generator, Q.device)
-        if o["shared"] and L_Q == L_K:
+        shared = bool(o["shared"]) and L_Q == L_K
+        if shared:
             K = shared_keys(Q)
-            buckets = hash_vectors(Q, rotations, int(o["buckets"]))
-            table = lsh_table(buckets, buckets, chunk=int(o["chunk"]), causal=causal, shared=True)
-        else:
-            table = lsh_table(hash_vectors(Q, rotations, int(o["buckets"])),
-                              hash_vectors(K, rotations, int(o["buckets"])), chunk=int(o["chunk"]), causal=causal,
-                              shared=False)
+        q_buckets = hash_vectors(Q, rotations, int(o["buckets"]))
+        k_buckets = q_buckets if shared else hash_vectors(K, rotations, int(o["buckets"]))
+        if not causal and not need_rows and not need_scores:  # the Reformer's sorted chunks: GEMMs, no gathers
+            return SparseResult(lsh_attention_sorted(Q, K, V, q_buckets, k_buckets, chunk=int(o["chunk"]),
+                                                     shared=shared), None, None)
+        table = lsh_table(q_buckets, k_buckets, chunk=int(o["chunk"]), causal=causal, shared=shared)
     else:
         table = positional_table(kind, L_Q, H, causal=causal, options=o, span=span, device=Q.device)
         if kind == "compressed":

@@ -118,3 +118,75 @@ def shared_keys(Q: torch.Tensor) -> torch.Tensor:
 
 
 __all__ = ["hash_vectors", "lsh_table", "random_rotations", "shared_keys"]
+
+
+def lsh_attention_sorted(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, q_buckets: torch.Tensor,
+                         k_buckets: torch.Tensor, *, chunk: int, shared: bool) -> torch.Tensor:
+    """Non-causal LSH attention as the Reformer computes it: per round, queries and keys gathered in (bucket,
+    position) order, cut into chunks, each chunk of queries one GEMM against its chunk of keys and the one before,
+    masked to the same bucket; the rounds combined by their log-sum-exps, a key a query reads in several rounds
+    counted once (its score lowered by the log of that count: the softmax over the union of the rounds, as
+    `lsh_table` defines it). O(L · rounds · 2c · D). Same result as the table path (tests)."""
+    B, H, rounds, L_Q = q_buckets.shape
+    L_K = k_buckets.shape[-1]
+    D = Q.shape[-1]
+    scale = 1.0 / math.sqrt(D)
+    c_k = max(1, min(chunk, L_K))
+    m = math.ceil(L_K / c_k)
+    c_q = math.ceil(L_Q / m)
+    device = Q.device
+    q_pos, k_pos = torch.arange(L_Q, device=device), torch.arange(L_K, device=device)
+    q_order = (q_buckets * L_Q + q_pos).argsort(dim=-1)  # [B, H, R, L_Q] sorted slot → query
+    k_order = (k_buckets * L_K + k_pos).argsort(dim=-1)
+    q_chunk = torch.empty_like(q_order).scatter_(-1, q_order, (q_pos // c_q).expand_as(q_order))  # query → chunk
+    k_chunk = torch.empty_like(k_order).scatter_(-1, k_order, (k_pos // c_k).expand_as(k_order))
+    lse_rounds, out_rounds, query_rounds = [], [], []
+    for r in range(rounds):
+        qi = torch.nn.functional.pad(q_order[:, :, r], (0, m * c_q - L_Q), value=-1).view(B, H, m, c_q)
+        kj = torch.nn.functional.pad(k_order[:, :, r], (0, m * c_k - L_K), value=-1).view(B, H, m, c_k)
+        kj = torch.cat([torch.cat([torch.full_like(kj[:, :, :1], -1), kj[:, :, :-1]], dim=2), kj], dim=-1)  # [.., 2c]
+        q_g = torch.gather(Q, 2, qi.clamp(min=0).reshape(B, H, -1, 1).expand(B, H, m * c_q, D)).view(B, H, m, c_q, D)
+        k_g = torch.gather(K, 2, kj.clamp(min=0).reshape(B, H, -1, 1).expand(B, H, m * 2 * c_k, D)).view(
+            B, H, m, 2 * c_k, D)
+        v_g = torch.gather(V, 2, kj.clamp(min=0).reshape(B, H, -1, 1).expand(B, H, m * 2 * c_k, V.shape[-1])).view(
+            B, H, m, 2 * c_k, -1)
+        scores = (q_g @ k_g.transpose(-2, -1)) * scale  # [B, H, m, c_q, 2c]
+        qi_e, kj_e = qi.clamp(min=0).unsqueeze(-1), kj.clamp(min=0).unsqueeze(-2)
+        ok = (qi.unsqueeze(-1) >= 0) & (kj.unsqueeze(-2) >= 0)
+        ok &= _at(q_buckets[:, :, r], qi_e) == _at(k_buckets[:, :, r], kj_e)
+        if shared:
+            ok &= qi_e != kj_e
+        count = torch.zeros(scores.shape, dtype=scores.dtype, device=device)
+        for s in range(rounds):  # in how many rounds j is one of i's keys
+            same = _at(q_buckets[:, :, s], qi_e) == _at(k_buckets[:, :, s], kj_e)
+            cq, ck = _at(q_chunk[:, :, s], qi_e), _at(k_chunk[:, :, s], kj_e)
+            count += (same & ((ck == cq) | (ck == cq - 1))).to(scores.dtype)
+        scores = scores.masked_fill(~ok, float("-inf")) - torch.log(count.clamp(min=1))
+        lse = torch.logsumexp(scores, dim=-1, keepdim=True)  # [B, H, m, c_q, 1]
+        p = torch.exp(scores - lse.masked_fill(~torch.isfinite(lse), 0))
+        lse_rounds.append(lse.reshape(B, H, -1))
+        out_rounds.append((p @ v_g).reshape(B, H, m * c_q, -1))
+        query_rounds.append(qi.reshape(B, H, -1))
+    # back to query order, then the rounds weighted by their share of the whole softmax
+    lse_all, out_all = [], []
+    for lse, out, qi in zip(lse_rounds, out_rounds, query_rounds):
+        place = qi.masked_fill(qi < 0, L_Q)  # padded slots land in a spare row
+        lse_q = torch.full((B, H, L_Q + 1), float("-inf"), dtype=Q.dtype, device=device).scatter(-1, place, lse)
+        out_q = Q.new_zeros(B, H, L_Q + 1, out.shape[-1]).scatter(2, place.unsqueeze(-1).expand_as(out), out)
+        lse_all.append(lse_q[:, :, :L_Q])
+        out_all.append(out_q[:, :, :L_Q])
+    lse_stack = torch.stack(lse_all)  # [R, B, H, L_Q]
+    total = torch.logsumexp(lse_stack, dim=0)
+    weights = torch.exp(lse_stack - total.masked_fill(~torch.isfinite(total), 0)).nan_to_num(0.0)
+    context = (weights.unsqueeze(-1) * torch.stack(out_all)).sum(dim=0)
+    alone = ~torch.isfinite(total)  # no key in any round: key min(i, L_K − 1), as the table defines
+    if bool(alone.any()):
+        fallback = torch.gather(V, 2, q_pos.clamp(max=L_K - 1).view(1, 1, L_Q, 1).expand(B, H, L_Q, V.shape[-1]))
+        context = torch.where(alone.unsqueeze(-1), fallback, context)
+    return context
+
+
+def _at(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """values [B, H, L] at index [B, H, m, a, b] (any trailing shape) → same shape as index."""
+    B, H = values.shape[:2]
+    return torch.gather(values, -1, index.reshape(B, H, -1)).view(index.shape)
