@@ -24,6 +24,7 @@ from analysis.checkpoint import Checkpoint
 from analysis.data import PreparedData
 from analysis.importance import head_importance
 from ui.ablation.tables import STUDIES, combine_importance, combine_random
+from ui.compute import one_thread
 from ui.jobs import BackgroundJob
 
 
@@ -63,7 +64,8 @@ class StudyJob(BackgroundJob):
         for k, (phase, work) in enumerate(self._parts):
             with self._lock:
                 self._done, self._phase = k, phase
-            results.append(work())
+            with one_thread():  # ui/compute.py: no barrier waiting on a descheduled second thread
+                results.append(work())
         result = self._combine(results)
         with self._lock:
             self.result, self._done, self.status = result, len(self._parts), "done"

@@ -6,11 +6,13 @@ import streamlit as st
 from analysis.attribution import Attribution, input_attribution
 from analysis.checkpoint import Checkpoint
 from analysis.data import PreparedData
+from ui.compute import one_thread
 
 
 @st.cache_data(max_entries=64, show_spinner="Integrating gradients along the path from the baseline…")
 def attribution(model_key: str, data_key: str, split: str, window: int, step: int, column: str, baseline: str,
                 n_steps: int, attention: str | None, seed: int, _checkpoint: Checkpoint,
                 _prepared: PreparedData) -> Attribution:
-    return input_attribution(_checkpoint.model, _prepared, split, window, step=step, target_column=column,
-                             baseline=baseline, n_steps=n_steps, seed=seed, attention=attention)
+    with one_thread():
+        return input_attribution(_checkpoint.model, _prepared, split, window, step=step, target_column=column,
+                                 baseline=baseline, n_steps=n_steps, seed=seed, attention=attention)

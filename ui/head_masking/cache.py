@@ -7,6 +7,7 @@ from analysis.checkpoint import Checkpoint
 from analysis.data import PreparedData
 from analysis.masking import WindowForecast, head_mask, masked_window_forecast
 from ui.cache import mean_contexts_for
+from ui.compute import one_thread
 
 
 @st.cache_data(max_entries=256, show_spinner="Running the masked forecast…")
@@ -14,6 +15,7 @@ def window_forecast(model_key: str, data_key: str, split: str, window: int, off:
                     mode: str, seed: int, _checkpoint: Checkpoint, _prepared: PreparedData) -> WindowForecast:
     """Baseline and masked forecast of one window; `off` lists the (site index, head) pairs switched off."""
     model = _checkpoint.model
-    means = mean_contexts_for(model_key, data_key, seed, _checkpoint, _prepared) if mode == "mean" and off else None
-    mask = head_mask(model, off, mode, means)
-    return masked_window_forecast(model, _prepared, split, window, mask, seed=seed)
+    with one_thread():
+        means = mean_contexts_for(model_key, data_key, seed, _checkpoint, _prepared) if mode == "mean" and off \
+            else None
+        return masked_window_forecast(model, _prepared, split, window, head_mask(model, off, mode, means), seed=seed)

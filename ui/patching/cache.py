@@ -1,4 +1,4 @@
-"""The Activation patching screen's cached call."""
+"""The Activation patching screen's cached call, kept in a `ui.lru.SharedLRU` (shared read-only, no copies)."""
 from __future__ import annotations
 
 import streamlit as st
@@ -6,10 +6,16 @@ import streamlit as st
 from analysis.checkpoint import Checkpoint
 from analysis.data import PreparedData
 from analysis.patching import PatchResult, activation_patching
+from ui.compute import one_thread
+from ui.lru import SharedLRU
+
+_RESULTS: SharedLRU[PatchResult] = SharedLRU(16)
 
 
-@st.cache_data(max_entries=16, show_spinner="Patching every head of the clean run into the corrupted one…")
 def patch(model_key: str, data_key: str, split: str, clean: int, corrupt: int | None, corrupt_edit: str | None,
           point: str, seed: int, _checkpoint: Checkpoint, _prepared: PreparedData) -> PatchResult:
-    return activation_patching(_checkpoint.model, _prepared, split, clean, corrupt, corrupt_edit=corrupt_edit,
-                               seed=seed, patch=point)
+    def make() -> PatchResult:
+        with st.spinner("Patching every head of the clean run into the corrupted one…"), one_thread():
+            return activation_patching(_checkpoint.model, _prepared, split, clean, corrupt, corrupt_edit=corrupt_edit,
+                                       seed=seed, patch=point)
+    return _RESULTS.get_or_make((model_key, data_key, split, clean, corrupt, corrupt_edit, point, seed), make)

@@ -1,4 +1,5 @@
-"""The Distilling pyramid screen's cached call: one window's pyramid report."""
+"""The Distilling pyramid screen's cached call: one window's pyramid report, kept in a `ui.lru.SharedLRU` (shared
+read-only; a hit costs nothing, where `st.cache_data` unpickled a copy of every layer's rows on each rerun)."""
 from __future__ import annotations
 
 import streamlit as st
@@ -6,9 +7,15 @@ import streamlit as st
 from analysis.checkpoint import Checkpoint
 from analysis.data import PreparedData
 from analysis.pyramid import PyramidReport, pyramid_report
+from ui.compute import one_thread
+from ui.lru import SharedLRU
+
+_REPORTS: SharedLRU[PyramidReport] = SharedLRU(32)
 
 
-@st.cache_data(max_entries=32, show_spinner="Recording the encoder pyramid…")
 def pyramid(model_key: str, data_key: str, split: str, window: int, seed: int, _checkpoint: Checkpoint,
             _prepared: PreparedData) -> PyramidReport:
-    return pyramid_report(_checkpoint.model, _prepared, split, window, seed=seed)
+    def make() -> PyramidReport:
+        with st.spinner("Recording the encoder pyramid…"), one_thread():
+            return pyramid_report(_checkpoint.model, _prepared, split, window, seed=seed)
+    return _REPORTS.get_or_make((model_key, data_key, split, window, seed), make)
