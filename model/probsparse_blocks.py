@@ -117,61 +117,55 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
     BH, block, scale = B * H, min(block, L_Q), 1 / math.sqrt(D)
     q, k, v = (t.reshape(BH, -1, D) for t in (Q, K, V))  # [BH, L, D]: views of contiguous inputs
     M_bar = Q.new_empty(BH, L_Q) if need_scores or torch.is_grad_enabled() else None
-    explicit = need_rows or BH * u * L_K <= EXPLICIT_ROWS  # short rows: three small kernels beat the flash kernel's
     if torch.is_grad_enabled() and (Q.requires_grad or K.requires_grad or V.requires_grad):
-        return _differentiable(q, k, v, draws, block, u, divisor, need_rows, explicit, M_bar, B)
+        return _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B)
     selected = torch.empty(BH, u, dtype=torch.long, device=Q.device)
     rows = Q.new_empty(BH, u, L_K) if need_rows else None
-    out = Q.new_empty(BH, L_Q, D)
+    out, context = Q.new_empty(BH, L_Q, D), Q.new_empty(BH, u, D)
     per_head = work_floats(L_Q, D, n_all, U, block) + (0 if need_scores else L_Q)  # M̄ in the work space too
-    chunk = max(1, min(BH, CACHE_FLOATS // per_head))
+    chunk = max(1, min(BH, CACHE_FLOATS // max(per_head, u * L_K)))
 
-    def choose(h0: int, h1: int) -> None:
-        """M̄ and the top u of heads h0 … h1 − 1, a cache-sized chunk at a time, each chunk's part of the output its
-        work space (it is written only after every head has chosen)."""
+    def heads(h0: int, h1: int) -> None:
+        """Everything of heads h0 … h1 − 1, a cache-sized chunk at a time; a chunk's part of the output is its work
+        space (the sampled keys, their products, M̄, then the selected queries' rows) until it is written."""
         for a in range(h0, h1, chunk):
             b = min(h1, a + chunk)
-            work = out[a:b].view(-1) if per_head <= L_Q * D else Q.new_empty((b - a) * per_head)
-            scores = M_bar[a:b] if need_scores else work[-(b - a) * L_Q:].view(b - a, L_Q)
-            block_scores(q[a:b], k[a:b], draws, block, divisor, work, out=scores)
-            selected[a:b] = scores.topk(u, dim=-1, sorted=True).indices  # [c, u]
+            c, kc, vc, oc = b - a, k[a:b], v[a:b], out[a:b]
+            fits = per_head <= L_Q * D and u * L_K <= L_Q * D
+            work = oc.view(-1) if fits else Q.new_empty(c * max(per_head, u * L_K))
+            scores = M_bar[a:b] if need_scores else work[work.numel() - c * L_Q:].view(c, L_Q)
+            block_scores(q[a:b], kc, draws, block, divisor, work, out=scores)
+            chosen = selected[a:b] = scores.topk(u, dim=-1, sorted=True).indices  # [c, u]
+            flat = (chosen + torch.arange(0, c * L_Q, L_Q, device=Q.device).unsqueeze(1)).view(-1)  # [c·u] rows
+            top = q[a:b].reshape(c * L_Q, D).index_select(0, flat).view(c, u, D)
+            R = rows[a:b] if need_rows else work[:c * u * L_K].view(c, u, L_K)  # [c, u, L_K]
+            torch.baddbmm(R, top, kc.transpose(1, 2), beta=0, alpha=scale, out=R)  # q·k/√D
+            R.sub_(R.amax(dim=-1, keepdim=True)).exp_()
+            total = R.sum(dim=-1, keepdim=True)
+            torch.bmm(R.div_(total) if need_rows else R, vc, out=context[a:b])
+            if not need_rows:
+                context[a:b].div_(total)
+            oc.copy_(vc.mean(dim=1, keepdim=True).expand(c, L_Q, D))  # every other query: mean(V) …
+            oc.view(c * L_Q, D).index_copy_(0, flat, context[a:b].view(c * u, D))  # … the selected: their rows
 
-    def attend() -> None:
-        """The selected queries' rows over every key, mean(V) for the others: a few kernels over every head."""
-        flat = (selected + torch.arange(0, BH * L_Q, L_Q, device=Q.device).unsqueeze(1)).view(-1)  # [BH·u] rows
-        top = torch.index_select(q.reshape(BH * L_Q, D), 0, flat,
-                                 out=out.view(-1)[:BH * u * D].view(BH * u, D)).view(BH, u, D)  # in the work space
-        if explicit:  # [BH, u, L_K] softmax rows
-            R = torch.softmax(torch.baddbmm(top.new_empty(()), top, k.transpose(1, 2), beta=0, alpha=scale), -1)
-            if need_rows:
-                rows.copy_(R)
-            context = R @ v
-        else:  # 4-D: the flash kernel, which never holds the [u, L_K] rows
-            context = F.scaled_dot_product_attention(top.view(B, H, u, D), K, V, scale=scale).reshape(BH, u, D)
-        out.copy_(v.mean(dim=1, keepdim=True).expand(BH, L_Q, D))  # every other query: mean(V) …
-        out.view(BH * L_Q, D).index_copy_(0, flat, context.reshape(BH * u, D).type_as(out))  # … the selected: rows
-
-    with torch.no_grad():
-        with one_torch_thread() as threads:
-            workers = min(BH, threads, max(1, BH * L_Q * D // PARALLEL_FLOATS))
-            if workers <= 1:  # a small call: all of it on one thread
-                choose(0, BH)
-                attend()
-            else:  # the heads' choices shared between Python threads, each on one core: no barrier between kernels
-                edges = [BH * w // workers for w in range(workers + 1)]
-                for part in [_workers(workers).submit(choose, a, b) for a, b in zip(edges[:-1], edges[1:])]:
-                    part.result()
-        if workers > 1:
-            attend()  # large kernels: torch's own threads
+    with torch.no_grad(), one_torch_thread() as threads:
+        workers = min(BH, threads, max(1, BH * L_Q * D // PARALLEL_FLOATS))
+        if workers <= 1:
+            heads(0, BH)
+        else:  # the heads shared between Python threads, each on one core: no barrier between their kernels
+            edges = [BH * w // workers for w in range(workers + 1)]
+            for part in [_workers(workers).submit(heads, a, b) for a, b in zip(edges[:-1], edges[1:])]:
+                part.result()
     return (out.view(B, H, L_Q, D), rows.view(B, H, u, L_K) if need_rows else None, selected.view(B, H, u),
             M_bar.mul_(scale).view(B, H, L_Q) if need_scores else None)
 
 
-def _differentiable(q, k, v, draws, block, u, divisor, need_rows, explicit, M_bar, B):
+def _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B):
     """The same with autograd (training): M̄ and the choice without a gradient, in chunks; the rows (SDPA or explicit)
     and the lazy fill as differentiable operations over every head at once."""
     BH, L_Q, D = q.shape
     L_K, H, scale = k.shape[1], BH // B, 1 / math.sqrt(D)
+    explicit = need_rows or BH * u * L_K <= EXPLICIT_ROWS  # short rows: three small kernels beat the flash kernel's
     per_head = work_floats(L_Q, D, *draws.shape, block)
     chunk = max(1, min(BH, WORK_FLOATS // per_head))
     with torch.no_grad():
