@@ -1,0 +1,57 @@
+"""`selftest`: the instruments against a generated file's planted answer (analysis.selftest).
+
+    python cli.py synth --kind seasonal_ar --out planted.csv
+    python cli.py train --csv planted.csv --target y --features MS --out runs/planted
+    python cli.py selftest --checkpoint runs/planted --csv planted.csv --out selftest.csv   # reads planted.answer.json
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from analysis.errors import ConfigError
+from analysis.selftest import self_test
+from analysis.synth import answer_path, read_answer
+
+from analysis.workflow import prepare_for_checkpoint
+
+from ._common import (AFTER, add_checkpoint_and_csv, baseline_check_note, non_negative_int, open_checkpoint, open_csv,
+                      positive_int, write_table)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("selftest", help="test the instruments against a generated file's planted answer")
+    add_checkpoint_and_csv(p)
+    p.add_argument("--answer", type=Path, default=None,
+                   help="the answer file (default: FILE.answer.json beside --csv, as `synth` writes it)")
+    p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): one row per check")
+    p.add_argument("--ig-windows", type=positive_int, default=8, help="test windows Integrated Gradients reads")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    answer_file = args.answer or answer_path(args.csv)
+    if not Path(answer_file).is_file():
+        raise ConfigError(f"no answer file {answer_file}: generate the data with `python cli.py synth`, or give "
+                          "--answer")
+    answer = read_answer(answer_file)
+    checkpoint = open_checkpoint(args.checkpoint)
+    frame = open_csv(args)
+    prepared = prepare_for_checkpoint(checkpoint, frame)
+    if args.baseline_check:
+        AFTER.append(lambda: baseline_check_note(checkpoint, prepared))
+
+    def say(what: str) -> None:
+        print(f"self-test: {what}…", file=sys.stderr)
+
+    result = self_test(checkpoint.model, prepared, frame, answer, seed=args.seed, ig_windows=args.ig_windows,
+                       progress=say)
+    where = write_table(result.table, args.out)
+    for r in result.table.itertuples():
+        state = {True: "pass", False: "FAIL", None: "n/a"}[r.passed]
+        interval = "" if r.lo != r.lo else f" [{r.lo:.3g}, {r.hi:.3g}]"
+        print(f"  {r.check:<21} {state:<4} {r.figure:.3g}{interval}  ({r.criterion})")
+    print(result.verdict())
+    print(f"written to {where}")
+    return 0
