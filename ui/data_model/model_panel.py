@@ -27,6 +27,10 @@ def draw() -> None:
             st.markdown(f"**{active.ref.name}** · runs on **{sidebar.DEVICE_NAMES.get(device.type, device.type)}**"
                         f" · trained on **{ck.metrics.get('device', 'unknown')}** from `{ck.metrics.get('data', '?')}`"
                         f" ({ck.metrics.get('stopped', 'unknown')})")
+            training = ck.metrics.get("training") if isinstance(ck.metrics.get("training"), dict) else None
+            st.caption(f"Trained with {training.get('description', '?')}; {training.get('steps', '?')} steps in "
+                       f"{training.get('seconds', '?')} s." if training else
+                       "Its metrics do not record the schedule (trained before issue 27, or elsewhere).")
             metrics = tables.metrics_table(ck.metrics)
             if len(metrics):
                 test = ck.metrics["test"]

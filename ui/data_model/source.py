@@ -1,5 +1,6 @@
-"""Where the data comes from: the bundled sample or an upload (CSV, compressed CSV, .xlsx, Parquet), how it is
-read, the series of a long table, and the repair of a refused file.
+"""Where the data comes from: the bundled sample, an upload (CSV, compressed CSV, .xlsx, Parquet) or a series
+generated with a planted answer (known_answer.py), how it is read, the series of a long table, and the repair of a
+refused file.
 
 A file that cannot be used as it is stays refused, with its message and, where a repair would fix it, buttons
 that repair it (time interpolation or carrying values forward); until then the page's Train form is off, so the
@@ -16,10 +17,11 @@ import streamlit as st
 from analysis.data import LongTable, ReadOptions, SeriesError
 from analysis.errors import InformerLabError
 from ui import frames, state
+from ui.data_model import known_answer
 from ui.data_model.tables import series_label
 from analysis.data.messages import short_name
 
-SOURCES = ("Bundled sample", "Upload a CSV")
+SOURCES = ("Bundled sample", "Upload a CSV", "Known answer (generated)")
 FAILED_KEY = "csv_upload_failed"  # the Refusal of the last file the uploader held
 REPAIRS = {"none": "none (refuse)", "interpolate": "interpolate in time", "ffill": "carry the last value forward"}
 DAYFIRST = {"auto": None, "day first": True, "month first": False}
@@ -149,7 +151,7 @@ def draw() -> Refusal | None:
     if st.session_state.get("data_source") not in options:
         st.session_state.pop("data_source", None)
     source = st.radio("Data source", options, key="data_source", horizontal=True, persist_state="session",
-                      index={"sample": 0, "upload": 1, "file": 2}[active.source])
+                      index={"sample": 0, "upload": 1, "synth": 2, "file": 3}[active.source])
     if source == on_file:
         st.caption(f"`{active.path}`, read as the study read it (repair: {active.options.repair}).")
         return None
@@ -157,6 +159,9 @@ def draw() -> Refusal | None:
         if state.data_ref().source != "sample":
             state.set_data(state.sample_data_ref())
             st.rerun()
+        return None
+    if source == SOURCES[2]:
+        known_answer.draw()
         return None
     upload = st.file_uploader("CSV file (or .csv.gz, .zip, .xlsx, Parquet): a time column and numeric columns, or "
                               "a long table (id, time, values)", type=UPLOAD_TYPES, key="csv_upload")

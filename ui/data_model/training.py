@@ -11,11 +11,16 @@ from analysis.outputs import OutputError, check_folder_target, describe_os_error
 from analysis.training import TrainSettings
 from analysis.workflow import ModelSize
 from ui import settings, sidebar, state, widgets
+from ui.compute import one_thread
 from ui.data_model import charts, tables
 from ui.data_model.source import Refusal
 from ui.jobs import TrainJob, check_training_inputs
 
-LEARNING_RATES = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5]
+LEARNING_RATES = [1e-2, 3e-3, 2e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5]
+DEFAULTS = TrainSettings()
+SCHEDULES = {"cosine": "warm-up, hold, cosine decay", "paper": "halved every epoch (the paper's)",
+             "constant": "constant"}
+MINUTES = 3.0  # the form's time budget: a run ends within it, its schedule decaying in time
 PAPER = (96, 48, 24, 32)  # seq_len, label_len, pred_len, batch size: the form's defaults when they fit
 SIZE_KEYS = ("train_seq", "train_label", "train_pred", "train_batch")
 SIZES_FOR = "train_sizes_for"  # (data key, the sizes the form was given for it)
@@ -73,11 +78,14 @@ def _guard(frame, spec: DataSpec, batch_size: int) -> bool:
 
 
 class SavingTrainJob(TrainJob):
-    """A training run whose save failing on the file system (full disk, read-only) is one line, not a bug."""
+    """A training run whose save failing on the file system (full disk, read-only) is one line, not a bug. It trains
+    on one torch thread (ui.compute), as the screens compute: on a busy two-core machine a second thread made a
+    training step 19× slower (216 ms against 4,100 ms, issue 27)."""
 
     def work(self) -> None:
         try:
-            super().work()
+            with one_thread():
+                super().work()
         except OSError as err:
             raise OutputError(describe_os_error(err, self.out) + "; the run was not saved") from None
 
@@ -131,16 +139,23 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
                                    help="2 = one encoder of 2 layers; 3,2,1 = the InformerStack pyramid")
         d_layers = c[3].number_input("decoder layers", 1, 8, 1, key="train_d_layers", persist_state="session")
         d_ff = c[4].number_input("d_ff", 4, 8192, 128, step=4, key="train_d_ff", persist_state="session")
-        c = st.columns(5)
-        epochs = c[0].number_input("epochs", 1, 100, 2, key="train_epochs", persist_state="session")
-        max_steps = c[1].number_input("max steps per epoch (0: all)", 0, 100000, 100, key="train_max_steps",
+        c = st.columns([1, 1.3, 1, 1, 1.6, 1.1, 1])
+        epochs = c[0].number_input("epochs", 1, 100, DEFAULTS.epochs, key="train_epochs", persist_state="session")
+        max_steps = c[1].number_input("max steps per epoch (0: all)", 0, 100000, 0, key="train_max_steps",
                                       persist_state="session")
         batch_size = c[2].number_input("batch size", 1, 1024, 32, key="train_batch", persist_state="session")
-        learning_rate = c[3].selectbox("learning rate", LEARNING_RATES, index=LEARNING_RATES.index(1e-3),
+        learning_rate = c[3].selectbox("peak learning rate", LEARNING_RATES,
+                                       index=LEARNING_RATES.index(DEFAULTS.learning_rate),
                                        format_func=lambda v: f"{v:g}", key="train_lr", persist_state="session",
-                                       help="Halved after every epoch. The paper uses 1e-4 over full epochs; "
-                                            "1e-3 suits short runs.")
-        train_seed = c[4].number_input("seed", 0, 2**31 - 1, 0, key="train_seed", persist_state="session")
+                                       help="The schedule's peak. The paper uses 1e-4 halved every epoch, which "
+                                            "learns little in a short run.")
+        schedule = c[4].selectbox("schedule", list(SCHEDULES), format_func=SCHEDULES.get, key="train_schedule",
+                                  persist_state="session", help="cosine: a short warm-up, the peak held to 30 % of "
+                                  "the run, then a cosine decay (the lab's default); paper: halved after every epoch")
+        minutes = c[5].number_input("time budget (min, 0: none)", 0.0, 10_000.0, MINUTES, step=0.5,
+                                    key="train_minutes", persist_state="session",
+                                    help="Training and validation end within it; the schedule decays in time too.")
+        train_seed = c[6].number_input("seed", 0, 2**31 - 1, 0, key="train_seed", persist_state="session")
         submitted = st.form_submit_button("Train", type="primary", disabled=running or off)
 
     if not submitted or running or off:
@@ -153,7 +168,8 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
                          encoder_attention=attention, decoder_attention=attention)
         train_settings = TrainSettings(epochs=int(epochs), batch_size=int(batch_size),
                                        learning_rate=float(learning_rate), seed=int(train_seed),
-                                       max_steps_per_epoch=int(max_steps) or None)
+                                       max_steps_per_epoch=int(max_steps) or None, schedule=schedule,
+                                       max_minutes=float(minutes) or None)
         if not _guard(frame, spec, int(batch_size)):
             return
         run_name = _run_name(name, target, spec)
