@@ -129,6 +129,7 @@ class TrainResult:
                     "description": settings.describe()})
         if self.range_test is not None:
             out["range_test"] = {"chosen": self.range_test.chosen, "steps": self.range_test.steps}
+            out["description"] += f"; the range test chose the peak {self.range_test.chosen:.2g} instead"
         return out
 
 

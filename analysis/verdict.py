@@ -63,7 +63,8 @@ class BaselineCheck:
     def _delta(self, name: str) -> str:
         row = self.table.set_index("name").loc[name]
         interval = "" if np.isnan(row.delta_mse_lo) else f" [{row.delta_mse_lo:+.3g}, {row.delta_mse_hi:+.3g}]"
-        return f"ΔMSE {row.delta_mse:+.3g}{interval}"
+        share = f", {row.delta_mse / row.mse:+.0%} of its MSE" if row.mse > 0 else ""
+        return f"ΔMSE {row.delta_mse:+.3g}{interval}{share}"
 
     def warning(self) -> str | None:
         """A plain sentence when the model is not better than a baseline, else None."""

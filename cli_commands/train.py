@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
 from analysis.workflow import train_on_frame
 
 from ._common import (ConsoleProgress, add_csv_options, add_training_options, non_negative_int, open_csv,
-                      training_choices)
+                      positive_int, training_choices)
 
 
 def register(sub) -> None:
@@ -14,12 +16,17 @@ def register(sub) -> None:
     add_csv_options(p)
     add_training_options(p)
     p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument("--threads", type=positive_int, default=1,
+                   help="torch threads on the CPU (default 1: on a busy two-core machine a second thread makes every "
+                        "kernel wait for a descheduled core; a training step measured 216 ms on one thread and "
+                        "4,100 ms on two while other work ran; on an idle machine 2 may be faster)")
     p.add_argument("--out", required=True, type=Path, help="checkpoint folder to write")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     spec, size, settings = training_choices(args)
+    torch.set_num_threads(args.threads)
     checkpoint, result = train_on_frame(open_csv(args), spec, size, settings, out=args.out, progress=ConsoleProgress())
     t = result.test
     print(f"device {result.device}, {len(result.history)} epochs ({result.stopped}), {result.steps} steps in "
