@@ -9,6 +9,10 @@ from ui.charts import SEQUENTIAL, WEIGHTS, layout
 from ui.qk_map.tables import traces_of
 
 QUERY, KEY = "#d62728", "#1f77b4"
+# A click selects its point; plotly would dim every other point, and redraw the whole map to do it (seconds in a
+# browser without a GPU). The clicked point is named below the map instead.
+def still(opacity: float) -> dict:
+    return dict(selected=dict(marker=dict(opacity=opacity)), unselected=dict(marker=dict(opacity=opacity)))
 
 
 def map_figure(points: pd.DataFrame, colour: np.ndarray | None, colour_title: str, title: str,
@@ -32,12 +36,13 @@ def map_figure(points: pd.DataFrame, colour: np.ndarray | None, colour_title: st
         traces.append(go.Scattergl(
             x=rows["x"].to_numpy(np.float32), y=rows["y"].to_numpy(np.float32), mode="markers",
             name="keys" if kind == "key" else "queries", marker=marker, customdata=_where(rows),
+            **still(marker["opacity"]),
             hovertemplate=f"{kind} · window %{{customdata[0]}} · position %{{customdata[1]}}<extra></extra>"))
     traces.append(go.Scattergl(x=chosen["x"].to_numpy(np.float32), y=chosen["y"].to_numpy(np.float32),
                                mode="markers", name="ProbSparse-selected queries",
                                marker=dict(symbol="circle-open", size=7, color="rgba(20, 20, 20, 0.45)",
                                            line=dict(width=0.8)),
-                               customdata=_where(chosen),
+                               customdata=_where(chosen), **still(1.0),
                                hovertemplate="selected query · window %{customdata[0]} · position "
                                              "%{customdata[1]}<extra></extra>"))
     return go.Figure(traces, layout(title, 620, legend=True,

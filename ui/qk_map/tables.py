@@ -6,7 +6,8 @@ import pandas as pd
 
 from analysis.qk_map import QKMap, qk_map_table
 
-MAX_DRAWN = 60_000  # points sent to the browser; WebGL draws more, but the page's JSON grows ~60 bytes a point
+MAX_DRAWN = 20_000  # points drawn: a 1,200 × 620 px map shows its density with these; a browser without a GPU
+# (software WebGL) took seconds to redraw 60,000 on every recolouring (issue 23); the CSV holds every point
 COLOURS = {"kind": "query or key", "position": "input step", "hour": "hour of day", "weekday": "day of week",
            "mbar": "sampled M̄ (queries)", "window": "window"}
 

@@ -9,9 +9,9 @@ from ui.qk_map.tables import MAX_DRAWN, drawn_points
 
 
 def test_a_map_over_the_drawing_limit_is_cut_to_it_keeping_every_selected_query(tiny_trained, tiny_prepared):
-    """1,024 windows of (48 queries + 48 keys) = 98,304 points: the branch long inputs reach (it crashed on pandas 3's
+    """512 windows of (48 queries + 48 keys) = 49,152 points: the branch long inputs reach (it crashed on pandas 3's
     read-only columns)."""
-    m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 1, windows=1024, seed=0)
+    m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 1, windows=512, seed=0)
     assert m.n_points > MAX_DRAWN
     drawn = drawn_points(m, seed=3)
     assert len(drawn) == MAX_DRAWN
