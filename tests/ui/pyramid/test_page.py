@@ -40,9 +40,16 @@ def test_renders_lengths_picture_survival_norms_and_rows(open_app, report_for, m
     assert list(lengths["recorded"]) == [48, 24] and list(lengths["match"]) == ["✓", "✓"]
     assert any("✓ every recorded length matches the formula" in m.value for m in at.markdown)
     picture = figure(at, "The encoder pyramid")
-    cells = picture["data"][1]
-    assert len(array(cells["base"])) == 48 + 24  # one unit cell per position of each layer
-    np.testing.assert_allclose(array(cells["marker"]["color"]), report.norms.sort_values(["level", "position"]).norm)
+    heatmap = next(t for t in picture["data"] if t["type"] == "heatmap" and t.get("name") == "positions")
+    points = next(t for t in picture["data"] if t["type"] == "scattergl" and t.get("name") == "positions")
+    assert len(array(points["x"])) == 48 + 24  # one clickable cell per position of each layer
+    z, half_steps = grid(heatmap["z"], float), array(heatmap["x"])
+    norms = report.norms.sort_values(["level", "position"])
+    rows, centres = array(points["y"]).astype(int), array(points["x"]).astype(float)  # each cell's row and centre
+    for row, centre, norm in zip(rows, centres, norms.norm):  # the cell's two half steps carry its norm
+        columns = np.flatnonzero(np.abs(half_steps - centre) < 0.5)
+        assert len(columns) == 2 and np.allclose(z[row, columns], norm, rtol=1e-6)
+    assert np.isnan(z[0]).all()  # the input window is a grey bar, not a norm
     # the default choice: the deepest layer, position 0, which tiles input steps 0–1
     assert _link(at) == [12.0, 13.0, 2.0, 0.0]
     survival = grid(figure(at, "Max-pool survival")["data"][0]["z"], float)

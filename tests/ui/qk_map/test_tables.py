@@ -9,9 +9,9 @@ from ui.qk_map.tables import MAX_DRAWN, drawn_points
 
 
 def test_a_map_over_the_drawing_limit_is_cut_to_it_keeping_every_selected_query(tiny_trained, tiny_prepared):
-    """512 windows of (48 queries + 48 keys) = 49,152 points: the branch long inputs reach (it crashed on pandas 3's
+    """256 windows of (48 queries + 48 keys) = 24,576 points: the branch long inputs reach (it crashed on pandas 3's
     read-only columns)."""
-    m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 1, windows=512, seed=0)
+    m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 1, windows=256, seed=0)
     assert m.n_points > MAX_DRAWN
     drawn = drawn_points(m, seed=3)
     assert len(drawn) == MAX_DRAWN
@@ -28,8 +28,8 @@ def test_a_map_over_the_drawing_limit_is_cut_to_it_keeping_every_selected_query(
 def test_a_small_limit_keeps_the_selected_queries_and_fills_up_with_others(tiny_trained, tiny_prepared):
     m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 0, windows=16, seed=0)
     selected = int(m.selected.sum())
-    drawn = drawn_points(m, seed=0, limit=selected + 50)
-    assert len(drawn) == selected + 50 and int(drawn["selected"].sum()) == selected
+    drawn = drawn_points(m, seed=0, limit=2 * selected + 50)
+    assert len(drawn) == 2 * selected + 50 and int(drawn["selected"].sum()) == selected
     assert len(drawn_points(m, seed=0, limit=m.n_points)) == m.n_points  # under the limit: every point
 
 
@@ -55,3 +55,11 @@ def test_the_default_window_count_keeps_a_map_under_a_million_points():
     from ui.qk_map.tables import default_windows
     choices = (64, 256, 1024)
     assert [choices[default_windows(choices, L)] for L in (48, 96, 1440, 5760, 20_000)] == [256, 256, 256, 64, 64]
+
+
+def test_selected_queries_fill_at_most_half_of_a_small_drawing(tiny_trained, tiny_prepared):
+    m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 0, windows=64, seed=0)
+    selected = int(m.selected.sum())  # 64 windows × 20
+    drawn = drawn_points(m, seed=1, limit=selected)
+    assert len(drawn) == selected and int(drawn["selected"].sum()) == selected // 2
+    assert drawn["point"].is_unique and drawn["point"].is_monotonic_increasing
