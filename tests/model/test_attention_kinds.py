@@ -19,12 +19,16 @@ from model.kinds import SPARSE_KINDS, dense_pattern, positional_table, sparse_at
 from model.kinds.compressed import compress, memory_visible
 from model.kinds.lsh import hash_vectors, lsh_table, random_rotations
 
-torch.set_default_dtype(torch.float64)
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
-def teardown_module():
-    torch.set_default_dtype(torch.float32)
+@pytest.fixture(autouse=True)
+def _float64():
+    """float64 for this module's tests only (set at import, it leaked into every module collected after it)."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(before)
 
 
 # ------------------------------------------------------------------ brute force, from the papers' words
