@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, fields
 
 from model import InformerConfig
-from model.config import ATTENTION_KINDS
+from model.config import ATTENTION_KINDS, SITE_TYPES
+from model.kinds import options_for
 
 from .errors import CheckpointError
 
@@ -179,6 +180,10 @@ def check_config_fields(data: Mapping[str, object], where: str = "config.json") 
             if (not isinstance(value, (list, tuple)) or not 1 <= len(value) <= MAX_REPLICAS
                     or not all(_is_int(n) and 1 <= n <= MAX_REPLICA_LAYERS for n in value)):
                 refuse(name, f"a list of 1..{MAX_REPLICAS} layer counts, each in 1..{MAX_REPLICA_LAYERS}")
+        elif name == "attention_options":  # the kinds' parameters are checked by the config itself (typed, capped)
+            if (not isinstance(value, dict) or not set(value) <= set(SITE_TYPES)
+                    or not all(isinstance(v, dict) and len(v) <= 16 for v in value.values())):
+                refuse(name, f"a mapping of {', '.join(SITE_TYPES)} to attention parameters")
         elif name == "lags":
             if (not isinstance(value, (list, tuple)) or len(value) > MAX_LAGS
                     or not all(_is_int(n) and 0 <= n <= MAX_LAG for n in value)):
@@ -213,9 +218,15 @@ def state_shapes(config: InformerConfig) -> dict[str, tuple[int, ...]]:
     def norm(prefix: str) -> None:
         shapes[f"{prefix}.weight"] = shapes[f"{prefix}.bias"] = (d,)
 
-    def attention(prefix: str) -> None:
+    def attention(prefix: str, site_type: str) -> None:
         for p in ("query", "key", "value", "out"):
             linear(f"{prefix}.{p}_projection", d, d)
+        kind = getattr(c, SITE_TYPES[site_type])
+        if kind == "adaptive":  # each head's learned span
+            shapes[f"{prefix}.span"] = (c.n_heads,)
+        elif kind == "compressed" and options_for(kind, c.site_options(site_type))["compress"] == "conv":
+            conv(f"{prefix}.compress_conv", c.head_dim, c.head_dim,
+                 options_for(kind, c.site_options(site_type))["stride"])
 
     def ffn(prefix: str) -> None:
         conv(f"{prefix}.ffn.conv1", d, c.d_ff, 1)
@@ -233,7 +244,7 @@ def state_shapes(config: InformerConfig) -> dict[str, tuple[int, ...]]:
     for r, n_layers in enumerate(c.e_layers):
         replica = f"encoder.replicas.{r}"
         for l in range(n_layers):
-            attention(f"{replica}.layers.{l}.attention")
+            attention(f"{replica}.layers.{l}.attention", "encoder")
             ffn(f"{replica}.layers.{l}")
             norm(f"{replica}.layers.{l}.norm1")
             norm(f"{replica}.layers.{l}.norm2")
@@ -246,8 +257,8 @@ def state_shapes(config: InformerConfig) -> dict[str, tuple[int, ...]]:
         if c.final_norm:
             norm(f"{replica}.norm")
     for l in range(c.d_layers):
-        attention(f"decoder.layers.{l}.self_attention")
-        attention(f"decoder.layers.{l}.cross_attention")
+        attention(f"decoder.layers.{l}.self_attention", "decoder_self")
+        attention(f"decoder.layers.{l}.cross_attention", "cross")
         ffn(f"decoder.layers.{l}")
         for k in (1, 2, 3):
             norm(f"decoder.layers.{l}.norm{k}")

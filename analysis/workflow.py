@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -28,9 +28,13 @@ class ModelSize:
     encoder_attention: str = "prob"
     decoder_attention: str = "prob"
     cross_attention: str = "full"
+    attention_options: dict = field(default_factory=dict)  # by site type: the kinds' parameters (model/kinds)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
+
+    def __hash__(self) -> int:  # attention_options is a dict
+        return hash(tuple(sorted((k, repr(v)) for k, v in self.__dict__.items())))
 
 
 def schema_misfit(schema: DataSchema, frame: SeriesFrame) -> str | None:

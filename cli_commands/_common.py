@@ -12,6 +12,8 @@ from analysis.data import FILLS, DataSpec, PreparedData, ReadOptions, SeriesFram
 from analysis.schedules import SCHEDULES
 from analysis.training import TrainProgress, TrainSettings
 from analysis.workflow import ModelSize, prepare_for_checkpoint
+from model.config import ATTENTION_KINDS
+from model.kinds import DEFAULTS
 
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
 
@@ -135,8 +137,13 @@ def add_training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--d-layers", type=positive_int, default=1)
     p.add_argument("--factor", type=positive_int, default=5)
     p.add_argument("--dropout", type=number_in(0, 1, high_open=True), default=0.05)
-    p.add_argument("--attention", choices=("prob", "full"), default="prob",
-                   help="encoder and decoder self-attention (cross-attention stays full)")
+    p.add_argument("--attention", choices=ATTENTION_KINDS, default="prob", metavar="KIND",
+                   help=f"encoder and decoder self-attention: {', '.join(ATTENTION_KINDS)} (cross-attention stays "
+                        f"full unless --cross-attention)")
+    p.add_argument("--cross-attention", choices=("full", "prob", "lsh"), default="full")
+    p.add_argument("--attention-option", action="append", default=[], metavar="[SITE.]NAME=VALUE",
+                   help="a parameter of the attention kind, e.g. window=16, globals=0,-1, encoder.window=32, "
+                        "cross.buckets=4 (every site of that kind unless a site type is named; repeatable)")
     p.add_argument("--max-steps", type=positive_int, default=None, help="cap on steps per epoch (quick runs)")
     p.add_argument("--device", choices=("cuda", "mps", "cpu"), default=None)
 
@@ -151,13 +158,50 @@ def parse_layers(text: str) -> tuple[int, ...]:
     return layers
 
 
+def parse_option_value(text: str):
+    """'16' → 16, '0.5' → 0.5, 'true' → True, '0,-1' → [0, -1], 'conv' → 'conv'."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        if "," in text:
+            return [int(v) for v in text.split(",") if v.strip()]
+        return int(text) if low.lstrip("-").isdigit() else float(text)
+    except ValueError:
+        return text.strip()
+
+
+def parse_attention_options(items: list[str], kinds: dict[str, str]) -> dict[str, dict]:
+    """['window=16', 'cross.buckets=4'] → {'encoder': {'window': 16}, 'decoder_self': {'window': 16},
+    'cross': {'buckets': 4}}: a bare NAME goes to every site whose kind takes it. Errors name the item."""
+    out: dict[str, dict] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--attention-option takes [SITE.]NAME=VALUE, got {item[:60]!r}")
+        site, _, name = name.strip().rpartition(".")
+        if site and site not in kinds:
+            raise ValueError(f"--attention-option {item[:60]!r}: the site type is one of {', '.join(kinds)}")
+        sites = [site] if site else [s for s, k in kinds.items() if name in DEFAULTS.get(k, {})]
+        if not sites:
+            raise ValueError(f"--attention-option {item[:60]!r}: no site's attention ({', '.join(sorted(set(kinds.values())))}) "
+                             f"takes {name!r}")
+        for s in sites:
+            out.setdefault(s, {})[name] = parse_option_value(value)
+    return out
+
+
 def training_choices(args: argparse.Namespace) -> tuple[DataSpec, ModelSize, TrainSettings]:
     """(DataSpec, ModelSize, TrainSettings) of `add_training_options`' arguments."""
     spec = DataSpec(target=args.target, features=args.features, seq_len=args.seq_len, label_len=args.label_len,
                     pred_len=args.pred_len)
+    kinds = {"encoder": args.attention, "decoder_self": args.attention,
+             "cross": getattr(args, "cross_attention", "full")}
     size = ModelSize(d_model=args.d_model, n_heads=args.n_heads, e_layers=parse_layers(args.e_layers),
                      d_layers=args.d_layers, d_ff=args.d_ff, factor=args.factor, dropout=args.dropout,
-                     encoder_attention=args.attention, decoder_attention=args.attention)
+                     encoder_attention=kinds["encoder"], decoder_attention=kinds["decoder_self"],
+                     cross_attention=kinds["cross"],
+                     attention_options=parse_attention_options(getattr(args, "attention_option", []), kinds))
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              patience=args.patience, seed=getattr(args, "seed", 0), device=args.device,
                              max_steps_per_epoch=args.max_steps, schedule=args.schedule, max_minutes=args.minutes,

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Literal
 
-AttentionKind = Literal["prob", "full"]
+from .kinds.dispatch import POSITIONAL, SPARSE_KINDS, option_problems
+
+AttentionKind = Literal["prob", "full", "logsparse", "strided", "fixed", "window", "block", "compressed", "lsh",
+                        "adaptive"]
 MeanDivisor = Literal["U", "L_K"]
 DecoderLazy = Literal["cummean", "cumsum"]
 MixSites = Literal["decoder_self", "all"]
@@ -13,7 +16,8 @@ ActiveCounts = Literal["paper", "hf"]
 Embedding = Literal["conv", "lags"]
 InstanceScaling = Literal["none", "mean", "std"]
 
-ATTENTION_KINDS = ("prob", "full")
+ATTENTION_KINDS = ("prob", "full") + SPARSE_KINDS  # model/kinds: the efficient attentions beside ProbSparse
+SITE_TYPES = {"encoder": "encoder_attention", "decoder_self": "decoder_attention", "cross": "cross_attention"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,9 @@ class InformerConfig:
     encoder_attention: AttentionKind = "prob"
     decoder_attention: AttentionKind = "prob"  # causal self-attention in the decoder
     cross_attention: AttentionKind = "full"  # decoder → encoder; the paper keeps this full
+    # Parameters of the sites' attention kinds, by site type ("encoder", "decoder_self", "cross"), e.g.
+    # {"encoder": {"window": 16, "globals": [0]}} (model/kinds/dispatch.py lists each kind's; unset ones take defaults).
+    attention_options: dict = field(default_factory=dict)
     # The official code divides the sampled sum by L_K instead of U (Informer2020 issue #582),
     # which shrinks the mean term by U/L_K and ranks queries almost by their max alone.
     mean_divisor: MeanDivisor = "U"
@@ -105,9 +112,7 @@ class InformerConfig:
             problems.append(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if not self.e_layers or min(self.e_layers) < 1:
             problems.append(f"e_layers needs at least one replica of at least one layer, got {self.e_layers}")
-        for site in ("encoder_attention", "decoder_attention", "cross_attention"):
-            if getattr(self, site) not in ATTENTION_KINDS:
-                problems.append(f"{site} must be one of {ATTENTION_KINDS}, got {getattr(self, site)!r}")
+        problems += self._attention_problems()
         if self.mean_divisor not in ("U", "L_K"):
             problems.append(f"mean_divisor must be 'U' or 'L_K', got {self.mean_divisor!r}")
         if self.decoder_lazy not in ("cummean", "cumsum"):
@@ -121,6 +126,29 @@ class InformerConfig:
         problems += self._import_problems()
         if problems:
             raise ValueError("; ".join(problems))
+
+    def _attention_problems(self) -> list[str]:
+        """Each site's kind, where it may sit (positional kinds need L_Q = L_K: not cross-attention), its parameters."""
+        problems = []
+        for site in SITE_TYPES.values():
+            if getattr(self, site) not in ATTENTION_KINDS:
+                problems.append(f"{site} must be one of {', '.join(ATTENTION_KINDS)}, got {getattr(self, site)!r}")
+        if self.cross_attention in POSITIONAL:
+            problems.append(f"cross_attention={self.cross_attention!r} is positional (it reads keys by their distance "
+                            f"to the query), but cross-attention's queries and keys are different sequences: use "
+                            f"full, prob or lsh there")
+        options = self.attention_options
+        if not isinstance(options, dict) or not set(options) <= set(SITE_TYPES):
+            return problems + [f"attention_options must map site types ({', '.join(SITE_TYPES)}) to parameters, got "
+                               f"{str(options)[:60]!r}"]
+        for site_type, given in options.items():
+            kind = getattr(self, SITE_TYPES[site_type])
+            problems += [f"attention_options[{site_type!r}]: {p}" for p in option_problems(kind, given)]
+        return problems
+
+    def site_options(self, site_type: str) -> dict:
+        """The parameters given for one site type's attention kind ({} for none: the kind's defaults)."""
+        return dict(self.attention_options.get(site_type) or {})
 
     def _import_problems(self) -> list[str]:
         """The options of imported models (mix_sites … final_norm) and how they fit together."""
@@ -168,6 +196,9 @@ class InformerConfig:
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    def __hash__(self) -> int:  # attention_options is a dict: hash the JSON form (configs key caches)
+        return hash(self.to_json())
 
     @classmethod
     def from_dict(cls, data: dict) -> "InformerConfig":

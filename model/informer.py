@@ -9,11 +9,12 @@ from torch import nn
 
 from .attention import AttentionLayer
 from .batch import Batch
-from .config import InformerConfig
+from .config import SITE_TYPES, InformerConfig
 from .decoder import Decoder, DecoderLayer
 from .embedding import DataEmbedding
 from .encoder import DistillingLayer, Encoder, EncoderLayer, EncoderStack
 from .hooks import HookPoint, name_hooks
+from .kinds import POSITIONAL, option_problems
 from .lags import LagEmbedding, rescale_forecast
 from .variants import forward_variants
 
@@ -57,11 +58,32 @@ class HeadMask:
         return self.gates.shape[0] if self.variants else 1
 
 
+def check_attention_override(attention) -> None:
+    """A ValueError naming what is wrong with a forward call's `attention` (see model.attention.resolve_kind)."""
+    if attention is None:
+        return
+    specs = {"encoder": attention} if isinstance(attention, str) else attention
+    if not isinstance(specs, dict) or not set(specs) <= set(SITE_TYPES):
+        raise ValueError(f"attention override must be a kind or a mapping of {', '.join(SITE_TYPES)} to kinds, got "
+                         f"{str(attention)[:60]!r}")
+    for where, spec in specs.items():
+        kind, options = (spec, None) if isinstance(spec, str) or spec is None else tuple(spec)
+        if kind is None:
+            continue
+        problems = option_problems(kind, options)
+        if where == "cross" and kind in POSITIONAL:
+            problems.append(f"{kind} attention is positional; cross-attention takes full, prob or lsh")
+        if problems:
+            raise ValueError(f"attention override ({where}): {'; '.join(problems)}")
+
+
 class Informer(nn.Module):
     """forward(batch, *, head_mask=None, generator=None, attention=None) → forecast [B, pred_len, c_out].
 
     generator: draws the ProbSparse key samples (None: torch's global RNG, as the official code does).
-    attention: "full" runs every site with full attention (the counterfactual of a ProbSparse model).
+    attention: a per-call swap of the attention, same weights (model.attention.resolve_kind): "full" runs every site
+    with full attention (the counterfactual of a ProbSparse model), "logsparse" the self-attention sites with
+    LogSparse, {"encoder": ("window", {"window": 16})} one site type with chosen parameters.
     """
 
     def __init__(self, config: InformerConfig):
@@ -79,21 +101,23 @@ class Informer(nn.Module):
             self.dec_embedding = DataEmbedding(c.dec_in, c.n_marks, c.d_model, c.dropout, max_len, c.mark_bias,
                                                c.value_bias)
 
-        def attention(kind: str, causal: bool, mix: bool) -> AttentionLayer:
+        def attention(kind: str, causal: bool, mix: bool, site_type: str) -> AttentionLayer:
             return AttentionLayer(kind, c.d_model, c.n_heads, causal=causal, mix=mix, factor=c.factor,
                                   dropout=c.dropout, mean_divisor=c.mean_divisor, decoder_lazy=c.decoder_lazy,
                                   sample_block=c.sample_block, causal_sampling=c.causal_sampling,
-                                  active_counts=c.active_counts, single_head_union=c.single_head_union)
+                                  active_counts=c.active_counts, single_head_union=c.single_head_union,
+                                  options=c.site_options(site_type), site_type=site_type)
 
         mix_all = c.mix and c.mix_sites == "all"  # TSL mixes at every site, Informer2020 in decoder self only
         self.encoder = EncoderStack([
-            Encoder([EncoderLayer(attention(c.encoder_attention, False, mix_all), c.d_model, c.d_ff, c.dropout,
+            Encoder([EncoderLayer(attention(c.encoder_attention, False, mix_all, "encoder"), c.d_model, c.d_ff, c.dropout,
                                   c.activation) for _ in range(n_layers)],
                     [DistillingLayer(c.d_model, c.distil_padding) for _ in range(n_layers - 1)] if c.distil else None,
                     c.d_model, c.final_norm)
             for n_layers in c.e_layers])
         self.decoder = Decoder([
-            DecoderLayer(attention(c.decoder_attention, True, c.mix), attention(c.cross_attention, False, mix_all),
+            DecoderLayer(attention(c.decoder_attention, True, c.mix, "decoder_self"),
+                         attention(c.cross_attention, False, mix_all, "cross"),
                          c.d_model, c.d_ff, c.dropout, c.activation)
             for _ in range(c.d_layers)], c.d_model, c.final_norm)
         self.projection = nn.Linear(c.d_model, c.c_out)
@@ -167,8 +191,7 @@ class Informer(nn.Module):
         self.check_batch(batch)
         if head_mask is not None:
             self.check_head_mask(head_mask, batch.x_enc.shape[0])
-        if attention not in (None, "prob", "full"):
-            raise ValueError(f"attention override must be None, 'prob' or 'full', got {attention!r}")
+        check_attention_override(attention)
         if head_mask is not None and head_mask.variants:  # n masks over every window: [n·B, pred_len, c_out]
             return forward_variants(self, batch, head_mask.gates, head_mask.means, generator=generator,
                                     attention=attention)

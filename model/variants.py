@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .attention import AttentionLayer
+from .attention import AttentionLayer, resolve_kind
 
 
 class VariantRows:
@@ -115,7 +115,7 @@ def forward_variants(model, batch, gates: torch.Tensor, means, *, generator, att
     for i, layer in enumerate(model.decoder.layers):
         attended, g, parent = rows.attend(layer.self_attention, y, g, y, g, **args)
         y = layer.add_self_attention(rows.take(y, parent), attended)
-        if i == last and (attention or layer.cross_attention.kind) == "full" and not layer.cross_attention.mix:
+        if i == last and resolve_kind(attention, layer.cross_attention.kind, {}, "cross")[0] == "full" and not layer.cross_attention.mix:
             # Only the pred_len forecast rows reach the output. With full cross-attention each query row is
             # independent and what follows is position-wise, so the label rows can be dropped: same forecast
             # (not when the cross-attention mixes heads and time, TSL's mix_sites="all": its rows depend on others).

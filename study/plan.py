@@ -21,6 +21,7 @@ from analysis.data import DataSpec, ReadOptions
 from analysis.errors import ConfigError
 from analysis.training import TrainSettings
 from analysis.workflow import ModelSize
+from model.config import ATTENTION_KINDS
 
 ANALYSES = ("errors", "sweep", "importance", "agreement", "roles")
 # grid key → (where it goes, its type): the train options a study may vary
@@ -85,6 +86,10 @@ def parse_grid(items: list[str] | tuple[str, ...]) -> dict[str, tuple]:
             raise ConfigError(f"--grid {key} takes {kind.__name__} values, got {values!r}") from None
         if not parsed:
             raise ConfigError(f"--grid {key} has no values")
+        if key == "attention" and not set(parsed) <= set(ATTENTION_KINDS):
+            bad = sorted(set(parsed) - set(ATTENTION_KINDS))[0]
+            raise ConfigError(f"--grid attention: {bad[:40]!r} is not an attention kind; kinds: "
+                              f"{', '.join(ATTENTION_KINDS)}")
         grid[key] = parsed
     return grid
 

@@ -38,7 +38,7 @@ POSITIONAL = frozenset(SPARSE_KINDS) - {"lsh"}
 DEFAULTS: dict[str, dict] = {
     "logsparse": {"local": None}, "strided": {"stride": None}, "fixed": {"block": None, "summary": 1},
     "window": {"window": 8, "dilation": 1, "globals": ()}, "block": {"blocks": 2},
-    "compressed": {"block": 16, "stride": 4, "compress": "mean"},
+    "compressed": {"block": 16, "stride": 4, "compress": "conv"},
     "lsh": {"buckets": 8, "rounds": 2, "chunk": 32, "shared": True},
     "adaptive": {"max_span": 64, "ramp": 8.0, "span": 32.0},
 }
@@ -53,15 +53,69 @@ class SparseResult(NamedTuple):
     scores: torch.Tensor | None  # [B, H, L_Q] M on the computed rows (max − mean of q·k/√D over the keys read)
 
 
+# Each parameter's allowed values: (type, low, high) for numbers (None allowed where the default is None), a tuple of
+# choices for strings, "positions" for a list of integer positions (negative counts from the end).
+RULES: dict[str, dict[str, object]] = {
+    "logsparse": {"local": (int, 0, 1 << 20)}, "strided": {"stride": (int, 1, 1 << 20)},
+    "fixed": {"block": (int, 1, 1 << 20), "summary": (int, 1, 1 << 20)},
+    "window": {"window": (int, 0, 1 << 20), "dilation": (int, 1, 1 << 10), "globals": "positions"},
+    "block": {"blocks": (int, 1, 1 << 16)},
+    "compressed": {"block": (int, 1, 1 << 20), "stride": (int, 1, 1 << 12), "compress": ("mean", "conv")},
+    "lsh": {"buckets": (int, 1, 1 << 12), "rounds": (int, 1, 64), "chunk": (int, 1, 1 << 16), "shared": bool},
+    "adaptive": {"max_span": (int, 1, 1 << 20), "ramp": (float, 1e-6, 1e6), "span": (float, 0.0, 1e6)},
+}
+
+
+def option_problems(kind: str, options: dict | None) -> list[str]:
+    """What is wrong with a kind's parameters (unknown names, types, ranges), as short sentences; [] when nothing."""
+    if kind in ("prob", "full"):
+        return [f"{kind} attention takes no parameters, got {', '.join(map(str, options))}"] if options else []
+    if kind not in RULES:
+        return [f"unknown attention kind {str(kind)[:40]!r}; kinds: {', '.join(('prob', 'full') + SPARSE_KINDS)}"]
+    if options is not None and not isinstance(options, dict):
+        return [f"{kind} attention's parameters must be a mapping of names to values"]
+    problems = []
+    for name, value in (options or {}).items():
+        rule = RULES[kind].get(name)
+        if rule is None:
+            problems.append(f"{kind} attention has no parameter {str(name)[:40]!r}; it takes {', '.join(RULES[kind])}")
+        elif rule is bool:
+            if not isinstance(value, bool):
+                problems.append(f"{kind} {name} must be true or false, got {repr(value)[:40]}")
+        elif rule == "positions":
+            if (not isinstance(value, (list, tuple)) or len(value) > 64
+                    or not all(isinstance(v, int) and not isinstance(v, bool) and abs(v) < 1 << 20 for v in value)):
+                problems.append(f"{kind} {name} must be a list of at most 64 positions (e.g. [0, -1]), "
+                                f"got {repr(value)[:40]}")
+        elif isinstance(rule, tuple) and isinstance(rule[0], str):
+            if value not in rule:
+                problems.append(f"{kind} {name} must be one of {', '.join(rule)}, got {repr(value)[:40]}")
+        else:
+            typ, low, high = rule
+            ok_type = isinstance(value, (int, float)) and not isinstance(value, bool) and \
+                (typ is float or float(value).is_integer())
+            if value is None and DEFAULTS[kind][name] is None:
+                continue
+            if not ok_type or not low <= value <= high:
+                what = "a whole number" if typ is int else "a number"
+                problems.append(f"{kind} {name} must be {what} in {low}..{high:,}, got {repr(value)[:40]}")
+    return problems
+
+
 def options_for(kind: str, options: dict | None) -> dict:
     """The kind's parameters: its defaults updated by `options`; an unknown parameter is a ValueError."""
     if kind not in DEFAULTS:
         raise ValueError(f"unknown attention kind {kind!r}; kinds: {', '.join(('prob', 'full') + SPARSE_KINDS)}")
+    problems = option_problems(kind, options)
+    if problems:
+        raise ValueError("; ".join(problems))
     out = dict(DEFAULTS[kind])
-    unknown = sorted(set(options or {}) - set(out))
-    if unknown:
-        raise ValueError(f"{kind} attention has no parameter {unknown[0]!r}; it takes {', '.join(out)}")
     out.update(options or {})
+    for name, rule in RULES[kind].items():  # whole numbers as int (JSON may carry 3.0), positions as a tuple
+        if isinstance(rule, tuple) and rule[0] is int and out[name] is not None:
+            out[name] = int(out[name])
+        elif rule == "positions":
+            out[name] = tuple(int(v) for v in out[name])
     return out
 
 
@@ -151,5 +205,5 @@ def _global_rows(Q, K, V, G: list[int], causal: bool, context, rows, scores):
     return context, rows, scores
 
 
-__all__ = ["DEFAULTS", "LEARNED", "POSITIONAL", "SPARSE_KINDS", "SparseResult", "options_for", "positional_table",
-           "sparse_attention"]
+__all__ = ["DEFAULTS", "LEARNED", "POSITIONAL", "RULES", "SPARSE_KINDS", "SparseResult", "option_problems",
+           "options_for", "positional_table", "sparse_attention"]

@@ -28,6 +28,12 @@ CONFIGS = [
                 single_head_union=True, cross_attention="prob"),
     tiny_config(label_len=2, embedding="lags", lags=(1, 2, 5), instance_scaling="mean", final_norm=False,
                 active_counts="hf", sample_block=16, d_layers=2),
+    # the other attention kinds: learned spans, a learned compression, LSH across to the encoder
+    tiny_config(encoder_attention="adaptive", decoder_attention="compressed", cross_attention="lsh",
+                attention_options={"encoder": {"max_span": 16}, "decoder_self": {"stride": 3},
+                                   "cross": {"buckets": 4}}),
+    tiny_config(encoder_attention="window", decoder_attention="compressed",
+                attention_options={"encoder": {"window": 4, "globals": [0, -1]}, "decoder_self": {"compress": "mean"}}),
 ]
 
 
@@ -40,7 +46,8 @@ def test_parameter_count_and_shapes_are_the_real_models(config):
 
 
 def test_every_config_field_has_a_rule():
-    ruled = set(checks.INT_RANGES) | set(checks.CHOICES) | set(checks.BOOLS) | {"dropout", "e_layers", "lags"}
+    ruled = set(checks.INT_RANGES) | set(checks.CHOICES) | set(checks.BOOLS) | {"dropout", "e_layers", "lags",
+                                                                                  "attention_options"}
     assert ruled == {f.name for f in fields(InformerConfig)}
 
 
@@ -49,6 +56,31 @@ def test_valid_configs_pass(config):
     data = json.loads(json.dumps(asdict(config)))
     assert checks.config_from_dict(data) == config
     checks.check_config(config)
+
+
+@pytest.mark.parametrize("options, kind, fragment", [
+    ({"encoder": {"window": 10 ** 12}}, "window", "window window must be a whole number"),
+    ({"encoder": {"window": True}}, "window", "window window must be a whole number"),
+    ({"encoder": {"globals": list(range(1000))}}, "window", "at most 64 positions"),
+    ({"encoder": {"shell": "rm"}}, "window", "has no parameter 'shell'"),
+    ({"encoder": {"compress": "exec"}}, "compressed", "compress must be one of mean, conv"),
+    ({"encoder": {"window": 4}}, "prob", "prob attention takes no parameters"),
+    ({"elsewhere": {"window": 4}}, "window", "attention_options must be a mapping"),
+    ({"encoder": [1, 2]}, "window", "attention_options must be a mapping"),
+    ("window=4", "window", "attention_options must be a mapping"),
+])
+def test_hostile_attention_options_are_refused_naming_the_parameter(options, kind, fragment):
+    data = json.loads(json.dumps(asdict(tiny_config())))
+    data.update(encoder_attention=kind, attention_options=options)
+    with pytest.raises(CheckpointError, match=fragment):
+        checks.config_from_dict(data)
+
+
+def test_a_positional_kind_at_cross_attention_is_refused():
+    data = json.loads(json.dumps(asdict(tiny_config())))
+    data.update(cross_attention="logsparse")
+    with pytest.raises(CheckpointError, match="positional"):
+        checks.config_from_dict(data)
 
 
 def test_config_without_newer_fields_still_loads():

@@ -1,0 +1,97 @@
+"""The efficient attention kinds inside the Informer (issue 24): trained with, swapped in with the same weights,
+recorded, masked, checked when they come from a checkpoint.
+
+Against the maths, not the code: a kind whose parameters allow every key is full attention, so a full-attention
+model swapped to it forecasts the same; a head whose value projection is zeroed contributes exactly nothing, as a
+gated head must; recorded rows sum to one and vanish outside the kind's pattern; the learned parts get gradients.
+"""
+import pytest
+import torch
+
+from model import HeadMask, Informer, recording
+from model.kinds import SPARSE_KINDS, dense_pattern, positional_table
+from tests.model.test_informer import batch_for, model_for, run, tiny
+
+EVERY_KEY = {"logsparse": None, "strided": None, "fixed": None, "lsh": None, "compressed": None, "adaptive": None,
+             "window": {"window": 64}, "block": {"blocks": 1}}  # None: no setting allows every key at every site
+
+
+@pytest.mark.parametrize("kind", SPARSE_KINDS)
+def test_every_kind_trains_at_every_site_it_may_sit(kind):
+    cross = "lsh" if kind == "lsh" else "full"
+    model = Informer(tiny(encoder_attention=kind, decoder_attention=kind, cross_attention=cross)).train()
+    out = run(model, batch_for(model.config))
+    assert out.shape == (2, 12, 2) and torch.isfinite(out).all()
+    out.square().mean().backward()
+    missing = [n for n, p in model.named_parameters() if p.grad is None and "key_projection" not in n]
+    assert not missing, missing  # (shared-QK LSH has no keys of its own: its key projection is unused)
+    if kind == "adaptive":
+        assert model.encoder.replicas[0].layers[0].attention.span.grad.abs().sum() > 0
+    if kind == "compressed":  # the learned strided convolution of Liu et al.
+        assert model.encoder.replicas[0].layers[0].attention.compress_conv.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("kind", [k for k, o in EVERY_KEY.items() if o is not None])
+def test_a_swap_that_allows_every_key_forecasts_as_full_attention(kind):
+    model = model_for(tiny(encoder_attention="full", decoder_attention="full"))
+    batch = batch_for(model.config)
+    swap = {"encoder": (kind, EVERY_KEY[kind]), "decoder_self": (kind, EVERY_KEY[kind])}
+    torch.testing.assert_close(run(model, batch, attention=swap), run(model, batch), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", SPARSE_KINDS)
+def test_a_swap_changes_the_forecast_and_leaves_the_model_as_it_was(kind):
+    model = model_for(tiny(encoder_attention="full", decoder_attention="full", seq_len=96, label_len=48))
+    batch = batch_for(model.config)
+    before = run(model, batch)
+    swapped = run(model, batch, attention=kind)
+    assert not torch.allclose(swapped, before, atol=1e-6)
+    torch.testing.assert_close(run(model, batch), before, atol=0, rtol=0)  # nothing of the swap stays behind
+
+
+@pytest.mark.parametrize("kind", ["window", "lsh", "adaptive", "logsparse"])
+def test_a_gated_head_contributes_exactly_what_a_head_with_zero_values_does(kind):
+    """gate 0 on head h ≡ v_h = 0 (context_h = Σ p·v_h = 0 on every row, whatever rows the kind computes)."""
+    config = tiny(encoder_attention=kind, decoder_attention=kind)
+    model, batch = model_for(config), batch_for(config)
+    site, h, D = model.sites[1], 2, config.head_dim
+    gates = model.full_gates()
+    gates[0, site.index, h] = 0
+    masked = run(model, batch, head_mask=HeadMask(gates))
+    zeroed = model_for(config)
+    layer = zeroed.attention_layer(site)
+    with torch.no_grad():
+        layer.value_projection.weight[h * D:(h + 1) * D] = 0
+        layer.value_projection.bias[h * D:(h + 1) * D] = 0
+    torch.testing.assert_close(masked, run(zeroed, batch), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["strided", "window", "block", "adaptive"])
+def test_recorded_rows_sum_to_one_inside_the_kinds_pattern(kind):
+    config = tiny(encoder_attention=kind, decoder_attention=kind)
+    model, batch = model_for(config), batch_for(config)
+    with recording("encoder.0.0.rows", "encoder.0.0.scores", "decoder_self.0.rows") as rec:
+        run(model, batch)
+    rows = rec.records["encoder.0.0.rows"]  # [B, H, L, L]
+    assert rows.shape == (2, 4, 48, 48) and rec.records["encoder.0.0.scores"].shape == (2, 4, 48)
+    torch.testing.assert_close(rows.sum(-1), torch.ones(2, 4, 48, dtype=rows.dtype))
+    pattern = dense_pattern(positional_table(kind, 48, 4, causal=False, options={}), 48)
+    assert (rows * ~pattern).abs().max() == 0
+    causal_rows = rec.records["decoder_self.0.rows"]
+    assert causal_rows.triu(1).abs().max() == 0  # the decoder's self-attention never reads the future
+
+
+def test_a_positional_kind_is_refused_where_queries_and_keys_differ():
+    model = model_for(tiny())
+    with pytest.raises(ValueError, match="positional"):
+        run(model, batch_for(model.config), attention={"cross": "window"})
+    with pytest.raises(ValueError, match="no parameter 'reach'"):
+        run(model, batch_for(model.config), attention={"encoder": ("window", {"reach": 3})})
+
+
+def test_a_kind_name_swaps_the_self_attention_sites_and_cross_attention_keeps_its_own():
+    model = model_for(tiny(encoder_attention="full", decoder_attention="full"))
+    batch = batch_for(model.config)
+    named = run(model, batch, attention="logsparse")
+    spelled = run(model, batch, attention={"encoder": "logsparse", "decoder_self": "logsparse"})
+    torch.testing.assert_close(named, spelled, atol=0, rtol=0)
