@@ -1,0 +1,227 @@
+"""One trained model, every attention kind: what each would forecast with the same weights, and what it keeps.
+
+    compare_kinds(model, prepared, kinds=("prob", "full", "logsparse", …)) → Variants(table, heads, …)
+
+For each kind the model's self-attention sites (encoder and decoder self) run with that kind, same weights, same
+windows, same key-sample seed per batch (paired); cross-attention keeps the model's own (positional kinds cannot sit
+there). Kinds with learned parts of their own run their parameter-free forms (model/kinds/dispatch.py: adaptive at a
+fixed span, compressed by the mean, LSH with the model's own keys); the model's own kind keeps its learned parts.
+
+Per kind (one row of `table`):
+- mse, delta_mse against the model's own attention: mean over windows with paired moving-block bootstrap intervals
+  (analysis.intervals, blocks covering seq_len + pred_len input steps);
+- mass_kept: the share of full attention's weight that falls inside the pairs the kind lets each query see, on the
+  rows full attention computes with this model's weights (one pass with every self-attention site full, recorded),
+  averaged over queries, heads and self-attention sites, with an interval over windows. Full: 1. ProbSparse: its
+  top-u queries by the exact M(q, K) keep their whole rows (u/L of the mass); lazy rows keep no pair exactly.
+  Adaptive span: the soft mask's weight. Compressed: the pairs in the query's own block (its summaries of the other
+  blocks are not pairs). LSH: the pairs in a query's bucket and chunk, hashed from the recorded queries and keys;
+- topu_overlap: the same share on the rows of the u queries with the highest exact M(q, K) = −mean_j log p_ij
+  (ProbSparse's target: M is log-sum-exp minus the mean of the scores, and log p_ij = s_ij − LSE): how much of the
+  attention ProbSparse would keep the kind keeps;
+- ms, sdpa_ms, peak_mib: one non-causal call at the model's encoder length (analysis.attention_cost).
+`heads`: mass_kept per kind, site and head (the heatmap).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from model import Informer, autocast_context, recording
+from model.attention import sample_sizes
+from model.kinds import POSITIONAL, SPARSE_KINDS, dense_pattern, positional_table
+from model.kinds.compressed import local_table
+from model.kinds.lsh import hash_vectors, lsh_table, random_rotations
+
+from .attention_cost import peak_mib, time_kinds
+from .data import PreparedData
+from .intervals import mean_intervals
+from .verdict import chosen_windows
+from .windows import WindowDataset, collate
+
+KINDS = ("prob", "full", *SPARSE_KINDS)
+MAX_WINDOWS = 128
+SELF_SITES = ("encoder", "decoder_self")
+
+
+@dataclass(frozen=True, eq=False)
+class Variants:
+    """table: kind, label, own (the model's own attention), mse (+_lo/_hi), delta_mse (+_lo/_hi), mass_kept
+    (+_lo/_hi), topu_overlap (+_lo/_hi), ms, sdpa_ms, peak_mib. heads: kind, site, head, mass_kept."""
+
+    table: pd.DataFrame
+    heads: pd.DataFrame
+    windows: int
+    total_windows: int
+    own: str
+    notes: tuple[str, ...]
+
+
+def own_label(model: Informer) -> str:
+    c = model.config
+    return f"{c.encoder_attention} / {c.decoder_attention} / {c.cross_attention}"
+
+
+def swap_for(kind: str) -> dict:
+    """The per-call override that runs the self-attention sites with `kind` (cross-attention keeps its own)."""
+    return {site: kind for site in SELF_SITES}
+
+
+def _batches(prepared: PreparedData, split: str, windows: np.ndarray, batch_size: int):
+    dataset = WindowDataset(prepared, split)
+    return [collate([dataset[int(w)] for w in windows[i:i + batch_size]]) for i in range(0, len(windows), batch_size)]
+
+
+@torch.no_grad()
+def _forecast(model: Informer, batches, seed: int, attention) -> np.ndarray:
+    device = next(model.parameters()).device
+    out = []
+    for b, (batch, _) in enumerate(batches):
+        generator = torch.Generator(device=device).manual_seed(seed * 1_000_003 + b)
+        with autocast_context(device):
+            out.append(model(batch.to(device), generator=generator, attention=attention).float().cpu().numpy())
+    return np.concatenate(out).astype(np.float64)
+
+
+@torch.no_grad()
+def _full_rows(model: Informer, batches, seed: int) -> list[dict[str, dict[str, torch.Tensor]]]:
+    """Per batch, per self-attention site: full attention's rows [B, H, L, L], queries and keys [B, L, H, D]."""
+    names = [s.name for s in model.sites if s.kind in SELF_SITES]
+    patterns = [f"{n}.{part}" for n in names for part in ("rows", "queries", "keys")]
+    device = next(model.parameters()).device
+    out = []
+    for b, (batch, _) in enumerate(batches):
+        with recording(*patterns) as rec:
+            model(batch.to(device), generator=torch.Generator(device=device).manual_seed(seed * 1_000_003 + b),
+                  attention=swap_for("full"))
+        out.append({n: {part: rec.records[f"{n}.{part}"].float().cpu() for part in ("rows", "queries", "keys")}
+                    for n in names})
+    return out
+
+
+def kept_weight(kind: str, rows: torch.Tensor, queries: torch.Tensor, keys: torch.Tensor, *, causal: bool,
+                factor: int, seed: int = 0, options: dict | None = None) -> torch.Tensor:
+    """The weight of full attention's rows [B, H, L, L] the kind keeps, per window, head and query: [B, H, L].
+
+    A 0/1 pattern (or adaptive span's soft mask) of the pairs each query reads, times the rows, summed over keys."""
+    B, H, L, _ = rows.shape
+    if kind == "full":
+        return rows.sum(-1)
+    if kind == "prob":  # the top-u queries by exact M keep their rows whole; the lazy rows keep no pair
+        u = sample_sizes(factor, L, L)[1]
+        top = exact_m(rows, causal).topk(u, dim=-1).indices
+        return torch.zeros(B, H, L).scatter_(-1, top, 1.0) * rows.sum(-1)
+    if kind == "lsh":
+        o = {"buckets": 8, "rounds": 2, "chunk": 32, **(options or {})}
+        Q, K = queries.transpose(1, 2), keys.transpose(1, 2)  # [B, H, L, D]
+        rotations = random_rotations(Q.shape[-1], int(o["buckets"]), int(o["rounds"]),
+                                     torch.Generator().manual_seed(seed), Q.device)
+        table = lsh_table(hash_vectors(Q, rotations, int(o["buckets"])), hash_vectors(K, rotations, int(o["buckets"])),
+                          chunk=int(o["chunk"]), causal=causal, shared=False)
+        return (rows * dense_pattern(table, L).to(rows.dtype)).sum(-1)
+    if kind == "compressed":
+        table = local_table(L, causal=causal, block=int({"block": 16, **(options or {})}["block"]))
+    elif kind in POSITIONAL:
+        table = positional_table(kind, L, H, causal=causal, options=options or {})
+    else:
+        raise ValueError(f"unknown attention kind {kind!r}")
+    if table.weight is not None:  # adaptive span: the soft mask's weight on each pair
+        weight = torch.zeros(*table.index.shape[:-2], L, L).scatter_add_(
+            -1, table.index, (table.weight * table.valid).to(torch.float32))
+        return (rows * weight).sum(-1)
+    return (rows * dense_pattern(table, L).to(rows.dtype)).sum(-1)
+
+
+def exact_m(rows: torch.Tensor, causal: bool) -> torch.Tensor:
+    """M(q_i, K) = LSE_j s_ij − mean_j s_ij = −mean_j log p_ij over the keys query i may see: [B, H, L]."""
+    L = rows.shape[-1]
+    logs = rows.clamp_min(torch.finfo(rows.dtype).tiny).log()
+    if causal:
+        seen = torch.ones(L, L, dtype=torch.bool).tril()
+        return -(logs * seen).sum(-1) / seen.sum(-1)
+    return -logs.mean(-1)
+
+
+def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split: str = "test", seed: int = 0,
+                  max_windows: int = MAX_WINDOWS, batch_size: int = 32, cost: bool = True,
+                  progress: Callable[[int, int], None] | None = None) -> Variants:
+    """Every kind on the same windows and key samples (see the module docstring)."""
+    if model.training:
+        raise ValueError("the model is in training mode; analyse a model in eval mode (checkpoints load that way)")
+    kinds = list(dict.fromkeys(kinds))
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise ValueError(f"unknown attention kind {unknown[0]!r}; kinds: {', '.join(KINDS)}")
+    spec, c = prepared.spec, model.config
+    total = len(WindowDataset(prepared, split))
+    if total < 1:
+        raise ValueError(f"the {split} split has no complete window")
+    windows = chosen_windows(total, spec.seq_len, max_windows)
+    stride = int(windows[1] - windows[0]) if len(windows) > 1 else 1
+    block = int(min(len(windows), max(1, math.ceil((spec.seq_len + spec.pred_len) / stride))))
+    batches = _batches(prepared, split, windows, batch_size)
+    truth = np.concatenate([y.numpy() for _, y in batches]).astype(np.float64)
+    steps, done = len(kinds) + 2 + (1 if cost else 0), 0
+
+    def tick():
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, steps)
+
+    own_sq = ((_forecast(model, batches, seed, None) - truth) ** 2).mean(axis=(1, 2))  # [n]
+    tick()
+    recorded = _full_rows(model, batches, seed)
+    tick()
+    site_causal = {s.name: s.kind == "decoder_self" for s in model.sites if s.kind in SELF_SITES}
+    rows, head_rows = [], []
+    for kind in kinds:
+        sq = ((_forecast(model, batches, seed, swap_for(kind)) - truth) ** 2).mean(axis=(1, 2))
+        kept, top_kept, per_head = [], [], {}
+        for part in recorded:
+            window_kept, window_top = [], []
+            for name, r in part.items():
+                w = kept_weight(kind, r["rows"], r["queries"], r["keys"], causal=site_causal[name],
+                                factor=c.factor, seed=seed)  # [B, H, L]
+                u = sample_sizes(c.factor, w.shape[-1], w.shape[-1])[1]
+                top = exact_m(r["rows"], site_causal[name]).topk(u, dim=-1).indices
+                window_kept.append(w.mean(dim=(1, 2)))
+                window_top.append(torch.gather(w, -1, top).mean(dim=(1, 2)))
+                per_head.setdefault(name, []).append(w.mean(dim=-1))  # [B, H]
+            kept.append(torch.stack(window_kept).mean(0))
+            top_kept.append(torch.stack(window_top).mean(0))
+        values = np.stack([sq, sq - own_sq, torch.cat(kept).numpy(), torch.cat(top_kept).numpy()], axis=1)
+        est, lo, hi = mean_intervals(values, block=block, seed=seed)
+        rows.append({"kind": kind, "own": kind == c.encoder_attention == c.decoder_attention,
+                     "mse": est[0], "mse_lo": lo[0], "mse_hi": hi[0],
+                     "delta_mse": est[1], "delta_mse_lo": lo[1], "delta_mse_hi": hi[1],
+                     "mass_kept": est[2], "mass_kept_lo": lo[2], "mass_kept_hi": hi[2],
+                     "topu_overlap": est[3], "topu_overlap_lo": lo[3], "topu_overlap_hi": hi[3]})
+        for name, parts in per_head.items():
+            for h, value in enumerate(torch.cat(parts).mean(0).tolist()):
+                head_rows.append({"kind": kind, "site": name, "head": h, "mass_kept": value})
+        tick()
+    table = pd.DataFrame(rows)
+    if cost:
+        timed = time_kinds(kinds, heads=c.n_heads, head_dim=c.head_dim, length=c.enc_len, rounds=3)
+        table = table.merge(timed[["kind", "ms", "sdpa_ms", "ratio", "pairs_share"]], on="kind", how="left")
+        table["peak_mib"] = [peak_mib(k, heads=c.n_heads, head_dim=c.head_dim, length=c.enc_len) for k in kinds]
+        tick()
+    notes = (f"{len(windows):,} of {total:,} {split} windows" + (f", one in {stride}" if stride > 1 else "")
+             + f"; key-sample seed {seed} per batch for every kind (paired)",
+             f"the model's own attention: {own_label(model)}; each kind replaces the encoder and decoder "
+             "self-attention, cross-attention keeps its own",
+             "parameter-free forms: adaptive at a fixed span, compressed by the mean over each stride, LSH with the "
+             "model's own keys",
+             "mass_kept: full attention's weight (this model's rows, every self-attention site full) inside the pairs "
+             "the kind reads; topu_overlap: the same on the top-u queries by exact M(q, K)",
+             "ms / peak_mib: one non-causal call at the encoder's length, against SDPA timed in the same process")
+    return Variants(table, pd.DataFrame(head_rows), len(windows), total, own_label(model), notes)
+
+
+__all__ = ["KINDS", "Variants", "compare_kinds", "exact_m", "kept_weight", "own_label", "swap_for"]
