@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from model.attention import probsparse_attention
-from model.kinds import SPARSE_KINDS, positional_table, sparse_attention
+from model.attention import SPARSE_KINDS, positional_table, sparse_attention
 
 LENGTHS = (96, 384, 1440, 4096, 8192)
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,7 +23,7 @@ from dataclasses import asdict, fields
 
 from model import InformerConfig
 from model.config import ATTENTION_KINDS, SITE_TYPES
-from model.kinds import options_for
+from model.attention import options_for
 
 from .errors import CheckpointError
 

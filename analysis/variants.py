@@ -4,7 +4,7 @@
 
 For each kind the model's self-attention sites (encoder and decoder self) run with that kind, same weights, same
 windows, same key-sample seed per batch (paired); cross-attention keeps the model's own (positional kinds cannot sit
-there). Kinds with learned parts of their own run their parameter-free forms (model/kinds/dispatch.py: adaptive at a
+there). Kinds with learned parts of their own run their parameter-free forms (model/attention/dispatch.py: adaptive at a
 fixed span, compressed by the mean, LSH with the model's own keys); the model's own kind keeps its learned parts.
 
 Per kind (one row of `table`):
@@ -34,9 +34,9 @@ import torch
 
 from model import Informer, autocast_context, recording
 from model.attention import sample_sizes
-from model.kinds import POSITIONAL, SPARSE_KINDS, dense_pattern, positional_table
-from model.kinds.compressed import local_table
-from model.kinds.lsh import hash_vectors, lsh_table, random_rotations
+from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, dense_pattern, positional_table
+from model.attention.compressed import local_table
+from model.attention.lsh import hash_vectors, lsh_table, random_rotations
 
 from .attention_cost import peak_mib, time_kinds
 from .data import PreparedData
@@ -224,4 +224,4 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
     return Variants(table, pd.DataFrame(head_rows), len(windows), total, own_label(model), notes)
 
 
-__all__ = ["KINDS", "Variants", "compare_kinds", "exact_m", "kept_weight", "own_label", "swap_for"]
+__all__ = ["KINDS", "LEARNED", "Variants", "compare_kinds", "exact_m", "kept_weight", "own_label", "swap_for"]

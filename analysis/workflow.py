@@ -28,7 +28,7 @@ class ModelSize:
     encoder_attention: str = "prob"
     decoder_attention: str = "prob"
     cross_attention: str = "full"
-    attention_options: dict = field(default_factory=dict)  # by site type: the kinds' parameters (model/kinds)
+    attention_options: dict = field(default_factory=dict)  # by site type: the kinds' parameters (model/attention)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)

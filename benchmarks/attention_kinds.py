@@ -6,7 +6,7 @@
 Time: the kinds run interleaved round by round at each length (a change of load between rounds moves every kind
 alike), the median of the rounds, as a ratio to SDPA's median at that length (> 1: faster than SDPA). Memory: each
 (kind, L) in a fresh child process that reads how far ru_maxrss rises over one call (the peak extra resident memory),
-as a ratio to SDPA's. Encoder form (non-causal self-attention), each kind at its default parameters (model/kinds/
+as a ratio to SDPA's. Encoder form (non-causal self-attention), each kind at its default parameters (model/attention/
 dispatch.py DEFAULTS; ProbSparse factor 5). The pairs column is the query–key pairs one head scores.
 Last lines: `kinds_speedup_vs_sdpa_L<max>_<kind>: X`.
 """
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from model.kinds import SPARSE_KINDS, positional_table, sparse_attention  # noqa: E402
+from model.attention import SPARSE_KINDS, positional_table, sparse_attention  # noqa: E402
 
 B, H, D = 4, 8, 64
 KINDS = ("sdpa", "prob", *SPARSE_KINDS)
@@ -64,7 +64,7 @@ def pairs(kind: str, L: int) -> int:
     table = positional_table(kind, L, 1, causal=False, options={})
     extra = 0
     if kind == "compressed":
-        from model.kinds.compressed import memory_visible
+        from model.attention.compressed import memory_visible
 
         extra = int(memory_visible(L, causal=False, block=16, stride=4).sum())
     return table.pairs() + extra

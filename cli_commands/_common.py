@@ -13,7 +13,7 @@ from analysis.schedules import SCHEDULES
 from analysis.training import TrainProgress, TrainSettings
 from analysis.workflow import ModelSize, prepare_for_checkpoint
 from model.config import ATTENTION_KINDS
-from model.kinds import DEFAULTS
+from model.attention import DEFAULTS
 
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
 

@@ -5,7 +5,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Literal
 
-from .kinds.dispatch import POSITIONAL, SPARSE_KINDS, option_problems
+from .attention.dispatch import POSITIONAL, SPARSE_KINDS, option_problems
 
 AttentionKind = Literal["prob", "full", "logsparse", "strided", "fixed", "window", "block", "compressed", "lsh",
                         "adaptive"]
@@ -16,7 +16,7 @@ ActiveCounts = Literal["paper", "hf"]
 Embedding = Literal["conv", "lags"]
 InstanceScaling = Literal["none", "mean", "std"]
 
-ATTENTION_KINDS = ("prob", "full") + SPARSE_KINDS  # model/kinds: the efficient attentions beside ProbSparse
+ATTENTION_KINDS = ("prob", "full") + SPARSE_KINDS  # model/attention: the efficient attentions beside ProbSparse
 SITE_TYPES = {"encoder": "encoder_attention", "decoder_self": "decoder_attention", "cross": "cross_attention"}
 
 
@@ -48,7 +48,7 @@ class InformerConfig:
     decoder_attention: AttentionKind = "prob"  # causal self-attention in the decoder
     cross_attention: AttentionKind = "full"  # decoder → encoder; the paper keeps this full
     # Parameters of the sites' attention kinds, by site type ("encoder", "decoder_self", "cross"), e.g.
-    # {"encoder": {"window": 16, "globals": [0]}} (model/kinds/dispatch.py lists each kind's; unset ones take defaults).
+    # {"encoder": {"window": 16, "globals": [0]}} (model/attention/dispatch.py lists each kind's; unset ones take defaults).
     attention_options: dict = field(default_factory=dict)
     # The official code divides the sampled sum by L_K instead of U (Informer2020 issue #582),
     # which shrinks the mean term by U/L_K and ranks queries almost by their max alone.

@@ -14,7 +14,7 @@ from .decoder import Decoder, DecoderLayer
 from .embedding import DataEmbedding
 from .encoder import DistillingLayer, Encoder, EncoderLayer, EncoderStack
 from .hooks import HookPoint, name_hooks
-from .kinds import POSITIONAL, option_problems
+from .attention import POSITIONAL, option_problems
 from .lags import LagEmbedding, rescale_forecast
 from .variants import forward_variants
 

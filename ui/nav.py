@@ -52,6 +52,7 @@ def pages() -> dict[str, list[st.Page]]:
             _page("counterfactual", "Counterfactual editor", ":material/edit_note:", "counterfactual"),
             _page("patching", "Activation patching", ":material/swap_horiz:", "patching"),
             _page("known_answers", "Known answers", ":material/verified:", "known-answers"),
+            _page("variants", "Attention variants", ":material/alt_route:", "variants"),
         ],
         "Many models": [
             _page("studies", "Studies", ":material/stacked_line_chart:", "studies"),

@@ -17,7 +17,7 @@ import torch
 from analysis.attention_cost import pairs, time_kinds
 from analysis.variants import compare_kinds, exact_m, kept_weight
 from model.attention import sample_sizes
-from model.kinds import dense_pattern, positional_table
+from model.attention import dense_pattern, positional_table
 from tests.cli.helpers import cli
 from tests.conftest import SAMPLE_CSV
 

@@ -15,9 +15,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.kinds import SPARSE_KINDS, dense_pattern, positional_table, sparse_attention
-from model.kinds.compressed import compress, memory_visible
-from model.kinds.lsh import hash_vectors, lsh_table, random_rotations
+from model.attention import SPARSE_KINDS, dense_pattern, positional_table, sparse_attention
+from model.attention.compressed import compress, memory_visible
+from model.attention.lsh import hash_vectors, lsh_table, random_rotations
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -197,7 +197,7 @@ def test_each_pattern_is_its_papers_definition_and_the_output_is_masked_attentio
     mask = brute(kind, L, H, options, causal)
     table = positional_table(kind, L, H, causal=causal, options=options)
     if kind == "window":
-        from model.kinds.window import window_pattern
+        from model.attention.window import window_pattern
 
         assert torch.equal(window_pattern(L, causal=causal, window=options["window"],
                                           dilation=options.get("dilation", 1), globals_=options.get("globals", ())),

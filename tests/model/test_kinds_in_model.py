@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from model import HeadMask, Informer, recording
-from model.kinds import SPARSE_KINDS, dense_pattern, positional_table
+from model.attention import SPARSE_KINDS, dense_pattern, positional_table
 from tests.model.test_informer import batch_for, model_for, run, tiny
 
 EVERY_KEY = {"logsparse": None, "strided": None, "fixed": None, "lsh": None, "compressed": None, "adaptive": None,

@@ -1,4 +1,4 @@
-"""ProbSparse's encoder form in few large kernels (model/probsparse_blocks.py) against the mathematics written out:
+"""ProbSparse's encoder form in few large kernels (model/attention/probsparse_blocks.py) against the mathematics written out:
 M̄ on the same key sample, the top u, their softmax rows, mean(V) for the rest — whatever the chunking, the threads,
 the autograd mode or what is returned."""
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-import model.probsparse_blocks as blocks
+import model.attention.probsparse_blocks as blocks
 from model.attention import draw_key_sample, probsparse_attention
 
 

@@ -1,0 +1,1 @@
+"""The Variants screen: every attention kind in the same trained model."""

@@ -1,0 +1,28 @@
+"""The Variants screen's background jobs: every kind on the same windows, and the cost sweep, each once per key
+(shared by every tab asking the same question), in a thread that never calls Streamlit."""
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis.attention_cost import cost_sweep
+from analysis.checkpoint import Checkpoint
+from analysis.data import PreparedData
+from analysis.variants import compare_kinds
+from ui.known_answers.jobs import Job
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def kinds_job(model_key: str, data_key: str, seed: int, windows: int, kinds: tuple[str, ...],
+              _checkpoint: Checkpoint, _prepared: PreparedData) -> Job:
+    def compute(say):
+        return compare_kinds(_checkpoint.model, _prepared, kinds=kinds, seed=seed, max_windows=windows,
+                             progress=lambda done, total: say(f"step {done} of {total}"))
+    return Job("every kind, same weights", compute).start()
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def sweep_job(heads: int, head_dim: int, kinds: tuple[str, ...], lengths: tuple[int, ...]) -> Job:
+    def compute(say):
+        return cost_sweep(kinds, lengths=lengths, heads=heads, head_dim=head_dim, memory=True,
+                          progress=lambda done, total: say(f"length {done} of {total}"))
+    return Job("cost sweep", compute).start()
