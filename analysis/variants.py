@@ -24,6 +24,7 @@ Per kind (one row of `table`):
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -32,7 +33,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, autocast_context, recording
+from model import Batch, Informer, autocast_context, recording
 from model.attention import sample_sizes
 from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, dense_pattern, positional_table
 from model.attention.compressed import local_table
@@ -88,20 +89,28 @@ def _forecast(model: Informer, batches, seed: int, attention) -> np.ndarray:
     return np.concatenate(out).astype(np.float64)
 
 
+ROW_NUMBERS = 1 << 24  # recorded full-attention numbers per site held at once (64 MB): windows per recording pass
+
+
 @torch.no_grad()
-def _full_rows(model: Informer, batches, seed: int) -> list[dict[str, dict[str, torch.Tensor]]]:
-    """Per batch, per self-attention site: full attention's rows [B, H, L, L], queries and keys [B, L, H, D]."""
+def _full_rows(model: Informer, batches, seed: int):
+    """Yields, a few windows at a time, per self-attention site: full attention's rows [b, H, L, L], queries and
+    keys [b, L, H, D] (every self-attention site full, each batch's key-sample seed). Never all windows at once:
+    at seq_len 1440 one window's rows are 33 MB a site."""
     names = [s.name for s in model.sites if s.kind in SELF_SITES]
     patterns = [f"{n}.{part}" for n in names for part in ("rows", "queries", "keys")]
     device = next(model.parameters()).device
-    out = []
+    c = model.config
+    per_pass = max(1, ROW_NUMBERS // (c.n_heads * max(c.enc_len, c.dec_len) ** 2))
     for b, (batch, _) in enumerate(batches):
-        with recording(*patterns) as rec:
-            model(batch.to(device), generator=torch.Generator(device=device).manual_seed(seed * 1_000_003 + b),
-                  attention=swap_for("full"))
-        out.append({n: {part: rec.records[f"{n}.{part}"].float().cpu() for part in ("rows", "queries", "keys")}
-                    for n in names})
-    return out
+        B = batch.x_enc.shape[0]
+        for start in range(0, B, per_pass):
+            part = Batch(*(t[start:start + per_pass] for t in (batch.x_enc, batch.mark_enc, batch.x_dec,
+                                                                batch.mark_dec)))
+            with recording(*patterns) as rec:
+                model(part.to(device), generator=torch.Generator(device=device).manual_seed(seed * 1_000_003 + b),
+                      attention=swap_for("full"))
+            yield {n: {k: rec.records[f"{n}.{k}"].float().cpu() for k in ("rows", "queries", "keys")} for n in names}
 
 
 def kept_weight(kind: str, rows: torch.Tensor, queries: torch.Tensor, keys: torch.Tensor, *, causal: bool,
@@ -124,17 +133,23 @@ def kept_weight(kind: str, rows: torch.Tensor, queries: torch.Tensor, keys: torc
         table = lsh_table(hash_vectors(Q, rotations, int(o["buckets"])), hash_vectors(K, rotations, int(o["buckets"])),
                           chunk=int(o["chunk"]), causal=causal, shared=False)
         return (rows * dense_pattern(table, L).to(rows.dtype)).sum(-1)
-    if kind == "compressed":
-        table = local_table(L, causal=causal, block=int({"block": 16, **(options or {})}["block"]))
-    elif kind in POSITIONAL:
-        table = positional_table(kind, L, H, causal=causal, options=options or {})
-    else:
+    if kind not in POSITIONAL:
         raise ValueError(f"unknown attention kind {kind!r}")
-    if table.weight is not None:  # adaptive span: the soft mask's weight on each pair
-        weight = torch.zeros(*table.index.shape[:-2], L, L).scatter_add_(
+    return (rows * _pair_weights(kind, L, H, causal, tuple(sorted((options or {}).items())))).sum(-1)
+
+
+@functools.lru_cache(maxsize=32)
+def _pair_weights(kind: str, L: int, H: int, causal: bool, options: tuple) -> torch.Tensor:
+    """[L, L] or [H, L, L] float: 1 on the pairs a positional kind reads (adaptive span: its soft mask's weight)."""
+    options = dict(options)
+    if kind == "compressed":  # its own block exactly; the summaries of other blocks are not pairs
+        table = local_table(L, causal=causal, block=int({"block": 16, **options}["block"]))
+    else:
+        table = positional_table(kind, L, H, causal=causal, options=options)
+    if table.weight is not None:
+        return torch.zeros(*table.index.shape[:-2], L, L).scatter_add_(
             -1, table.index, (table.weight * table.valid).to(torch.float32))
-        return (rows * weight).sum(-1)
-    return (rows * dense_pattern(table, L).to(rows.dtype)).sum(-1)
+    return dense_pattern(table, L).to(torch.float32)
 
 
 def exact_m(rows: torch.Tensor, causal: bool) -> torch.Tensor:
@@ -176,33 +191,39 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
 
     own_sq = ((_forecast(model, batches, seed, None) - truth) ** 2).mean(axis=(1, 2))  # [n]
     tick()
-    recorded = _full_rows(model, batches, seed)
-    tick()
     site_causal = {s.name: s.kind == "decoder_self" for s in model.sites if s.kind in SELF_SITES}
+    kept = {k: [] for k in kinds}  # per kind: [windows] mean kept weight over sites, heads and queries
+    top_kept = {k: [] for k in kinds}  # the same on the top-u queries by exact M
+    per_head = {k: {} for k in kinds}  # per kind and site: [windows, H]
+    for part in _full_rows(model, batches, seed):
+        tops = {}
+        for name, r in part.items():
+            L = r["rows"].shape[-1]
+            u = sample_sizes(c.factor, L, L)[1]
+            tops[name] = exact_m(r["rows"], site_causal[name]).topk(u, dim=-1).indices
+        for kind in kinds:
+            site_kept, site_top = [], []
+            for name, r in part.items():
+                w = kept_weight(kind, r["rows"], r["queries"], r["keys"], causal=site_causal[name],
+                                factor=c.factor, seed=seed)  # [b, H, L]
+                site_kept.append(w.mean(dim=(1, 2)))
+                site_top.append(torch.gather(w, -1, tops[name]).mean(dim=(1, 2)))
+                per_head[kind].setdefault(name, []).append(w.mean(dim=-1))  # [b, H]
+            kept[kind].append(torch.stack(site_kept).mean(0))
+            top_kept[kind].append(torch.stack(site_top).mean(0))
+    tick()
     rows, head_rows = [], []
     for kind in kinds:
         sq = ((_forecast(model, batches, seed, swap_for(kind)) - truth) ** 2).mean(axis=(1, 2))
-        kept, top_kept, per_head = [], [], {}
-        for part in recorded:
-            window_kept, window_top = [], []
-            for name, r in part.items():
-                w = kept_weight(kind, r["rows"], r["queries"], r["keys"], causal=site_causal[name],
-                                factor=c.factor, seed=seed)  # [B, H, L]
-                u = sample_sizes(c.factor, w.shape[-1], w.shape[-1])[1]
-                top = exact_m(r["rows"], site_causal[name]).topk(u, dim=-1).indices
-                window_kept.append(w.mean(dim=(1, 2)))
-                window_top.append(torch.gather(w, -1, top).mean(dim=(1, 2)))
-                per_head.setdefault(name, []).append(w.mean(dim=-1))  # [B, H]
-            kept.append(torch.stack(window_kept).mean(0))
-            top_kept.append(torch.stack(window_top).mean(0))
-        values = np.stack([sq, sq - own_sq, torch.cat(kept).numpy(), torch.cat(top_kept).numpy()], axis=1)
+        values = np.stack([sq, sq - own_sq, torch.cat(kept[kind]).numpy(), torch.cat(top_kept[kind]).numpy()],
+                          axis=1)
         est, lo, hi = mean_intervals(values, block=block, seed=seed)
         rows.append({"kind": kind, "own": kind == c.encoder_attention == c.decoder_attention,
                      "mse": est[0], "mse_lo": lo[0], "mse_hi": hi[0],
                      "delta_mse": est[1], "delta_mse_lo": lo[1], "delta_mse_hi": hi[1],
                      "mass_kept": est[2], "mass_kept_lo": lo[2], "mass_kept_hi": hi[2],
                      "topu_overlap": est[3], "topu_overlap_lo": lo[3], "topu_overlap_hi": hi[3]})
-        for name, parts in per_head.items():
+        for name, parts in per_head[kind].items():
             for h, value in enumerate(torch.cat(parts).mean(0).tolist()):
                 head_rows.append({"kind": kind, "site": name, "head": h, "mass_kept": value})
         tick()

@@ -1,29 +1,28 @@
-"""Re-slicing in a real browser: every control that only re-slices recorded data, click → finished rerun.
+"""Every screen in a real browser on a long-input model: first results, re-slices and runs, timed.
 
-    python benchmarks/reslice.py --checkpoint runs/sample                       # 3 rounds, every page
-    python benchmarks/reslice.py --checkpoint runs/sample --pages pyramid compare
-    python benchmarks/reslice.py --checkpoint runs/sample --rounds 3 --against /tmp/old-checkout
+    python benchmarks/reslice.py --seq-len 1440                     # ETTm1, an untrained seq_len-1440 model
+    python benchmarks/reslice.py --seq-len 5760 --rounds 1
+    python benchmarks/reslice.py --seq-len 1440 --screens sparsity qk_map --against /tmp/old-checkout
+    python benchmarks/reslice.py --checkpoint runs/mine --csv my.csv  # any checkpoint and the CSV it reads
 
-Each round starts a fresh server for every contestant in turn (this checkout's app.py, then each --against
-checkout's, named after its folder) and walks the pages in one browser tab, through the sidebar:
+With --seq-len L, a seeded, untrained Informer (d_model 32, 4 heads, 3 encoder layers, d_ff 64, label_len L/5,
+pred_len 96: issue 23's long-input model; training is not what is timed) is built on
+../shared/data/ETT/ETTm1.csv (or --csv) and copied into a temporary runs folder as `sample`. Each round starts a
+fresh server per contestant (this checkout's app.py, then each --against checkout's), uploads the CSV in one
+Chromium tab and walks every screen (tests/e2e/walk.py): each screen opened from the sidebar (kind *first*: to its
+first result drawn), its main controls (kind *reslice*: click → the end of the run it started with what it asked
+for shown) and its Run buttons (kind *run*: Compare's first 512 windows, a 32-window sweep, Integrated Gradients
+with 16 path points). The server's peak resident memory (VmHWM) is read after Compare and at the end.
 
-- sparsity: six grid clicks that switch site and head (timed like tests/e2e/test_browser_analyses.py's
-  `reslice`: click → finished rerun showing the new head's heading), the four detail tabs, two score choices;
-- data: open the column summary (twice; closing it does not rerun);
-- forecast: the plotted column, the history shown;
-- masking: the plotted column (the forecast of the window is cached after its first draw);
-- pyramid: the position, the attention rows' head and layer;
-- compare (after one "Run comparison", not timed: it forecasts the whole split): metric, scale, window, column;
-- ablation (after one single-head sweep on 32 windows, not timed): the sweep's head, and the ablation mode to
-  a setting not run and back to the finished sweep.
-
-Every one of these only re-slices a cached result. Each is timed from the action (the option chosen, the key
-pressed, the click) to the end of the rerun it started, with what it asked for on screen, plus two animation
-frames. The machine's speed drifts, so compare contestants within a round. Needs Debian's /usr/bin/chromium
-and the playwright package (requirements-dev.txt). Last line: `reslice_seconds_max: <x>` (the bar is 1 s).
+Prints one table per contestant (screen, interaction, kind, actions, median, max), then
+`reslice_max_seconds_L<L>: X` (bar: 1 s at 1440, 2 s at 5760), `first_result_max_seconds_L<L>: Y` (bar: 5 s / 10 s)
+and `compare_512_seconds_L<L>: Z` (bar: 10 s / 20 s) for this checkout. Exits 1 if a screen raised or showed an
+error (its message printed), 2 on bad arguments. Needs Debian's /usr/bin/chromium and playwright.
 """
 from __future__ import annotations
 
+import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -34,226 +33,133 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.browser_rounds import parse_args  # noqa: E402
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, settle, streamlit_server  # noqa: E402
-from tests.e2e.test_browser import open_page as switch_page  # noqa: E402
-from tests.e2e.test_browser_analyses import SLOW, reslice, wait_for_charts  # noqa: E402
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_server  # noqa: E402
+from tests.e2e.walk import SCREENS, SLOW, ScreenError, Walk, untrained_model, upload  # noqa: E402
 
-GRID_TITLE = "Mean row entropy"
-CELLS = [(1, 0), (3, 1), (0, 0), (2, 2), (1, 1), (0, 1)]  # (head, site row), taken modulo the grid's size
-
-# (tab, text the tab shows once drawn); (score option, its heatmap's title starts)
-TABS = [("Attention rows", "Lazy queries"), ("Exact vs sampled", "Top-u agreement at"),
-        ("Every head", "dominant lag"), ("Scores and selected queries", "Selected queries of this head")]
-SCORES = [("exact M (log-sum-exp − mean)", "exact M per query"), ("sampled M̄ (as ProbSparse ranked them)",
-                                                                  "sampled M̄ per query")]
-GRID_TICKS_JS = """(title) => {
-  const gd = Array.from(document.querySelectorAll('.js-plotly-plot'))
-    .find(g => g._fullLayout && (g._fullLayout.title.text || '').includes(title));
-  return [gd._fullLayout.xaxis.ticktext.length, gd._fullLayout.yaxis.ticktext];
-}"""
-
-# Before an action (the app idle): watch the app's script state, so that "finished" means the rerun this action
-# started (any change of state, then idle again), not the idle state before it.
-ARM_JS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  window.__reslice = {ran: false};
-  if (window.__resliceObserver) window.__resliceObserver.disconnect();
-  window.__resliceObserver = new MutationObserver(() => { window.__reslice.ran = true; });  // it was idle
-  window.__resliceObserver.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
-# After it: that rerun finished, and `want` (if any) is in the page's text or a chart's title.
-FINISHED_JS = """(want) => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return app && app.dataset.testScriptState === 'notRunning' && window.__reslice.ran && (!want ||
-    document.querySelector('[data-testid="stMain"]').innerText.includes(want) ||
-    Array.from(document.querySelectorAll('.js-plotly-plot'))
-      .some(g => g._fullLayout && (g._fullLayout.title.text || '').includes(want)));
-}"""
-TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+ETTM1 = ROOT.parent / "shared" / "data" / "ETT" / "ETTm1.csv"
+BARS = {"reslice": (1.0, 2.0), "first": (5.0, 10.0), "run": (10.0, 20.0)}  # (seq_len ≤ 1440, longer)
 
 
-def rerun_seconds(page, act, want: str | None = None, prepare=None) -> float:
-    """Seconds from `act()` to the end of the rerun it started, with `want` shown, plus two frames.
-    `prepare()` runs first, untimed (e.g. open a selectbox's list)."""
-    page.wait_for_timeout(700)
-    if prepare is not None:
-        prepare()
-        page.wait_for_timeout(300)
-    page.evaluate(ARM_JS)
-    started = time.perf_counter()
-    act()
-    page.wait_for_function(FINISHED_JS, arg=want, timeout=60_000, polling=20)
-    page.evaluate(TWO_FRAMES_JS)
-    return time.perf_counter() - started
+def server_hwm_mib(port: int) -> float | None:
+    """Peak resident memory (VmHWM) of our child `streamlit run` listening on `port`."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            status = (proc / "status").read_text()
+        except OSError:
+            continue
+        if b"streamlit" in b" ".join(cmdline) and str(port).encode() in cmdline and \
+                f"PPid:\t{os.getpid()}" in status:
+            for line in status.splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    return None
 
 
-# ------------------------------------------------------------------------------------------ controls
-def choose(page, label: str, option: str | int, want: str | None = None) -> float:
-    """Choose `option` (its text, or how many places down the list) in the selectbox labelled `label`;
-    timed from the Enter that picks it."""
-    def prepare() -> None:
-        box = page.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text(label, exact=True)).first
-        box.get_by_role("combobox").click()
-        if isinstance(option, int):
-            for _ in range(option):
-                page.keyboard.press("ArrowDown")
-        else:
-            page.keyboard.type(option)
-    return rerun_seconds(page, lambda: page.keyboard.press("Enter"), want, prepare)
-
-
-def pick_radio(page, option: str, want: str | None = None) -> float:
-    label = page.locator("label").filter(has=page.get_by_role("radio", name=option, exact=True)).first
-    return rerun_seconds(page, label.click, want)
-
-
-def nudge_slider(page, label: str, want: str | None = None, key: str = "ArrowRight") -> float:
-    thumb = page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider").first
-    thumb.focus()
-    return rerun_seconds(page, lambda: thumb.press(key), want)
-
-
-def open_page(page, title: str, charts: int) -> None:
-    """The e2e tests' page switch (sidebar link, heading, rerun finished), then its first `charts` charts drawn."""
-    switch_page(page, title)
-    if charts:
-        wait_for_charts(page, charts)
-    settle(page)
-    page.wait_for_timeout(1000)
-
-
-# ------------------------------------------------------------------------------------------ pages
-def sparsity(page) -> dict[str, list[float]]:
-    open_page(page, "Sparsity explorer", 3)
-    page.wait_for_timeout(500)
-    n_heads, sites = page.evaluate(GRID_TICKS_JS, GRID_TITLE)
-    seconds: dict[str, list[float]] = {"sparsity grid": [], "sparsity tabs": [], "sparsity score": []}
-    for head, row in CELLS:
-        head, row = head % n_heads, row % len(sites)
-        seconds["sparsity grid"].append(reslice(page, GRID_TITLE, head, row, f"{sites[row]} · head {head}"))
-    for tab, shows in TABS:  # lazy tabs: only the open one is drawn
-        seconds["sparsity tabs"].append(rerun_seconds(page, page.get_by_role("tab", name=tab).click, shows))
-    for option, title in SCORES:
-        seconds["sparsity score"].append(pick_radio(page, option, title))
-    return seconds
-
-
-def data(page) -> dict[str, list[float]]:
-    open_page(page, "Data & model", 1)
-    toggle = page.get_by_text("Column summary (raw values)")
-    opened = rerun_seconds(page, toggle.click, "Download table (CSV)")
-    toggle.click()  # closing does not rerun (the browser only hides the table)
-    page.wait_for_timeout(1000)
-    return {"data summary": [opened, rerun_seconds(page, toggle.click, "Download table (CSV)")]}
-
-
-def forecast(page) -> dict[str, list[float]]:
-    open_page(page, "Forecast", 1)
-    columns = [choose(page, "Plotted column", name, f"{name}: last") for name in ("temperature", "humidity", "load")]
-    return {"forecast column": columns, "forecast history": [nudge_slider(page, "History shown"),
-                                                             nudge_slider(page, "History shown", key="ArrowLeft")]}
-
-
-def masking(page) -> dict[str, list[float]]:
-    open_page(page, "Head masking", 2)
-    return {"masking column": [choose(page, "Plotted column", name, f"{name}:")
-                               for name in ("temperature", "humidity", "load")]}
-
-
-def pyramid(page) -> dict[str, list[float]]:
-    open_page(page, "Distilling pyramid", 4)
-    return {"pyramid position": [nudge_slider(page, "Position"), nudge_slider(page, "Position", key="ArrowLeft")],
-            "pyramid rows": [choose(page, "Head", "head 2", "Softmax rows of head 2"), choose(page, "Encoder layer", 1),
-                             choose(page, "Head", "head 0", "Softmax rows of head 0")]}
-
-
-def compare(page) -> dict[str, list[float]]:
-    open_page(page, "Compare", 0)
-    page.get_by_role("button", name="Run comparison").click()
-    page.get_by_text("ε (counterfactual gap)").first.wait_for(timeout=SLOW)
-    wait_for_charts(page, 2)
-    settle(page)
-    page.wait_for_timeout(1000)
-    return {"compare metric": [pick_radio(page, "MAE", "MAE (standardised)"),
-                               pick_radio(page, "original units", "MAE (original units)"),
-                               pick_radio(page, "MSE", "MSE (original units)")],
-            "compare window": [nudge_slider(page, "Window (0", "window 1,"),
-                               choose(page, "Column", "price", "price:"),
-                               nudge_slider(page, "Window (0", "window 0,", key="ArrowLeft")]}
-
-
-def ablation(page) -> dict[str, list[float]]:
-    open_page(page, "Ablation studies", 0)
-    page.locator("label").filter(has=page.get_by_role("radio", name="32", exact=True)).first.click()
-    settle(page)
-    page.get_by_role("button", name="Run single-head sweep").click()
-    page.get_by_text("Baseline MSE (all heads on)").first.wait_for(timeout=SLOW)
-    wait_for_charts(page, 2)
-    settle(page)
-    page.wait_for_timeout(1000)
-    return {"ablation head": [choose(page, "Head (most harmful first)", 3, "ΔMSE per horizon step:"),
-                              choose(page, "Head (most harmful first)", 1, "ΔMSE per horizon step:")],
-            "ablation mode": [pick_radio(page, "mean", "Not run for these settings"),
-                              pick_radio(page, "zero", "Baseline MSE (all heads on)")]}
-
-
-PAGES = {"sparsity": sparsity, "data": data, "forecast": forecast, "masking": masking, "pyramid": pyramid,
-         "compare": compare, "ablation": ablation}
-
-
-def click_times(browser, runs: Path, log_path: Path, app: Path, pages: list[str]) -> dict[str, list[float]]:
-    """A fresh server for `app`; one tab walks `pages`; seconds of each timed action, by kind."""
-    seconds: dict[str, list[float]] = {}
-    with streamlit_server(runs, log_path, app) as url:
+def walk_once(browser, runs: Path, csv: Path, app: Path, log: Path, screens: list[str]):
+    """(timings, problems, memory): one fresh server for `app`, one tab walking `screens`."""
+    problems: list[str] = []
+    memory: dict[str, float | None] = {}
+    with streamlit_server(runs, log, app) as url:
+        port = int(url.rsplit(":", 1)[1])
         page = browser.new_page(viewport=VIEWPORT)
         page.goto(url)
         page.get_by_role("heading", name="Data & model", level=1).wait_for(timeout=SLOW)
-        wait_for_charts(page, 1)
         page.get_by_text("Device:").first.wait_for(timeout=SLOW)  # the model stack has loaded
-        settle(page)
-        for name in pages:
-            seconds |= PAGES[name](page)
+        upload(page, csv)
+        walk = Walk(page, log=lambda line: print(f"  {line}", flush=True))
+        for name in screens:
+            try:
+                SCREENS[name](walk)
+            except ScreenError as err:
+                problems.append(str(err))
+            except Exception as err:  # a timeout: the screen never showed its result
+                problems.append(f"{name}: {type(err).__name__}: {str(err).splitlines()[0][:300]}")
+            if name == "compare":
+                memory["after compare"] = server_hwm_mib(port)
+        memory["at the end"] = server_hwm_mib(port)
         page.close()
-    return seconds
+    return walk.times, problems, memory
 
 
-def main() -> None:
-    args, others = parse_args(__doc__.splitlines()[0], default_rounds=3, reserved=("app",),
-                              extra=lambda parser: parser.add_argument(
-                                  "--pages", nargs="+", choices=list(PAGES), default=list(PAGES),
-                                  help="the pages to walk (default: all)"))
+def table(times) -> list[tuple[str, str, str, list[float]]]:
+    rows: dict[tuple[str, str, str], list[float]] = {}
+    for t in times:
+        rows.setdefault((t.screen, t.action, t.kind), []).append(t.seconds)
+    return [(s, a, k, v) for (s, a, k), v in rows.items()]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seq-len", type=int, help="build an untrained model of this seq_len on --csv")
+    parser.add_argument("--checkpoint", type=Path, help="a checkpoint folder instead of --seq-len")
+    parser.add_argument("--csv", type=Path, default=ETTM1, help="the data (default: ETTm1)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--screens", nargs="+", choices=list(SCREENS), default=list(SCREENS))
+    parser.add_argument("--against", type=Path, action="append", default=[],
+                        help="another checkout whose app.py is walked in every round too (repeatable)")
+    args = parser.parse_args()
+    if (args.seq_len is None) == (args.checkpoint is None):
+        parser.error("give --seq-len or --checkpoint")
+    if not args.csv.is_file():
+        parser.error(f"{args.csv} not found (ETTm1 lives in ../shared/data/ETT/; or pass --csv)")
+    if args.checkpoint is not None and not (args.checkpoint / "manifest.json").is_file():
+        parser.error(f"{args.checkpoint} is not a checkpoint folder (no manifest.json)")
+    if not CHROMIUM.exists():
+        parser.error(f"{CHROMIUM} is missing (install Debian's chromium)")
+    names = [other.resolve().name for other in args.against]
+    if len(set(names)) < len(names) or "app" in names or any(not (o / "app.py").is_file() for o in args.against):
+        parser.error("give --against checkouts (each with an app.py) distinct folder names other than app")
+    contestants = {"app": ROOT / "app.py", **{n: o.resolve() / "app.py" for n, o in zip(names, args.against)}}
     from playwright.sync_api import sync_playwright
 
-    contestants = {"app": ROOT / "app.py", **others}
-    times: dict[str, list[dict[str, list[float]]]] = {name: [] for name in contestants}
+    times = {name: [] for name in contestants}
+    problems = {name: [] for name in contestants}
     with tempfile.TemporaryDirectory() as tmp_name, sync_playwright() as p:
         tmp = Path(tmp_name)
         runs = tmp / "runs"
-        shutil.copytree(args.checkpoint, runs / "sample")
+        if args.checkpoint is not None:
+            shutil.copytree(args.checkpoint, runs / "sample")
+            length = None
+        else:
+            started = time.perf_counter()
+            untrained_model(args.csv, runs / "sample", args.seq_len)
+            print(f"seq_len {args.seq_len}: untrained model built in {time.perf_counter() - started:.1f} s", flush=True)
+            length = args.seq_len
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         for r in range(args.rounds):
             for name, app in contestants.items():
-                times[name].append(click_times(browser, runs, tmp / f"{name}.log", app, args.pages))
-                print(f"round {r + 1} {name:10s} " + " | ".join(
-                    f"{kind} " + " ".join(f"{t:.2f}" for t in values) for kind, values in times[name][-1].items()),
-                    flush=True)
+                started = time.perf_counter()
+                got, trouble, memory = walk_once(browser, runs, args.csv, app, tmp / f"{name}.log", args.screens)
+                times[name] += got
+                problems[name] += [f"round {r + 1}: {t}" for t in trouble]
+                print(f"round {r + 1} {name}: {len(got)} actions in {time.perf_counter() - started:.0f} s; server "
+                      "peak RSS " + ", ".join(f"{k} {v:.0f} MiB" for k, v in memory.items() if v) +
+                      "".join(f"\n  PROBLEM {t}" for t in trouble), flush=True)
         browser.close()
 
-    print()
-    for name, rounds in times.items():
-        for kind in rounds[0]:
-            every = [t for clicks in rounds for t in clicks[kind]]
-            print(f"{name:10s} {kind:18s} {len(every):2d} actions: median {statistics.median(every):.2f} s, "
-                  f"max {max(every):.2f} s, over 1 s: {sum(t > 1 for t in every)}")
-    for name in others:
-        for kind in times["app"][0]:
-            gain = [statistics.median(b[kind]) - statistics.median(a[kind])
-                    for a, b in zip(times["app"], times[name])]
-            print(f"{name} − app, {kind}, per round (medians): {' '.join(f'{g:+.2f}' for g in gain)} s; app faster "
-                  f"in {sum(g > 0 for g in gain)}/{len(gain)} rounds")
-    print(f"reslice_seconds_max: {max(t for clicks in times['app'] for ts in clicks.values() for t in ts):.2f}")
+    suffix = f"_L{length}" if length else ""
+    long = (length or 0) > 1440
+    for name in contestants:
+        print(f"\n{name}: screen, interaction, kind, actions, median s, max s (bar)")
+        for screen, action, kind, values in table(times[name]):
+            bar = BARS[kind][long]
+            over = " OVER" if max(values) > bar else ""
+            print(f"  {screen:15s} {action:24s} {kind:8s} {len(values):3d}  {statistics.median(values):6.2f} "
+                  f"{max(values):6.2f}  ({bar:g} s){over}")
+    ours = times["app"]
+    for kind, line in (("reslice", "reslice_max_seconds"), ("first", "first_result_max_seconds")):
+        values = [t.seconds for t in ours if t.kind == kind]
+        print(f"{line}{suffix}: {max(values):.2f}" if values else f"{line}{suffix}: n/a")
+    compare = [t.seconds for t in ours if t.screen == "compare" and t.kind == "run"]
+    print(f"compare_512_seconds{suffix}: {max(compare):.2f}" if compare else f"compare_512_seconds{suffix}: n/a")
+    if problems["app"]:
+        print("\n".join(["screens that raised:", *problems["app"]]), file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

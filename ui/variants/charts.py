@@ -23,7 +23,7 @@ def accuracy_figure(result: Variants) -> go.Figure:
     layout = charts.layout(title="Same weights, another attention: test ΔMSE and the attention weight each keeps",
                            height=440, yaxis=dict(title="ΔMSE (standardised)", zeroline=True),
                            yaxis2=dict(title="mass kept", overlaying="y", side="right", range=[0, 1.05],
-                                       showgrid=False))
+                                       showgrid=False, tickmode="linear", tick0=0, dtick=0.2))
     return go.Figure(traces, layout)
 
 

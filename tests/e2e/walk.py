@@ -1,0 +1,348 @@
+"""Every screen of the app, opened from the sidebar and put through its main interactions, each timed.
+
+One walk serves the long-input browser test (tests/e2e/test_browser_long.py: nothing may raise on a seq_len-1440
+model) and the re-slicing benchmark (benchmarks/reslice.py: how long each action takes). Every action is timed
+from the click (the option chosen, the key pressed) to the end of the script run, or fragment run, it started
+with what it asked for on screen, plus two animation frames. Kinds:
+
+- first:   a screen opened from the sidebar, to its first result drawn (bar: 5 s at seq_len 1440, 10 s at 5760)
+- reslice: a control that changes what a screen shows (bar: 1 s at seq_len 1440, 2 s at 5760)
+- run:     a computation started by its own Run button (Compare's 512 windows, a sweep, Integrated Gradients)
+
+After every action the page is checked for an exception box or an error message: `ScreenError` names the
+screen, the action and the text. The walk picks options by position, so it fits any model and data with at
+least two target columns.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+# ms: a first computation on a busy two-core machine, the model stack's import included (WALK_TIMEOUT_MS: shorter, to
+# find a step that waits for something that never comes)
+SLOW = int(os.environ.get("WALK_TIMEOUT_MS", 600_000))
+
+ARM_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  window.__walk = {ran: false};
+  if (window.__walkObserver) window.__walkObserver.disconnect();
+  window.__walkObserver = new MutationObserver(() => { window.__walk.ran = true; });
+  window.__walkObserver.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+# The run the action started has finished (any change of the script state, then idle again), and `want` (if any) is
+# in the page's text or a drawn chart's title.
+FINISHED_JS = """(want) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const drawn = Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .filter(g => g._fullLayout && g.querySelector('.main-svg'));
+  return app && app.dataset.testScriptState === 'notRunning' && window.__walk.ran && (!want ||
+    document.querySelector('[data-testid="stMain"]').innerText.includes(want) ||
+    drawn.some(g => (g._fullLayout.title.text || '').includes(want)));
+}"""
+TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+# The page position of data point (x, y) of the plotly chart whose title includes `title` (null: no such chart).
+POINT_JS = """([title, x, y]) => {
+  const gd = Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .find(g => g._fullLayout && (g._fullLayout.title.text || '').includes(title));
+  if (!gd) return null;
+  gd.scrollIntoView({block: 'center'});
+  const fl = gd._fullLayout, box = gd.getBoundingClientRect();
+  return [box.left + fl._size.l + fl.xaxis.l2p(fl.xaxis.d2l(x)), box.top + fl._size.t + fl.yaxis.l2p(fl.yaxis.d2l(y))];
+}"""
+# [x, y] of the `index`-th point of trace `trace` of the chart titled `title`.
+TRACE_POINT_JS = """([title, trace, index]) => {
+  const gd = Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .find(g => g._fullLayout && (g._fullLayout.title.text || '').includes(title));
+  if (!gd) return null;
+  const t = gd._fullData[trace];
+  return [t.x[index], t.y[index]];
+}"""
+PROBLEMS_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stException"], [data-testid="stAlertContentError"]')).map(e => e.innerText.slice(0, 600))"""
+
+
+class ScreenError(AssertionError):
+    """A screen raised, or showed an error, during the walk."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    screen: str
+    action: str
+    kind: str  # "first" | "reslice" | "run"
+    seconds: float
+
+
+@dataclass
+class Walk:
+    """Drives one tab. `times` collects every timed action."""
+
+    page: object
+    times: list[Timing] = field(default_factory=list)
+    screen: str = ""
+    log: Callable[[str], None] | None = None  # told every timing as it is taken
+
+    # ------------------------------------------------------------------------------------ checks
+    def check(self, action: str) -> None:
+        problems = self.page.evaluate(PROBLEMS_JS)
+        if problems:
+            raise ScreenError(f"{self.screen}, {action}: {problems[0]}")
+
+    def _finish(self, action: str, kind: str, started: float, want: str | None, timeout: int) -> float:
+        try:
+            self.page.wait_for_function(FINISHED_JS, arg=want, timeout=timeout, polling=20)
+        except Exception:
+            self.check(action)  # an exception box explains a missing result better than a timeout
+            raise
+        self.page.evaluate(TWO_FRAMES_JS)
+        seconds = time.perf_counter() - started
+        self.times.append(Timing(self.screen, action, kind, seconds))
+        if self.log is not None:
+            self.log(f"{self.screen}, {action}: {seconds:.2f} s")
+        self.check(action)
+        return seconds
+
+    # ------------------------------------------------------------------------------------ actions
+    def open(self, screen: str, title: str, want: str | None) -> float:
+        """The sidebar link to `title`, timed to its first result (`want` shown)."""
+        self.screen = screen
+        self.page.wait_for_timeout(500)
+        link = self.page.get_by_role("link", name=title, exact=True)
+        more = self.page.get_by_text(re.compile(r"^View \d+ more$"))  # a long sidebar folds its last pages
+        if not link.is_visible() and more.count():
+            more.first.click()
+            link.wait_for(timeout=SLOW)
+        self.page.evaluate(ARM_JS)
+        started = time.perf_counter()
+        link.click()
+        self.page.get_by_role("heading", name=title, level=1).wait_for(timeout=SLOW)
+        return self._finish("open", "first", started, want, SLOW)
+
+    def act(self, action: str, do: Callable[[], None], want: str | None = None, *, kind: str = "reslice",
+            prepare: Callable[[], None] | None = None) -> float:
+        """`prepare()` (untimed: open a list), then `do()` timed to the end of the run it started, `want` shown."""
+        self.page.wait_for_timeout(600)
+        if prepare is not None:
+            prepare()
+            self.page.wait_for_timeout(300)
+        self.page.evaluate(ARM_JS)
+        started = time.perf_counter()
+        do()
+        return self._finish(action, kind, started, want, SLOW)
+
+    def choose(self, action: str, label: str, index: int, want: str | None = None) -> float:
+        """Option `index` of the selectbox labelled `label` (the next one when that is already chosen), timed from
+        the click that picks it."""
+        box = self.page.locator('[data-testid="stSelectbox"]').filter(
+            has=self.page.get_by_text(label, exact=True)).first
+        box.scroll_into_view_if_needed()
+        current = box.get_by_role("combobox").input_value() or box.inner_text()
+        box.get_by_role("combobox").click()
+        options = self.page.get_by_role("option")
+        options.first.wait_for(timeout=SLOW)
+        texts = options.all_inner_texts()
+        pick = index % len(texts)
+        if texts[pick].strip() in current:
+            pick = (pick + 1) % len(texts)
+        return self.act(action, options.nth(pick).click, want)
+
+    def radio(self, action: str, option: str, want: str | None = None, *, kind: str = "reslice",
+              in_form: bool = False) -> float | None:
+        """Pick a radio option; None (nothing timed) when it is already picked or sits in a form (neither starts a
+        run: a form's widgets wait for its submit button)."""
+        radio = self.page.get_by_role("radio", name=option, exact=True).first
+        if radio.is_checked():
+            return None
+        label = self.page.locator("label").filter(has=radio).first
+        if in_form:
+            label.scroll_into_view_if_needed()
+            label.click()
+            return None
+        label.scroll_into_view_if_needed()
+        return self.act(action, label.click, want, kind=kind)
+
+    def slider(self, action: str, label: str, want: str | None = None, key: str = "ArrowRight") -> float:
+        thumb = self.page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider").first
+        thumb.scroll_into_view_if_needed()
+        thumb.focus()
+        return self.act(action, lambda: thumb.press(key), want)
+
+    def button(self, action: str, name: str, want: str | None, *, kind: str = "run") -> float:
+        button = self.page.get_by_role("button", name=name, exact=True).first
+        button.scroll_into_view_if_needed()
+        return self.act(action, button.click, want, kind=kind)
+
+    def tab(self, action: str, name: str, want: str | None) -> float:
+        return self.act(action, self.page.get_by_role("tab", name=name).first.click, want)
+
+    def number(self, action: str, label: str, value, want: str | None = None) -> float:
+        field = self.page.get_by_role("spinbutton", name=label, exact=True).first
+        field.scroll_into_view_if_needed()
+        field.fill(str(value))
+        return self.act(action, lambda: field.press("Enter"), want)
+
+    def checkbox(self, action: str, name: str, want: str | None) -> float:
+        box = self.page.locator("label").filter(has=self.page.get_by_role("checkbox", name=name, exact=True)).first
+        box.scroll_into_view_if_needed()
+        return self.act(action, box.click, want)
+
+    def click_point(self, action: str, title: str, x, y, want: str | None) -> float:
+        """A click on data point (x, y) of the chart titled `title`."""
+        at = self.page.evaluate(POINT_JS, [title, x, y])
+        if at is None:
+            raise ScreenError(f"{self.screen}, {action}: no chart titled {title!r}")
+
+        def prepare() -> None:
+            self.page.mouse.move(at[0] + 1, at[1] + 1)
+        return self.act(action, lambda: self.page.mouse.click(at[0] + 1, at[1] + 1), want, prepare=prepare)
+
+    def trace_point(self, title: str, trace: int, index: int):
+        return self.page.evaluate(TRACE_POINT_JS, [title, trace, index])
+
+
+# ------------------------------------------------------------------------------------------ the screens
+def data_model(w: Walk) -> None:
+    w.open("data & model", "Data & model", "Active model")
+
+
+def forecast(w: Walk) -> None:
+    w.open("forecast", "Forecast", "-step forecast")
+    w.choose("column", "Plotted column", 1, "-step forecast")
+    w.slider("history", "History shown", "-step forecast")
+    if w.page.get_by_role("button", name="Score on the test split").count():  # a long test split waits for it
+        w.radio("test windows", "first 512", None)
+        w.button("score 512 test windows", "Score on the test split", "best naive forecast")
+
+
+def compare(w: Walk, windows: str = "first 512") -> None:
+    w.open("compare", "Compare", "Run comparison")
+    if w.page.get_by_text("ε (counterfactual gap)").count():
+        raise ScreenError("compare: results drawn before Run comparison was pressed")
+    w.radio("windows", windows, None, in_form=True)
+    w.button("run 512 windows", "Run comparison", "ε (counterfactual gap)")
+    w.radio("metric", "MAE", "MAE (standardised)")
+    w.slider("window", "Window (0", "window 1, history")
+    w.choose("column", "Column", 1, "window 1, history")
+
+
+def head_masking(w: Walk) -> None:
+    w.open("head masking", "Head masking", "forecast with and without the mask")
+    w.checkbox("head off", "encoder.0.0 head 1", "Off (1 of")
+    w.slider("window", "Window (0", "Window 1 of the test split")
+    w.choose("column", "Plotted column", 1, "forecast with and without the mask")
+
+
+SPARSITY_GRID = "Mean row entropy"
+
+
+def sparsity(w: Walk) -> None:
+    w.open("sparsity", "Sparsity explorer", SPARSITY_GRID)
+    for head, row, name in ((1, 0, "encoder.0.0 · head 1"), (2, 1, "encoder.0.1 · head 2"),
+                            (3, 0, "encoder.0.0 · head 3")):
+        w.click_point("grid click", SPARSITY_GRID, head, row, name)
+    w.tab("tab: attention rows", "Attention rows", "Lazy queries")
+    w.tab("tab: exact vs sampled", "Exact vs sampled", "Top-u agreement at")
+    w.tab("tab: scores", "Scores and selected queries", "Selected queries of this head")
+    w.radio("score", "exact M (log-sum-exp − mean)", "exact M per query")
+    w.slider("window", "Window (0", "Window 1 of the test split")
+
+
+def pyramid(w: Walk) -> None:
+    w.open("pyramid", "Distilling pyramid", "The encoder pyramid")
+    w.slider("position", "Position (0", "position 1 tiles")
+    w.choose("rows: head", "Head", 2, "Softmax rows of head 2")
+    w.slider("window", "Window (0", "Window 1 of the test split")
+
+
+def ablation(w: Walk) -> None:
+    w.open("ablation", "Ablation studies", "Run single-head sweep")
+    w.radio("windows", "32", "32 of")
+    w.button("run sweep (32 windows)", "Run single-head sweep", "Baseline MSE (all heads on)")
+    w.choose("sweep head", "Head (most harmful first)", 2, "ΔMSE per horizon step:")
+
+
+def attribution(w: Walk) -> None:
+    w.open("attribution", "Attribution", "Path points (n_steps)")
+    w.page.get_by_role("spinbutton", name="Path points (n_steps)").fill("16")
+    w.button("run (16 path points)", "Run", "Convergence delta")
+
+
+QK_TITLE = "queries and keys of"
+
+
+def qk_map(w: Walk) -> None:
+    w.open("query/key map", "Query/key map", QK_TITLE)
+    w.radio("colour", "hour of day", "hour of day")
+    x, y = w.trace_point(QK_TITLE, 2, 0)  # the first ringed (selected) query: its row was computed
+    w.click_point("point click", QK_TITLE, x, y, "Attention row of query")
+
+
+def counterfactual(w: Walk) -> None:
+    w.open("counterfactual", "Counterfactual editor", "as it is and edited")
+    w.choose("edit: spike", "Edit", 1, "spike:t=")
+    w.number("edit size", "size", 4.5, "size=4.5")
+    w.slider("window", "Window (0", "window 1, as it is")
+    w.choose("head", "Head (most moved first)", 1, "M̄ per query, as it is and edited")
+
+
+def patching(w: Walk) -> None:
+    w.open("patching", "Activation patching", "Share of the forecast difference restored")
+    w.slider("window A", "Window (0", "A: window 1;")
+    w.choose("patch", "Patch", 2, "A, B and B patched")
+
+
+def variants(w: Walk) -> None:
+    w.open("variants", "Attention variants", "Run every kind")
+    w.number("windows", "Windows", 8, None)
+    w.button("run every kind (8 windows)", "Run every kind", "The model's own attention")
+
+
+def studies(w: Walk) -> None:
+    w.open("studies", "Studies", None)
+
+
+SCREENS: dict[str, Callable[[Walk], None]] = {
+    "data": data_model, "forecast": forecast, "compare": compare, "masking": head_masking, "sparsity": sparsity,
+    "pyramid": pyramid, "ablation": ablation, "attribution": attribution, "qk_map": qk_map,
+    "counterfactual": counterfactual, "patching": patching, "variants": variants, "studies": studies}
+
+
+def upload(page, csv_path, timeout: int = SLOW) -> None:
+    """Make `csv_path` the tab's data through the Data & model page's uploader (tried again if the first file set
+    before the uploader had hydrated went nowhere)."""
+    page.get_by_text("Upload a CSV", exact=True).click()
+    uploader = page.locator('[data-testid="stMain"] [data-testid="stFileUploader"]').first  # the data's, above
+    uploader.wait_for(timeout=timeout)
+    page.wait_for_timeout(1000)
+    for attempt in range(3):
+        uploader.locator('input[type="file"]').set_input_files(str(csv_path), timeout=timeout)
+        try:
+            page.get_by_text("the bundled sample stays active").wait_for(state="detached", timeout=60_000)
+            break
+        except Exception:
+            if attempt == 2:
+                raise
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=timeout)
+
+
+def untrained_model(csv_path, folder, seq_len: int, *, label_len: int | None = None, pred_len: int = 96,
+                    target: str | None = None) -> None:
+    """A seeded, untrained Informer for `csv_path` at `seq_len` saved in `folder` (d_model 32, 4 heads, 3 encoder
+    layers, d_ff 64: the long-input model of issue 23; training is not what the walk exercises)."""
+    import torch
+
+    from analysis.checkpoint import DataSchema, save_checkpoint
+    from analysis.data import DataSpec, load_csv, prepare
+    from analysis.training import config_for
+    from model import Informer
+
+    frame = load_csv(csv_path)
+    prepared = prepare(frame, DataSpec(target=target or list(frame.values.columns)[-1], features="M",
+                                       seq_len=seq_len, label_len=label_len or seq_len // 5, pred_len=pred_len))
+    torch.manual_seed(0)
+    model = Informer(config_for(prepared, d_model=32, n_heads=4, e_layers=(3,), d_layers=1, d_ff=64,
+                                dropout=0.0)).eval()
+    save_checkpoint(folder, model, DataSchema.of(prepared, frame.datetime_column), {"note": "untrained"})
