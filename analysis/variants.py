@@ -11,14 +11,15 @@ Per kind (one row of `table`):
 - mse, delta_mse against the model's own attention: mean over windows with paired moving-block bootstrap intervals
   (analysis.intervals, blocks covering seq_len + pred_len input steps);
 - mass_kept: the share of full attention's weight that falls inside the pairs the kind lets each query see, on the
-  rows full attention computes with this model's weights (one pass with every self-attention site full, recorded),
-  averaged over queries, heads and self-attention sites, with an interval over windows. Full: 1. ProbSparse: its
+  rows full attention computes with this model's weights (one pass with every self-attention site full; its queries
+  and keys recorded, the rows scored a chunk of queries at a time, so no [L, L] table is ever held whole), averaged
+  over queries, heads and self-attention sites, with an interval over windows. Full: 1. ProbSparse: its
   top-u queries by the exact M(q, K) keep their whole rows (u/L of the mass); lazy rows keep no pair exactly.
   Adaptive span: the soft mask's weight. Compressed: the pairs in the query's own block (its summaries of the other
   blocks are not pairs). LSH: the pairs in a query's bucket and chunk, hashed from the recorded queries and keys;
-- topu_overlap: the same share on the rows of the u queries with the highest exact M(q, K) = −mean_j log p_ij
-  (ProbSparse's target: M is log-sum-exp minus the mean of the scores, and log p_ij = s_ij − LSE): how much of the
-  attention ProbSparse would keep the kind keeps;
+- topu_overlap: the same share on the rows of the u queries with the highest exact M(q, K) (log-sum-exp minus the
+  mean of the scores: the queries ProbSparse aims to select): how much of the attention ProbSparse would keep the kind
+  keeps;
 - ms, sdpa_ms, peak_mib: one non-causal call at the model's encoder length (analysis.attention_cost).
 `heads`: mass_kept per kind, site and head (the heatmap).
 """
@@ -33,11 +34,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, Informer, autocast_context, recording
+from model import Informer, autocast_context, recording
 from model.attention import sample_sizes
-from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, dense_pattern, positional_table
+from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, KeyTable, positional_table
 from model.attention.compressed import local_table
 from model.attention.lsh import hash_vectors, lsh_table, random_rotations
+from model.attention.table import dedupe
 
 from .attention_cost import peak_mib, time_kinds
 from .data import PreparedData
@@ -89,77 +91,87 @@ def _forecast(model: Informer, batches, seed: int, attention) -> np.ndarray:
     return np.concatenate(out).astype(np.float64)
 
 
-ROW_NUMBERS = 1 << 24  # recorded full-attention numbers per site held at once (64 MB): windows per recording pass
+SCORE_NUMBERS = 1 << 24  # full-attention scores held at once (64 MB): queries per chunk
 
 
 @torch.no_grad()
-def _full_rows(model: Informer, batches, seed: int):
-    """Yields, a few windows at a time, per self-attention site: full attention's rows [b, H, L, L], queries and
-    keys [b, L, H, D] (every self-attention site full, each batch's key-sample seed). Never all windows at once:
-    at seq_len 1440 one window's rows are 33 MB a site."""
+def _full_qk(model: Informer, batches, seed: int):
+    """Yields per batch, per self-attention site: (queries, keys) [B, H, L, D] of a pass with every self-attention site
+    full (each batch's key-sample seed). Rows are not recorded: at seq_len 5760 one window's rows are 530 MB a site;
+    `kept_weights` scores them a chunk of queries at a time."""
     names = [s.name for s in model.sites if s.kind in SELF_SITES]
-    patterns = [f"{n}.{part}" for n in names for part in ("rows", "queries", "keys")]
     device = next(model.parameters()).device
-    c = model.config
-    per_pass = max(1, ROW_NUMBERS // (c.n_heads * max(c.enc_len, c.dec_len) ** 2))
     for b, (batch, _) in enumerate(batches):
-        B = batch.x_enc.shape[0]
-        for start in range(0, B, per_pass):
-            part = Batch(*(t[start:start + per_pass] for t in (batch.x_enc, batch.mark_enc, batch.x_dec,
-                                                                batch.mark_dec)))
-            with recording(*patterns) as rec:
-                model(part.to(device), generator=torch.Generator(device=device).manual_seed(seed * 1_000_003 + b),
-                      attention=swap_for("full"))
-            yield {n: {k: rec.records[f"{n}.{k}"].float().cpu() for k in ("rows", "queries", "keys")} for n in names}
+        with recording(*(f"{n}.{k}" for n in names for k in ("queries", "keys"))) as rec:
+            model(batch.to(device), generator=torch.Generator(device=device).manual_seed(seed * 1_000_003 + b),
+                  attention=swap_for("full"))
+        yield {n: tuple(rec.records[f"{n}.{k}"].float().cpu().transpose(1, 2) for k in ("queries", "keys"))
+               for n in names}
 
 
-def kept_weight(kind: str, rows: torch.Tensor, queries: torch.Tensor, keys: torch.Tensor, *, causal: bool,
-                factor: int, seed: int = 0, options: dict | None = None) -> torch.Tensor:
-    """The weight of full attention's rows [B, H, L, L] the kind keeps, per window, head and query: [B, H, L].
-
-    A 0/1 pattern (or adaptive span's soft mask) of the pairs each query reads, times the rows, summed over keys."""
-    B, H, L, _ = rows.shape
-    if kind == "full":
-        return rows.sum(-1)
-    if kind == "prob":  # the top-u queries by exact M keep their rows whole; the lazy rows keep no pair
-        u = sample_sizes(factor, L, L)[1]
-        top = exact_m(rows, causal).topk(u, dim=-1).indices
-        return torch.zeros(B, H, L).scatter_(-1, top, 1.0) * rows.sum(-1)
+def kind_table(kind: str, Q: torch.Tensor, K: torch.Tensor, *, causal: bool, seed: int = 0,
+               options: dict | None = None) -> KeyTable | None:
+    """The pairs a kind reads at this site ([.., L, n] table; adaptive span's soft weights included); None for
+    prob and full (ProbSparse keeps whole rows of its top-u queries; full keeps everything). LSH hashes the given
+    queries and keys with rotations drawn from `seed`; compressed attention's pairs are its own block (its summaries
+    of the other blocks are not pairs)."""
+    B, H, L, _ = Q.shape
+    if kind in ("prob", "full"):
+        return None
     if kind == "lsh":
         o = {"buckets": 8, "rounds": 2, "chunk": 32, **(options or {})}
-        Q, K = queries.transpose(1, 2), keys.transpose(1, 2)  # [B, H, L, D]
         rotations = random_rotations(Q.shape[-1], int(o["buckets"]), int(o["rounds"]),
                                      torch.Generator().manual_seed(seed), Q.device)
-        table = lsh_table(hash_vectors(Q, rotations, int(o["buckets"])), hash_vectors(K, rotations, int(o["buckets"])),
-                          chunk=int(o["chunk"]), causal=causal, shared=False)
-        return (rows * dense_pattern(table, L).to(rows.dtype)).sum(-1)
+        return dedupe(lsh_table(hash_vectors(Q, rotations, int(o["buckets"])),
+                                hash_vectors(K, rotations, int(o["buckets"])),
+                                chunk=int(o["chunk"]), causal=causal, shared=False))
     if kind not in POSITIONAL:
         raise ValueError(f"unknown attention kind {kind!r}")
-    return (rows * _pair_weights(kind, L, H, causal, tuple(sorted((options or {}).items())))).sum(-1)
+    return _positional(kind, L, H, causal, tuple(sorted((options or {}).items())))
 
 
 @functools.lru_cache(maxsize=32)
-def _pair_weights(kind: str, L: int, H: int, causal: bool, options: tuple) -> torch.Tensor:
-    """[L, L] or [H, L, L] float: 1 on the pairs a positional kind reads (adaptive span: its soft mask's weight)."""
-    options = dict(options)
-    if kind == "compressed":  # its own block exactly; the summaries of other blocks are not pairs
-        table = local_table(L, causal=causal, block=int({"block": 16, **options}["block"]))
-    else:
-        table = positional_table(kind, L, H, causal=causal, options=options)
-    if table.weight is not None:
-        return torch.zeros(*table.index.shape[:-2], L, L).scatter_add_(
-            -1, table.index, (table.weight * table.valid).to(torch.float32))
-    return dense_pattern(table, L).to(torch.float32)
+def _positional(kind: str, L: int, H: int, causal: bool, options: tuple) -> KeyTable:
+    if kind == "compressed":
+        return dedupe(local_table(L, causal=causal, block=int({"block": 16, **dict(options)}["block"])))
+    return dedupe(positional_table(kind, L, H, causal=causal, options=dict(options)))
 
 
-def exact_m(rows: torch.Tensor, causal: bool) -> torch.Tensor:
-    """M(q_i, K) = LSE_j s_ij − mean_j s_ij = −mean_j log p_ij over the keys query i may see: [B, H, L]."""
-    L = rows.shape[-1]
-    logs = rows.clamp_min(torch.finfo(rows.dtype).tiny).log()
-    if causal:
-        seen = torch.ones(L, L, dtype=torch.bool).tril()
-        return -(logs * seen).sum(-1) / seen.sum(-1)
-    return -logs.mean(-1)
+def kept_weights(kinds, Q: torch.Tensor, K: torch.Tensor, *, causal: bool, factor: int, seed: int = 0,
+                 options: dict | None = None) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """({kind: [B, H, L] the weight of full attention's row i that falls on the pairs the kind reads}, exact M
+    [B, H, L]) for queries and keys [B, H, L, D], the rows softmax(q·K/√D) (causal: over j ≤ i) computed a chunk of
+    queries at a time. M(q_i, K) = log-sum-exp − mean of the scores over the keys query i may see. ProbSparse: 1 on
+    the u rows of highest exact M, 0 elsewhere (lazy rows keep no pair exactly); full: 1."""
+    B, H, L, D = Q.shape
+    tables = {k: kind_table(k, Q, K, causal=causal, seed=seed, options=(options or {}).get(k)) for k in kinds}
+    kept = {k: torch.zeros(B, H, L) for k in kinds}
+    M = torch.empty(B, H, L)
+    chunk = max(1, SCORE_NUMBERS // max(1, B * H * L))
+    positions = torch.arange(L)
+    for start in range(0, L, chunk):
+        stop = min(L, start + chunk)
+        scores = (Q[:, :, start:stop] @ K.transpose(-2, -1)) / math.sqrt(D)  # [B, H, c, L]
+        seen = (positions.view(1, -1) <= positions[start:stop].view(-1, 1)) if causal else torch.ones(
+            stop - start, L, dtype=torch.bool)
+        scores = scores.masked_fill(~seen, float("-inf"))
+        lse = torch.logsumexp(scores, dim=-1)
+        M[:, :, start:stop] = lse - torch.where(seen, scores, 0.0).sum(-1) / seen.sum(-1)
+        rows = torch.exp(scores - lse.unsqueeze(-1))
+        for k, table in tables.items():
+            if table is None:
+                continue
+            index, valid = table.index[..., start:stop, :], table.valid[..., start:stop, :]
+            weight = valid.to(rows.dtype) if table.weight is None else table.weight[..., start:stop, :] * valid
+            kept[k][:, :, start:stop] = (torch.gather(rows, -1, index.expand(B, H, *index.shape[-2:]))
+                                         * weight).sum(-1)
+    u = sample_sizes(factor, L, L)[1]
+    for k in kinds:
+        if k == "full":
+            kept[k].fill_(1.0)
+        elif k == "prob":
+            kept[k].scatter_(-1, M.topk(u, dim=-1).indices, 1.0)
+    return kept, M
 
 
 def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split: str = "test", seed: int = 0,
@@ -195,22 +207,18 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
     kept = {k: [] for k in kinds}  # per kind: [windows] mean kept weight over sites, heads and queries
     top_kept = {k: [] for k in kinds}  # the same on the top-u queries by exact M
     per_head = {k: {} for k in kinds}  # per kind and site: [windows, H]
-    for part in _full_rows(model, batches, seed):
-        tops = {}
-        for name, r in part.items():
-            L = r["rows"].shape[-1]
-            u = sample_sizes(c.factor, L, L)[1]
-            tops[name] = exact_m(r["rows"], site_causal[name]).topk(u, dim=-1).indices
+    for part in _full_qk(model, batches, seed):
+        site_kept, site_top = {k: [] for k in kinds}, {k: [] for k in kinds}
+        for name, (Q, K) in part.items():
+            weights, M = kept_weights(kinds, Q, K, causal=site_causal[name], factor=c.factor, seed=seed)
+            top = M.topk(sample_sizes(c.factor, Q.shape[2], K.shape[2])[1], dim=-1).indices
+            for kind, w in weights.items():  # w: [B, H, L]
+                site_kept[kind].append(w.mean(dim=(1, 2)))
+                site_top[kind].append(torch.gather(w, -1, top).mean(dim=(1, 2)))
+                per_head[kind].setdefault(name, []).append(w.mean(dim=-1))  # [B, H]
         for kind in kinds:
-            site_kept, site_top = [], []
-            for name, r in part.items():
-                w = kept_weight(kind, r["rows"], r["queries"], r["keys"], causal=site_causal[name],
-                                factor=c.factor, seed=seed)  # [b, H, L]
-                site_kept.append(w.mean(dim=(1, 2)))
-                site_top.append(torch.gather(w, -1, tops[name]).mean(dim=(1, 2)))
-                per_head[kind].setdefault(name, []).append(w.mean(dim=-1))  # [b, H]
-            kept[kind].append(torch.stack(site_kept).mean(0))
-            top_kept[kind].append(torch.stack(site_top).mean(0))
+            kept[kind].append(torch.stack(site_kept[kind]).mean(0))
+            top_kept[kind].append(torch.stack(site_top[kind]).mean(0))
     tick()
     rows, head_rows = [], []
     for kind in kinds:
@@ -245,4 +253,4 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
     return Variants(table, pd.DataFrame(head_rows), len(windows), total, own_label(model), notes)
 
 
-__all__ = ["KINDS", "LEARNED", "Variants", "compare_kinds", "exact_m", "kept_weight", "own_label", "swap_for"]
+__all__ = ["KINDS", "LEARNED", "Variants", "compare_kinds", "kept_weights", "kind_table", "own_label", "swap_for"]

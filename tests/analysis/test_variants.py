@@ -15,56 +15,81 @@ import pytest
 import torch
 
 from analysis.attention_cost import pairs, time_kinds
-from analysis.variants import compare_kinds, exact_m, kept_weight
+from analysis.variants import compare_kinds, kept_weights, kind_table
 from model.attention import sample_sizes
 from model.attention import dense_pattern, positional_table
 from tests.cli.helpers import cli
 from tests.conftest import SAMPLE_CSV
 
 
-def _rows(B=2, H=3, L=20, causal=False, seed=0):
+def _qk(B=2, H=3, L=20, D=8, seed=0):
     g = torch.Generator().manual_seed(seed)
-    scores = torch.randn(B, H, L, L, generator=g) * 2
+    return torch.randn(B, H, L, D, generator=g) * 1.5, torch.randn(B, H, L, D, generator=g) * 1.5
+
+
+def _rows(Q, K, causal):
+    """softmax(QKᵀ/√D) written out (causal: over j ≤ i)."""
+    s = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
     if causal:
-        scores = scores.masked_fill(torch.ones(L, L, dtype=torch.bool).triu(1), float("-inf"))
-    return scores, torch.softmax(scores, -1)
+        s = s.masked_fill(torch.ones(s.shape[-1], s.shape[-1], dtype=torch.bool).triu(1), float("-inf"))
+    return torch.softmax(s, -1)
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_exact_m_from_the_rows_is_log_sum_exp_minus_the_mean_score(causal):
-    scores, rows = _rows(causal=causal)
-    L = scores.shape[-1]
+def test_exact_m_is_minus_the_mean_log_weight_of_the_row(causal):
+    """M = LSE − mean s over the keys a query sees, and log p_ij = s_ij − LSE, so M = −mean_j log p_ij."""
+    Q, K = _qk()
+    rows = _rows(Q, K, causal)
+    L = Q.shape[2]
+    _, M = kept_weights(["full"], Q, K, causal=causal, factor=5)
     for i in (0, 7, L - 1):
-        seen = scores[..., i, : (i + 1 if causal else L)]
-        want = torch.logsumexp(seen, -1) - seen.mean(-1)
-        torch.testing.assert_close(exact_m(rows, causal)[..., i], want, atol=1e-4, rtol=1e-4)
+        seen = rows[..., i, : (i + 1 if causal else L)]
+        torch.testing.assert_close(M[..., i], -seen.log().mean(-1), atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("kind, options", [("window", {"window": 3}), ("strided", {}), ("block", {"blocks": 4}),
-                                           ("logsparse", {})])
-def test_the_kept_weight_is_the_rows_sum_over_the_allowed_pairs(kind, options):
-    _, rows = _rows()
-    B, H, L, _ = rows.shape
-    allowed = dense_pattern(positional_table(kind, L, H, causal=False, options=options), L)
+                                           ("logsparse", {}), ("fixed", {"block": 5})])
+def test_the_kept_weight_is_the_rows_sum_over_the_allowed_pairs(kind, options, causal, monkeypatch):
+    monkeypatch.setattr("analysis.variants.SCORE_NUMBERS", 200)  # several chunks of queries
+    Q, K = _qk()
+    rows = _rows(Q, K, causal)
+    B, H, L, _ = Q.shape
+    allowed = dense_pattern(positional_table(kind, L, H, causal=causal, options=options), L)
     allowed = allowed.expand(H, L, L) if allowed.dim() == 2 else allowed
     want = torch.zeros(B, H, L)
     for b in range(B):
         for h in range(H):
             for i in range(L):
                 want[b, h, i] = sum(float(rows[b, h, i, j]) for j in range(L) if allowed[h, i, j])
-    got = kept_weight(kind, rows, None, None, causal=False, factor=5, options=options)
-    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    kept, _ = kept_weights([kind], Q, K, causal=causal, factor=5, options={kind: options})
+    torch.testing.assert_close(kept[kind], want, atol=1e-5, rtol=1e-5)
+
+
+def test_lsh_keeps_the_weight_on_its_buckets_and_adaptive_its_soft_mask(monkeypatch):
+    monkeypatch.setattr("analysis.variants.SCORE_NUMBERS", 300)
+    Q, K = _qk(L=24)
+    rows = _rows(Q, K, False)
+    table = kind_table("lsh", Q, K, causal=False, seed=3, options={"buckets": 4, "chunk": 4})
+    allowed = dense_pattern(table, 24)  # [B, H, L, L]
+    kept, _ = kept_weights(["lsh"], Q, K, causal=False, factor=5, seed=3, options={"lsh": {"buckets": 4, "chunk": 4}})
+    torch.testing.assert_close(kept["lsh"], (rows * allowed).sum(-1), atol=1e-5, rtol=1e-5)
+    distance = (torch.arange(24).view(-1, 1) - torch.arange(24).view(1, -1)).abs().float()
+    soft = ((8.0 + 5.0 - distance) / 8.0).clamp(0, 1)  # m_z(x) with span z = 5, ramp R = 8 (Sukhbaatar et al.)
+    kept, _ = kept_weights(["adaptive"], Q, K, causal=False, factor=5,
+                           options={"adaptive": {"span": 5.0, "ramp": 8.0, "max_span": 64}})
+    torch.testing.assert_close(kept["adaptive"], (rows * soft).sum(-1), atol=1e-5, rtol=1e-5)
 
 
 def test_a_pattern_of_every_key_keeps_everything_and_probsparse_keeps_its_top_u_rows():
-    _, rows = _rows(L=40)
-    everything = kept_weight("window", rows, None, None, causal=False, factor=5, options={"window": 40})
-    torch.testing.assert_close(everything, torch.ones_like(everything))
-    prob = kept_weight("prob", rows, None, None, causal=False, factor=2)
+    Q, K = _qk(L=40)
+    kept, M = kept_weights(["window", "prob", "full"], Q, K, causal=False, factor=2,
+                           options={"window": {"window": 40}})
+    torch.testing.assert_close(kept["window"], torch.ones(2, 3, 40))
+    assert torch.equal(kept["full"], torch.ones(2, 3, 40))
     u = sample_sizes(2, 40, 40)[1]
-    torch.testing.assert_close(prob.sum(-1), torch.full((2, 3), float(u)))  # u whole rows (each sums to 1)
-    top = exact_m(rows, False).topk(u, -1).indices
-    torch.testing.assert_close(torch.gather(prob, -1, top), torch.ones(2, 3, u))
+    assert torch.equal(kept["prob"].sum(-1), torch.full((2, 3), float(u)))
+    assert torch.equal(torch.gather(kept["prob"], -1, M.topk(u, -1).indices), torch.ones(2, 3, u))
 
 
 def test_every_kind_on_a_trained_model(tiny_trained, tiny_prepared):
