@@ -19,7 +19,6 @@ spread between models trained from other seeds, e.g. a study's).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -27,13 +26,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, RowEdit, autocast_context, replacing_rows
+from model import Informer, RowEdit
 
 from .data import PreparedData
 from .intervals import mean_intervals
 from .masking import all_heads, head_label
-from .verdict import chosen_windows
-from .windows import WindowDataset, collate
+from .paired import paired_forecast, spread_windows
 
 MAX_WINDOWS = 128
 
@@ -55,24 +53,6 @@ class Faithfulness:
     notes: tuple[str, ...]
 
 
-def _batches(prepared: PreparedData, split: str, windows: np.ndarray, batch_size: int):
-    dataset = WindowDataset(prepared, split)
-    return [collate([dataset[int(w)] for w in windows[i:i + batch_size]]) for i in range(0, len(windows), batch_size)]
-
-
-@torch.no_grad()
-def _forecast(model: Informer, batches, seed: int, edits: dict | None = None) -> np.ndarray:
-    """Forecasts of every batch, batch b's key sample drawn from seed·1_000_003 + b (every pass pairs with every
-    other pass of the same seed, whatever it edits)."""
-    device = next(model.parameters()).device
-    out = []
-    for b, (batch, _) in enumerate(batches):
-        generator = torch.Generator(device=device).manual_seed(seed * 1_000_003 + b)
-        with replacing_rows(edits or {}), autocast_context(device):
-            out.append(model(batch.to(device), generator=generator).float().cpu().numpy())
-    return np.concatenate(out).astype(np.float64)
-
-
 def attention_baselines(model: Informer, prepared: PreparedData, *, split: str = "test", seed: int = 0,
                         max_windows: int = MAX_WINDOWS, draws: int = 5, key_seeds: int = 3, batch_size: int = 64,
                         progress: Callable[[int, int], None] | None = None) -> Faithfulness:
@@ -81,15 +61,8 @@ def attention_baselines(model: Informer, prepared: PreparedData, *, split: str =
         raise ValueError("the model is in training mode; analyse a model in eval mode (checkpoints load that way)")
     if draws < 1 or key_seeds < 1:
         raise ValueError("draws and key_seeds must be at least 1")
-    spec = prepared.spec
-    total = len(WindowDataset(prepared, split))
-    if total < 1:
-        raise ValueError(f"the {split} split has no complete window")
-    windows = chosen_windows(total, spec.seq_len, max_windows)
-    stride = int(windows[1] - windows[0]) if len(windows) > 1 else 1
-    block = int(min(len(windows), max(1, math.ceil((spec.seq_len + spec.pred_len) / stride))))
-    batches = _batches(prepared, split, windows, batch_size)
-    truth = np.concatenate([y.numpy() for _, y in batches]).astype(np.float64)
+    windows = spread_windows(prepared, split, max_windows, batch_size)
+    batches, truth, block = windows.batches, windows.truth, windows.block
     heads = all_heads(model)
     steps, done = len(heads) * (1 + draws) + key_seeds + 1, 0
 
@@ -99,7 +72,7 @@ def attention_baselines(model: Informer, prepared: PreparedData, *, split: str =
         if progress is not None:
             progress(done, steps)
 
-    base = _forecast(model, batches, seed)
+    base = paired_forecast(model, batches, seed)
     tick()
     base_sq = ((base - truth) ** 2).mean(axis=(1, 2))  # [n]
 
@@ -108,7 +81,7 @@ def attention_baselines(model: Informer, prepared: PreparedData, *, split: str =
 
     floors = []
     for k in range(1, key_seeds + 1):
-        floors.append(change(_forecast(model, batches, seed + k)))
+        floors.append(change(paired_forecast(model, batches, seed + k)))
         tick()
     floor_windows = np.mean(floors, axis=0)
     floor, floor_lo, floor_hi = (float(v[0]) for v in mean_intervals(floor_windows[:, None], block=block, seed=seed))
@@ -116,12 +89,12 @@ def attention_baselines(model: Informer, prepared: PreparedData, *, split: str =
     rows = []
     for s, h in heads:
         site = model.sites[s]
-        uniform = _forecast(model, batches, seed, {site.name: RowEdit((h,), "uniform")})
+        uniform = paired_forecast(model, batches, seed, edits={site.name: RowEdit((h,), "uniform")})
         tick()
         permuted = []
         for d in range(draws):
             g = torch.Generator().manual_seed(seed * 7919 + 104729 * (d + 1) + 131 * s + h)
-            permuted.append(_forecast(model, batches, seed, {site.name: RowEdit((h,), "permute", g)}))
+            permuted.append(paired_forecast(model, batches, seed, edits={site.name: RowEdit((h,), "permute", g)}))
             tick()
         changes = np.stack([change(f) for f in permuted])  # [draws, n]
         perm_sq = np.stack([((f - truth) ** 2).mean(axis=(1, 2)) for f in permuted])  # [draws, n]
@@ -139,8 +112,7 @@ def attention_baselines(model: Informer, prepared: PreparedData, *, split: str =
                      "delta_mse_permuted": est[3], "delta_mse_permuted_lo": lo[3], "delta_mse_permuted_hi": hi[3],
                      "floor": floor, "floor_lo": floor_lo, "floor_hi": floor_hi,
                      "reading": _reading(lo[0], lo[1], floor_hi, prob)})
-    notes = [f"{len(windows):,} of {total:,} {split} windows" + (f", one in {stride}" if stride > 1 else "")
-             + f"; {draws} permutation draws per head (median shown, spread min–max over draws)",
+    notes = [windows.describe() + f"; {draws} permutation draws per head (median shown, spread min–max over draws)",
              "change = mean squared change of the standardised forecast against the unchanged model under the same "
              "key samples; ΔMSE against the test truth"]
     if prob:
@@ -149,7 +121,7 @@ def attention_baselines(model: Informer, prepared: PreparedData, *, split: str =
     else:
         notes.append("no ProbSparse site: the key sample changes nothing (floor 0); compare with models trained "
                      "from other seeds (a study)")
-    return Faithfulness(pd.DataFrame(rows), len(windows), total, draws, key_seeds, floor, floor_hi,
+    return Faithfulness(pd.DataFrame(rows), len(windows.indices), windows.total, draws, key_seeds, floor, floor_hi,
                         float(base_sq.mean()), tuple(notes))
 
 

@@ -34,9 +34,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, autocast_context, recording
-from model.attention import sample_sizes
-from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, KeyTable, positional_table
+from model import Informer, recording
+from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, KeyTable, positional_table, sample_sizes
 from model.attention.compressed import local_table
 from model.attention.lsh import hash_vectors, lsh_table, random_rotations
 from model.attention.table import dedupe
@@ -44,8 +43,7 @@ from model.attention.table import dedupe
 from .attention_cost import peak_mib, time_kinds
 from .data import PreparedData
 from .intervals import mean_intervals
-from .verdict import chosen_windows
-from .windows import WindowDataset, collate
+from .paired import paired_forecast, spread_windows
 
 KINDS = ("prob", "full", *SPARSE_KINDS)
 MAX_WINDOWS = 128
@@ -73,22 +71,6 @@ def own_label(model: Informer) -> str:
 def swap_for(kind: str) -> dict:
     """The per-call override that runs the self-attention sites with `kind` (cross-attention keeps its own)."""
     return {site: kind for site in SELF_SITES}
-
-
-def _batches(prepared: PreparedData, split: str, windows: np.ndarray, batch_size: int):
-    dataset = WindowDataset(prepared, split)
-    return [collate([dataset[int(w)] for w in windows[i:i + batch_size]]) for i in range(0, len(windows), batch_size)]
-
-
-@torch.no_grad()
-def _forecast(model: Informer, batches, seed: int, attention) -> np.ndarray:
-    device = next(model.parameters()).device
-    out = []
-    for b, (batch, _) in enumerate(batches):
-        generator = torch.Generator(device=device).manual_seed(seed * 1_000_003 + b)
-        with autocast_context(device):
-            out.append(model(batch.to(device), generator=generator, attention=attention).float().cpu().numpy())
-    return np.concatenate(out).astype(np.float64)
 
 
 SCORE_NUMBERS = 1 << 24  # full-attention scores held at once (64 MB): queries per chunk
@@ -184,15 +166,9 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise ValueError(f"unknown attention kind {unknown[0]!r}; kinds: {', '.join(KINDS)}")
-    spec, c = prepared.spec, model.config
-    total = len(WindowDataset(prepared, split))
-    if total < 1:
-        raise ValueError(f"the {split} split has no complete window")
-    windows = chosen_windows(total, spec.seq_len, max_windows)
-    stride = int(windows[1] - windows[0]) if len(windows) > 1 else 1
-    block = int(min(len(windows), max(1, math.ceil((spec.seq_len + spec.pred_len) / stride))))
-    batches = _batches(prepared, split, windows, batch_size)
-    truth = np.concatenate([y.numpy() for _, y in batches]).astype(np.float64)
+    c = model.config
+    spread = spread_windows(prepared, split, max_windows, batch_size)
+    batches, truth, block = spread.batches, spread.truth, spread.block
     steps, done = len(kinds) + 2 + (1 if cost else 0), 0
 
     def tick():
@@ -201,7 +177,7 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
         if progress is not None:
             progress(done, steps)
 
-    own_sq = ((_forecast(model, batches, seed, None) - truth) ** 2).mean(axis=(1, 2))  # [n]
+    own_sq = ((paired_forecast(model, batches, seed) - truth) ** 2).mean(axis=(1, 2))  # [n]
     tick()
     site_causal = {s.name: s.kind == "decoder_self" for s in model.sites if s.kind in SELF_SITES}
     kept = {k: [] for k in kinds}  # per kind: [windows] mean kept weight over sites, heads and queries
@@ -222,7 +198,7 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
     tick()
     rows, head_rows = [], []
     for kind in kinds:
-        sq = ((_forecast(model, batches, seed, swap_for(kind)) - truth) ** 2).mean(axis=(1, 2))
+        sq = ((paired_forecast(model, batches, seed, attention=swap_for(kind)) - truth) ** 2).mean(axis=(1, 2))
         values = np.stack([sq, sq - own_sq, torch.cat(kept[kind]).numpy(), torch.cat(top_kept[kind]).numpy()],
                           axis=1)
         est, lo, hi = mean_intervals(values, block=block, seed=seed)
@@ -241,8 +217,7 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
         table = table.merge(timed[["kind", "ms", "sdpa_ms", "ratio", "pairs_share"]], on="kind", how="left")
         table["peak_mib"] = [peak_mib(k, heads=c.n_heads, head_dim=c.head_dim, length=c.enc_len) for k in kinds]
         tick()
-    notes = (f"{len(windows):,} of {total:,} {split} windows" + (f", one in {stride}" if stride > 1 else "")
-             + f"; key-sample seed {seed} per batch for every kind (paired)",
+    notes = (spread.describe() + f"; key-sample seed {seed} per batch for every kind (paired)",
              f"the model's own attention: {own_label(model)}; each kind replaces the encoder and decoder "
              "self-attention, cross-attention keeps its own",
              "parameter-free forms: adaptive at a fixed span, compressed by the mean over each stride, LSH with the "
@@ -250,7 +225,7 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
              "mass_kept: full attention's weight (this model's rows, every self-attention site full) inside the pairs "
              "the kind reads; topu_overlap: the same on the top-u queries by exact M(q, K)",
              "ms / peak_mib: one non-causal call at the encoder's length, against SDPA timed in the same process")
-    return Variants(table, pd.DataFrame(head_rows), len(windows), total, own_label(model), notes)
+    return Variants(table, pd.DataFrame(head_rows), len(spread.indices), spread.total, own_label(model), notes)
 
 
 __all__ = ["KINDS", "LEARNED", "Variants", "compare_kinds", "kept_weights", "kind_table", "own_label", "swap_for"]
