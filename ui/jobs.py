@@ -11,11 +11,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from analysis.data import DataSpec, SeriesFrame, prepare
 from analysis.errors import InformerLabError
 from analysis.training import TrainProgress, TrainSettings, config_for
 from analysis.workflow import ModelSize, train_on_frame
+from ui.compute import one_thread
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +109,31 @@ class BackgroundJob:
     def wait(self, timeout: float | None = None) -> bool:
         self.thread.join(timeout)
         return not self.thread.is_alive()
+
+
+class PhaseJob(BackgroundJob):
+    """`compute(say)` in a thread on one torch thread (ui.compute); `say(phase)` reports what it is doing. Its
+    `result` once done; drawn by `ui.widgets.phase_job_result`."""
+
+    def __init__(self, title: str, compute: Callable[[Callable[[str], None]], Any]):
+        super().__init__(title.replace(" ", "-"))
+        self.title = self.what = title
+        self._compute = compute
+        self.phase = "starting"
+        self.result = None
+
+    def _say(self, phase: str) -> None:
+        with self._lock:
+            self.phase = phase
+
+    def work(self) -> None:
+        with one_thread():
+            result = self._compute(self._say)
+        with self._lock:
+            self.result, self.status = result, "done"
+
+    def release(self) -> None:
+        self._compute = None
 
 
 class ProgressJob(BackgroundJob):

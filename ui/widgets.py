@@ -11,7 +11,7 @@ from . import screen_report, state
 from .tables import file_stem, markdown_table, progress_fraction
 
 if TYPE_CHECKING:  # annotations only: the Data page draws its chart with these helpers before torch loads
-    from .jobs import JobView
+    from .jobs import JobView, PhaseJob
 
 PLOTLY_CONFIG = {"displaylogo": False}
 
@@ -104,6 +104,26 @@ def job_progress(view: JobView) -> None:
         return
     fraction = 1.0 if view.finished else progress_fraction(view.latest)
     st.progress(fraction, text=job_status_line(view))
+
+
+@st.fragment(run_every=0.5)
+def _poll_phase_job(job: PhaseJob) -> None:
+    """Polls a running job; a full rerun draws its result once it has finished."""
+    if job.status != "running":
+        st.rerun()
+    st.status(f"{job.title}: {job.phase}… {job.seconds:.0f} s", state="running")
+
+
+def phase_job_result(job: PhaseJob):
+    """A background job's result (ui.jobs.PhaseJob), or None after drawing its progress or its error."""
+    if job.status == "running":
+        _poll_phase_job(job)
+        return None
+    if job.status == "failed":
+        st.error(job.error or f"{job.title} failed")
+        return None
+    st.caption(f"{job.title}: {job.seconds:.1f} s (kept for these settings, shared by every tab).")
+    return job.result
 
 
 def seed_input() -> None:

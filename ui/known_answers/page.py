@@ -25,26 +25,6 @@ st.caption("Before reading what an instrument says about a model, test it where 
 model, data, prepared, seed, checkpoint, config = state.require_page()
 
 
-@st.fragment(run_every=0.5)
-def _progress(job: jobs.Job) -> None:
-    """Polls a running job; a full rerun draws its result once it has finished."""
-    if job.status != "running":
-        st.rerun()
-    st.status(f"{job.title}: {job.phase}… {job.seconds:.0f} s", state="running")
-
-
-def _finished(job: jobs.Job):
-    """The job's result, or None after drawing its progress or its error."""
-    if job.status == "running":
-        _progress(job)
-        return None
-    if job.status == "failed":
-        st.error(job.error or f"{job.title} failed")
-        return None
-    st.caption(f"{job.title}: {job.seconds:.1f} s (kept for these settings, shared by every tab).")
-    return job.result
-
-
 def _answer() -> Answer | None:
     answer = answer_of(data.ref)
     if answer is not None:
@@ -82,7 +62,7 @@ if answer is not None:
     if run and key not in asked:
         asked.append(key)
     if key in asked:
-        result = _finished(jobs.self_test_job(*key, checkpoint, prepared, data.frame, answer))
+        result = widgets.phase_job_result(jobs.self_test_job(*key, checkpoint, prepared, data.frame, answer))
         if result is not None:
             (st.success if result.passed else st.error)(result.verdict())
             widgets.table(tables.self_test_table(result), f"{file_stem(data.ref.name)}-selftest", "ka_selftest")
@@ -107,7 +87,7 @@ asked = st.session_state.setdefault("ka_baselines", [])
 if run and key not in asked:
     asked.append(key)
 if key in asked:
-    result = _finished(jobs.baselines_job(*key, checkpoint, prepared))
+    result = widgets.phase_job_result(jobs.baselines_job(*key, checkpoint, prepared))
     if result is not None:
         moved = int(result.table["reading"].str.startswith("its weights matter").sum())
         st.markdown(f"**{moved} of {len(result.table)} heads** move the forecast beyond key-sample noise under both "

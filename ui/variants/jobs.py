@@ -8,21 +8,21 @@ from analysis.attention_cost import cost_sweep
 from analysis.checkpoint import Checkpoint
 from analysis.data import PreparedData
 from analysis.variants import compare_kinds
-from ui.known_answers.jobs import Job
+from ui.jobs import PhaseJob
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def kinds_job(model_key: str, data_key: str, seed: int, windows: int, kinds: tuple[str, ...],
-              _checkpoint: Checkpoint, _prepared: PreparedData) -> Job:
+              _checkpoint: Checkpoint, _prepared: PreparedData) -> PhaseJob:
     def compute(say):
         return compare_kinds(_checkpoint.model, _prepared, kinds=kinds, seed=seed, max_windows=windows,
                              progress=lambda done, total: say(f"step {done} of {total}"))
-    return Job("every kind, same weights", compute).start()
+    return PhaseJob("every kind, same weights", compute).start()
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def sweep_job(heads: int, head_dim: int, kinds: tuple[str, ...], lengths: tuple[int, ...]) -> Job:
+def sweep_job(heads: int, head_dim: int, kinds: tuple[str, ...], lengths: tuple[int, ...]) -> PhaseJob:
     def compute(say):
         return cost_sweep(kinds, lengths=lengths, heads=heads, head_dim=head_dim, memory=True,
                           progress=lambda done, total: say(f"length {done} of {total}"))
-    return Job("cost sweep", compute).start()
+    return PhaseJob("cost sweep", compute).start()

@@ -21,25 +21,6 @@ st.caption("The model's encoder and decoder self-attention replaced by each effi
            "(`--grid attention=prob,logsparse,lsh`). CLI: `python cli.py variants …`.")
 model, data, prepared, seed, checkpoint, config = state.require_page()
 
-
-@st.fragment(run_every=0.5)
-def _progress(job) -> None:
-    if job.status != "running":
-        st.rerun()
-    st.status(f"{job.title}: {job.phase}… {job.seconds:.0f} s", state="running")
-
-
-def _finished(job):
-    if job.status == "running":
-        _progress(job)
-        return None
-    if job.status == "failed":
-        st.error(job.error or f"{job.title} failed")
-        return None
-    st.caption(f"{job.title}: {job.seconds:.1f} s (kept for these settings, shared by every tab).")
-    return job.result
-
-
 c = st.columns([3, 1, 1], vertical_alignment="bottom")
 kinds = c[0].multiselect("Kinds", KINDS, default=list(KINDS), key="va_kinds")
 windows = c[1].number_input("Windows", 8, 2048, 128, key="va_windows", help="Test windows, spread evenly")
@@ -51,7 +32,7 @@ if run and key not in asked:
     asked.append(key)
 stem = file_stem(data.ref.name)
 if key in asked:
-    result = _finished(jobs.kinds_job(*key, checkpoint, prepared))
+    result = widgets.phase_job_result(jobs.kinds_job(*key, checkpoint, prepared))
     if result is not None:
         st.markdown(f"The model's own attention (encoder / decoder self / cross): **{result.own}**.")
         widgets.chart(charts.accuracy_figure(result), f"{stem}-variants", "va_chart")
@@ -74,7 +55,7 @@ sweep_key = (config.n_heads, config.head_dim, sweep_kinds, tuple(sorted(lengths)
 if st.button("Run the cost sweep", icon=":material/speed:", key="va_sweep", disabled=not (sweep_kinds and lengths)):
     st.session_state.setdefault("va_sweeps", []).append(sweep_key)
 if sweep_key in st.session_state.get("va_sweeps", []):
-    sweep = _finished(jobs.sweep_job(*sweep_key))
+    sweep = widgets.phase_job_result(jobs.sweep_job(*sweep_key))
     if sweep is not None:
         widgets.chart(charts.sweep_figure(sweep), f"{stem}-attention-cost", "va_sweep_chart")
         widgets.table(sweep.round(4), f"{stem}-attention-cost", "va_sweep_table")
