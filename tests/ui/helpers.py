@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import numpy as np
 
@@ -70,6 +71,17 @@ def table(at, index: int = 0) -> pd.DataFrame:
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False).encode()
+
+
+def run_until(at, done, seconds: float = 240.0):
+    """Rerun until done(at) (a background job has finished), at most `seconds`; no exception on the way."""
+    end = time.monotonic() + seconds
+    while not done(at):
+        assert time.monotonic() < end, "the job did not finish in time"
+        time.sleep(1.0)
+        at.run()
+        assert not at.exception, at.exception
+    return at
 
 
 def table_with(at, column: str) -> pd.DataFrame:

@@ -1,11 +1,9 @@
 """The Data page's Known answer source and the Known answers screen (AppTest)."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from tests.ui.helpers import DATA_PAGE, errors
+from tests.ui.helpers import DATA_PAGE, errors, run_until
 from ui import state
 
 PAGE = "ui/known_answers/page.py"
@@ -15,17 +13,6 @@ def _button(at, label: str):
     found = [b for b in at.button if b.label == label]
     assert found, f"no button {label!r} among {[b.label for b in at.button]}"
     return found[0]
-
-
-def _until(at, done, seconds: float = 240.0):
-    """Rerun until done(at) (a background job has finished), at most `seconds`."""
-    end = time.monotonic() + seconds
-    while not done(at):
-        assert time.monotonic() < end, "the job did not finish in time"
-        time.sleep(1.0)
-        at.run()
-        assert not at.exception, at.exception
-    return at
 
 
 def test_the_known_answer_source_generates_a_series_with_its_answer(open_app):
@@ -84,7 +71,7 @@ def test_the_self_test_runs_against_the_answer_of_the_active_data(open_app, runs
     assert any("Planted:" in m.value for m in at.markdown)
     at.number_input(key="ka_ig_windows").set_value(2)
     at.button(key="ka_run_selftest").click().run()
-    _until(at, lambda a: any(e.value.startswith("FAIL") for e in a.error) or any(s.value.startswith("PASS")
+    run_until(at, lambda a: any(e.value.startswith("FAIL") for e in a.error) or any(s.value.startswith("PASS")
                                                                                    for s in a.success))
     verdict = [e.value for e in at.error if e.value.startswith("FAIL")]
     assert verdict == ["FAIL: the model has not learned (test MSE over 1.5× the Bayes MSE): the instruments cannot be "
@@ -118,7 +105,7 @@ def test_uniform_and_permuted_rows_for_every_head_of_the_active_model(open_app):
     at.number_input(key="ka_fb_draws").set_value(2)
     at.number_input(key="ka_fb_keys").set_value(1)
     at.button(key="ka_run_baselines").click().run()
-    _until(at, lambda a: any("heads" in m.value and "beyond key-sample noise" in m.value for m in a.markdown))
+    run_until(at, lambda a: any("heads" in m.value and "beyond key-sample noise" in m.value for m in a.markdown))
     table = next(d.value for d in at.dataframe if "reading" in d.value.columns)
     assert len(table) == 16 and table["head"].iloc[0] == "encoder.0.0:0"
     assert at.get("plotly_chart"), "the chart of changes against the floor"

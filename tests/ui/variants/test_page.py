@@ -2,19 +2,9 @@
 per-head heatmap; the cost sweep behind its own."""
 from __future__ import annotations
 
-import time
+from tests.ui.helpers import run_until
 
 PAGE = "ui/variants/page.py"
-
-
-def _until(at, done, seconds: float = 240.0):
-    end = time.monotonic() + seconds
-    while not done(at):
-        assert time.monotonic() < end, "the job did not finish in time"
-        time.sleep(1.0)
-        at.run()
-        assert not at.exception, at.exception
-    return at
 
 
 def _table_with(at, column: str):
@@ -27,7 +17,7 @@ def test_every_kind_of_the_active_model_with_intervals_and_the_heads_heatmap(ope
     at.multiselect(key="va_kinds").set_value(["prob", "full", "window", "lsh"])
     at.number_input(key="va_windows").set_value(16)
     at.button(key="va_run").click().run()
-    _until(at, lambda a: _table_with(a, "ΔMSE vs own") is not None)
+    run_until(at, lambda a: _table_with(a, "ΔMSE vs own") is not None)
     table = _table_with(at, "ΔMSE vs own")
     assert list(table["kind"]) == ["prob (own)", "full", "window", "lsh"]
     assert table["ΔMSE vs own"].iloc[0] == "+0.0000" and table["mass kept"].iloc[1] == "1.000"
@@ -41,7 +31,7 @@ def test_the_cost_sweep_against_sdpa(open_app):
     at.multiselect(key="va_kinds").set_value(["prob", "window"])
     at.multiselect(key="va_lengths").set_value([96, 384])
     at.button(key="va_sweep").click().run()
-    _until(at, lambda a: _table_with(a, "sdpa_ms") is not None)
+    run_until(at, lambda a: _table_with(a, "sdpa_ms") is not None)
     sweep = _table_with(at, "sdpa_ms")
     assert sorted(set(sweep["length"])) == [96, 384] and set(sweep["kind"]) == {"prob", "window"}
     assert (sweep["peak_mib"] >= 0).all()
