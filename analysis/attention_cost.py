@@ -27,14 +27,15 @@ import torch.nn.functional as F
 
 from model.attention import probsparse_attention
 from model.attention import SPARSE_KINDS, positional_table, sparse_attention
+from model.attention.compressed import memory_visible
 
 LENGTHS = (96, 384, 1440, 4096, 8192)
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def inputs(heads: int, head_dim: int, length: int, seed: int = 0):
+def inputs(heads: int, head_dim: int, length: int, seed: int = 0, batch: int = 1):
     g = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(1, heads, length, head_dim, generator=g) for _ in range(3))
+    return tuple(torch.randn(batch, heads, length, head_dim, generator=g) for _ in range(3))
 
 
 def call(kind: str, Q, K, V, options: dict | None = None) -> torch.Tensor:
@@ -50,8 +51,8 @@ def call(kind: str, Q, K, V, options: dict | None = None) -> torch.Tensor:
 
 
 def pairs(kind: str, heads: int, length: int, options: dict | None = None) -> int:
-    """Query–key pairs one head scores (ProbSparse: its U sampled keys per query and u full rows; LSH: about
-    2·chunk per query and round; compressed: its block plus the summaries)."""
+    """Query–key pairs one head scores (ProbSparse: its U sampled keys per query and u full rows; LSH: at most
+    2·chunk per query and round, fewer where buckets differ; compressed: its block plus the summaries it reads)."""
     if kind in ("sdpa", "full"):
         return length * length
     if kind == "prob":
@@ -63,37 +64,31 @@ def pairs(kind: str, heads: int, length: int, options: dict | None = None) -> in
     table = positional_table(kind, length, heads, causal=False, options=options or {})
     extra = 0
     if kind == "compressed":
-        o = {"stride": 4, **(options or {})}
-        extra = length * math.ceil(length / int(o["stride"]))
+        o = {"block": 16, "stride": 4, **(options or {})}
+        extra = int(memory_visible(length, causal=False, block=int(o["block"]), stride=int(o["stride"])).sum())
     return table.pairs() + extra
 
 
-def _threads_one(fn: Callable):
-    def wrapped(*args, **kwargs):
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            torch.set_num_threads(before)
-    return wrapped
-
-
-@_threads_one
 @torch.no_grad()
 def time_kinds(kinds, *, heads: int = 4, head_dim: int = 16, length: int = 1440, rounds: int = 5,
-               options: dict | None = None) -> pd.DataFrame:
-    """kind, length, ms, sdpa_ms, ratio (ms / sdpa_ms), pairs, pairs_share (of L²): medians of interleaved rounds."""
-    Q, K, V = inputs(heads, head_dim, length)
+               options: dict | None = None, batch: int = 1, threads: int = 1) -> pd.DataFrame:
+    """kind, length, ms, sdpa_ms, ratio (ms / sdpa_ms), pairs, pairs_share (of L²): medians of interleaved rounds,
+    on `threads` torch threads (restored after)."""
+    Q, K, V = inputs(heads, head_dim, length, batch=batch)
     kinds = list(kinds)
     times: dict[str, list[float]] = {k: [] for k in ["sdpa", *kinds]}
-    for k in times:  # one warm-up call each (tables and plans are built and cached once)
-        call(k, Q, K, V, (options or {}).get(k))
-    for _ in range(rounds):
-        for k in times:
-            start = time.perf_counter()
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for k in times:  # one warm-up call each (tables and plans are built and cached once)
             call(k, Q, K, V, (options or {}).get(k))
-            times[k].append(time.perf_counter() - start)
+        for _ in range(rounds):
+            for k in times:
+                start = time.perf_counter()
+                call(k, Q, K, V, (options or {}).get(k))
+                times[k].append(time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(before)
     sdpa = statistics.median(times["sdpa"]) * 1e3
     rows = []
     for k in kinds:
@@ -104,11 +99,13 @@ def time_kinds(kinds, *, heads: int = 4, head_dim: int = 16, length: int = 1440,
     return pd.DataFrame(rows)
 
 
-def peak_mib(kind: str, *, heads: int = 4, head_dim: int = 16, length: int = 1440, timeout: float = 300) -> float:
+def peak_mib(kind: str, *, heads: int = 4, head_dim: int = 16, length: int = 1440, batch: int = 1,
+             threads: int = 1, timeout: float = 300) -> float:
     """Peak extra resident memory (MiB) of one call in a fresh child process; NaN if the child fails."""
     try:
         out = subprocess.run([sys.executable, "-m", "analysis.attention_cost", kind, str(heads), str(head_dim),
-                              str(length)], cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=True)
+                              str(length), str(batch), str(threads)], cwd=ROOT, capture_output=True, text=True,
+                             timeout=timeout, check=True)
         return float(json.loads(out.stdout.strip().splitlines()[-1])["peak_mib"])
     except (subprocess.SubprocessError, OSError, ValueError, KeyError, IndexError):
         return float("nan")
@@ -138,11 +135,11 @@ def _status_kib(field: str) -> int:
     raise KeyError(field)
 
 
-def _child(kind: str, heads: int, head_dim: int, length: int) -> None:
+def _child(kind: str, heads: int, head_dim: int, length: int, batch: int, threads: int) -> None:
     """Linux: the resident high-water mark is reset (clear_refs 5) after the inputs exist, so the import's own peak
     does not hide the call's; elsewhere ru_maxrss's rise (0 when the call stays under the import's peak)."""
-    torch.set_num_threads(1)
-    Q, K, V = inputs(heads, head_dim, length)
+    torch.set_num_threads(threads)
+    Q, K, V = inputs(heads, head_dim, length, batch=batch)
     with torch.no_grad():
         call(kind, Q[..., :8, :], K[..., :8, :], V[..., :8, :])  # code paths loaded before the mark
     try:
@@ -160,6 +157,6 @@ def _child(kind: str, heads: int, head_dim: int, length: int) -> None:
 
 
 if __name__ == "__main__":  # the child of peak_mib
-    _child(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    _child(sys.argv[1], *(int(a) for a in sys.argv[2:7]))
 
 __all__ = ["LENGTHS", "cost_sweep", "pairs", "peak_mib", "time_kinds"]
