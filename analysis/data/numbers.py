@@ -10,11 +10,12 @@ A cell proves a convention when only one reading fits it: '3,14', '0,584' (a tho
 leading 0 or -0), '1234,5' (a group has 1–3 digits before it) or '1.234.567' prove a decimal comma; '12.5', '0.584',
 '1,234,567' or '1,234.5' a decimal point. '1,234' and '1.234' prove nothing. A file whose cells prove both
 conventions is refused, naming a cell of each; a file where nothing proves either and some cell reads both ways
-('1,234' could be 1.234 or 1234) is refused too, naming the column and the option that settles it (`--decimal`):
-the reader never guesses a factor of 1000.
+('1,234' could be 1.234 or 1234, '1.000' one or one thousand) is refused too, naming the column and the option that
+settles it (`--decimal`): the reader never guesses a factor of 1000.
 
-Columns pandas already read as plain floats are re-read as text only when the file's numbers may have a decimal
-comma (a '1.000' there is one thousand, not one). Spreadsheet and Parquet cells that are numbers stay numbers.
+Columns pandas already read as plain floats are re-read as text when the text cells decided nothing (one column at
+a time, until one decides), and all of them when the file's numbers may have a decimal comma (a '1.000' there is
+one thousand, not one). Spreadsheet and Parquet cells that are numbers stay numbers.
 
 Cells that are not numbers in a numeric column, infinite values and values too large to compute with (beyond
 ±MAX_MAGNITUDE, where the mean and variance overflow) are errors naming the column, the count and the first rows,
@@ -101,7 +102,33 @@ def decide(evidence: Evidence, option: str | None) -> tuple[str, str | None]:
         raise DataError(f"column {cell(column)}: {cell(text)} reads as {as_comma} with a decimal comma or as "
                         f"{text.replace(',', '')} with a thousands comma, and no cell of the file decides; choose "
                         "with --decimal , or --decimal . (in the app: Decimal mark)", column=column, value=text)
+    ambiguous = evidence.first("ambiguous point")
+    if ambiguous:  # every number is an integer or like '1.000' (one, or one thousand with a decimal comma)
+        column, text = ambiguous
+        raise DataError(f"column {cell(column)}: {cell(text)} reads as {text} with a decimal point or as "
+                        f"{text.replace('.', '')} with a thousands point, and no cell of the file decides; choose "
+                        "with --decimal . or --decimal , (in the app: Decimal mark)", column=column, value=text)
     return ".", None
+
+
+def _point_proof(values: np.ndarray) -> str | None:
+    """A value of a float column whose text must have proved a decimal point, or None (then the text is read).
+
+    pandas parses only point-decimal floats, so a value's text is '12.3456', '1234.5', '1.000', '1', '1e-05' or the
+    like. A value with 1 ≤ |v| < 1000 that is not a whole number of thousandths had more than three decimals
+    ('1.2345': not a thousands group); a fractional value with |v| ≥ 1000 had four or more digits before its point.
+    Exponent forms ('1e-05', '5e+20': one-digit mantissas, as exporters write them) give neither. Smaller values are
+    not used: '0.5' proves a point but '123e-5' would not."""
+    v = values[np.isfinite(values)]
+    size = np.abs(v)
+    mid = v[(size >= 1) & (size < 1000)] * 1000  # |error| < 1e-9 for a text with at most three decimals
+    big = v[size >= 1000]
+    hit = np.concatenate([mid[np.abs(mid - np.rint(mid)) > 1e-6] / 1000, big[big != np.rint(big)]])
+    return None if hit.size == 0 else repr(float(hit[0]))
+
+
+def _decided(evidence: Evidence) -> bool:
+    return bool(evidence.first("comma") or evidence.first("point"))
 
 
 def to_numbers(values: pd.Series, decimal: str) -> pd.Series:
@@ -174,6 +201,15 @@ def read_numbers(cells: pd.DataFrame, *, decimal: str | None, lines: np.ndarray,
     for c, values in text.items():
         classify(c, values.dropna(), evidence)
     floats = [c for c in cells.columns if c not in text and not typed and cells[c].dtype.kind == "f"]
+    if floats and reread is not None and decimal is None and not _decided(evidence):
+        for c in floats:  # pandas read '1.000' as 1.0: the text decides (the first column that proves a mark ends it)
+            proof = _point_proof(cells[c].to_numpy())
+            if proof is not None:
+                evidence.seen["point"] = (c, proof)
+                break
+            classify(c, text_cells(reread([c])[c]).dropna(), evidence)
+            if _decided(evidence):
+                break
     commas = decimal == "," or (decimal is None and (evidence.first("comma") or evidence.first("ambiguous comma")))
     if commas and floats and reread is not None:  # '1.000' is one thousand in a decimal-comma file
         again = reread(floats)

@@ -13,7 +13,7 @@ import io
 
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from analysis.data import load_csv
@@ -56,6 +56,7 @@ def marked_files(draw):
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(marked_files())
+@example(case=(b"date;v0\n2024-01-01;0\n2024-01-02;1.000\n", np.array([[0.0], [1000.0]]), ",", False))  # all floats
 def test_a_file_written_with_either_mark_reads_back_to_its_values_or_asks(case):
     data, values, mark, decided = case
     try:

@@ -1,0 +1,180 @@
+"""Has the model learned anything? Its test MSE beside seasonal naive and the linear baseline, with paired intervals.
+
+What a head, a query or an input cell does says little about a model that forecasts worse than repeating last
+season (DESIGN.md §5: DLinear, 2023, finds simple baselines often win). Every analysis states this check first.
+
+Cheap at any length: at most `max_windows` windows of the split, and at most ROWS input rows in all (a seq_len-1440
+model scores 69 windows), spread evenly over the split (every stride-th window). Intervals: the paired moving-block
+bootstrap over the windows scored (analysis.intervals), with blocks covering seq_len + pred_len input steps, i.e.
+⌈(seq_len + pred_len) / stride⌉ scored windows; once the stride reaches seq_len + pred_len the windows share no row
+and every block is one window. Fewer than two blocks: no interval, and the verdict reads the point estimates.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from model import Informer, autocast_context
+
+from analysis.compare.baselines import LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast, split_histories
+from analysis.data import PreparedData, seasonal_period
+from analysis.intervals import MIN_BLOCKS, mean_intervals
+from analysis.learning.windows import WindowDataset, collate
+
+MODEL = "model"
+BASELINES = {"seasonal_naive": "seasonal naive", "linear": "the linear baseline"}
+ROWS = 100_000  # windows × seq_len scored at most
+MAX_WINDOWS = 512
+MIN_WINDOWS = 32
+
+
+def chosen_windows(total: int, seq_len: int, max_windows: int | None = None) -> np.ndarray:
+    """Window indices spread evenly over `total` windows: at most max_windows (default MAX_WINDOWS) and ROWS input
+    rows, never fewer than MIN_WINDOWS (or all there are)."""
+    cap = MAX_WINDOWS if max_windows is None else max_windows
+    budget = max(1, min(cap, max(MIN_WINDOWS, ROWS // max(1, seq_len))))
+    stride = max(1, math.ceil(total / budget))
+    return np.arange(0, total, stride)
+
+
+@dataclass(frozen=True, eq=False)
+class BaselineCheck:
+    """table: one row per forecaster (model, seasonal_naive, linear): name, label, mse, mse_lo, mse_hi, delta_mse
+    (model − it), delta_mse_lo, delta_mse_hi (the paired interval). worse: baselines the model is worse than with
+    the interval (delta_mse_lo > 0); not_better: those it does not beat (delta_mse_hi ≥ 0, or the point estimate
+    without an interval)."""
+
+    table: pd.DataFrame
+    windows: int
+    total_windows: int
+    stride: int
+    block: int
+    split: str
+    seed: int
+    worse: tuple[str, ...]
+    not_better: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    def _delta(self, name: str) -> str:
+        row = self.table.set_index("name").loc[name]
+        interval = "" if np.isnan(row.delta_mse_lo) else f" [{row.delta_mse_lo:+.3g}, {row.delta_mse_hi:+.3g}]"
+        share = f", {row.delta_mse / row.mse:+.0%} of its MSE" if row.mse > 0 else ""
+        return f"ΔMSE {row.delta_mse:+.3g}{interval}{share}"
+
+    def warning(self) -> str | None:
+        """A plain sentence when the model is not better than a baseline, else None."""
+        if not self.not_better:
+            return None
+        parts = []
+        for word, names in (("worse than", self.worse), ("no better than", [n for n in self.not_better
+                                                                          if n not in self.worse])):
+            if names:
+                parts.append(f"{word} " + " and ".join(f"{BASELINES[n]} ({self._delta(n)})" for n in names))
+        return (f"This model is {'; '.join(parts)} on {self.describe_windows()}: what its heads, queries and inputs "
+                "do may explain little.")
+
+    def describe_windows(self) -> str:
+        every = f", one in {self.stride}" if self.stride > 1 else ""
+        return f"{self.windows:,} of {self.total_windows:,} {self.split} windows{every}"
+
+    def summary(self) -> str:
+        """One line: the three MSEs with their intervals, and what was scored."""
+        def fmt(row):
+            interval = "" if np.isnan(row.mse_lo) else f" [{row.mse_lo:.3g}, {row.mse_hi:.3g}]"
+            return f"{row.label} {row.mse:.3g}{interval}"
+        return (f"Test MSE (standardised): {'; '.join(fmt(r) for r in self.table.itertuples())} — "
+                f"{self.describe_windows()}, 95 % block-bootstrap intervals")
+
+    def as_dict(self) -> dict:
+        return {"table": self.table.to_dict(orient="records"), "windows": self.windows,
+                "total_windows": self.total_windows, "stride": self.stride, "block": self.block, "split": self.split,
+                "seed": self.seed, "worse": list(self.worse), "not_better": list(self.not_better),
+                "warning": self.warning(), "notes": list(self.notes)}
+
+
+@torch.no_grad()
+def forecast_windows(model: Informer, prepared: PreparedData, split: str, windows: np.ndarray, *, seed: int = 0,
+                     batch_size: int = 64, progress: Callable[[int, int], None] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Standardised forecasts and truths [n, pred_len, c_out] of the given windows (key sample from `seed`, drawn
+    batch after batch as `analysis.learning.training.predict` draws it)."""
+    if model.training:
+        raise ValueError("the model is in training mode; analyse a model in eval mode (checkpoints load that way)")
+    device = next(model.parameters()).device
+    generator = torch.Generator(device=device).manual_seed(seed)
+    dataset = WindowDataset(prepared, split)
+    preds, trues = [], []
+    for start in range(0, len(windows), batch_size):
+        batch, y = collate([dataset[int(w)] for w in windows[start:start + batch_size]])
+        with autocast_context(device):
+            preds.append(model(batch.to(device), generator=generator).float().cpu().numpy())
+        trues.append(y.numpy())
+        if progress is not None:
+            progress(min(len(windows), start + batch_size), len(windows))
+    return np.concatenate(preds), np.concatenate(trues)
+
+
+def baseline_forecasts(prepared: PreparedData, split: str, windows: np.ndarray,
+                       linear: LinearBaseline | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Seasonal naive (the last value when no season of the data fits the window) and the linear baseline on the
+    given windows, standardised; and notes on what was used."""
+    spec = prepared.spec
+    history = split_histories(prepared, split)[windows]
+    period = seasonal_period(prepared.freq)
+    notes = []
+    if period is not None and period <= spec.seq_len:
+        naive = seasonal_naive_forecast(history, spec.pred_len, period)
+        notes.append(f"seasonal naive: period {period} steps")
+    else:
+        naive = last_value_forecast(history, spec.pred_len)
+        notes.append("seasonal naive: no season of the data fits the window, so the last value")
+    linear = linear if linear is not None else fit_linear_baseline(prepared)
+    return {"seasonal_naive": naive, "linear": linear.predict(history)}, notes
+
+
+def check_against_baselines(model: Informer, prepared: PreparedData, *, split: str = "test", seed: int = 0,
+                            max_windows: int | None = None, batch_size: int = 64,
+                            linear: LinearBaseline | None = None,
+                            progress: Callable[[int, int], None] | None = None) -> BaselineCheck:
+    """The model against seasonal naive and the linear baseline on evenly spread windows of `split`."""
+    spec = prepared.spec
+    total = len(WindowDataset(prepared, split))
+    if total < 1:
+        raise ValueError(f"the {split} split has no complete window")
+    windows = chosen_windows(total, spec.seq_len, max_windows)
+    stride = int(windows[1] - windows[0]) if len(windows) > 1 else 1
+    preds, truth = forecast_windows(model, prepared, split, windows, seed=seed, batch_size=batch_size,
+                                    progress=progress)
+    others, notes = baseline_forecasts(prepared, split, windows, linear)
+    forecasts = {MODEL: preds, **others}
+    sq = np.stack([((f - truth) ** 2).mean(axis=(1, 2)) for f in forecasts.values()], axis=1)  # [n, 3]
+    values = np.concatenate([sq, sq[:, :1] - sq], axis=1)  # MSEs, then model − each
+    block = int(min(len(windows), max(1, math.ceil((spec.seq_len + spec.pred_len) / stride))))
+    est, lo, hi = mean_intervals(values, block=block, seed=seed)
+    k = len(forecasts)
+    labels = {MODEL: "model", **{n: BASELINES[n] for n in others}}
+    rows = [{"name": n, "label": labels[n], "mse": est[i], "mse_lo": lo[i], "mse_hi": hi[i],
+             "delta_mse": est[k + i], "delta_mse_lo": lo[k + i], "delta_mse_hi": hi[k + i]}
+            for i, n in enumerate(forecasts)]
+    table = pd.DataFrame(rows)
+    worse, not_better = [], []
+    for r in rows[1:]:
+        has_interval = not np.isnan(r["delta_mse_lo"])
+        if (r["delta_mse_lo"] > 0) if has_interval else r["delta_mse"] > 0:
+            worse.append(r["name"])
+        if (r["delta_mse_hi"] >= 0) if has_interval else r["delta_mse"] >= 0:
+            not_better.append(r["name"])
+    if len(windows) < MIN_BLOCKS * block:
+        notes.append(f"{len(windows)} windows hold fewer than {MIN_BLOCKS} blocks of {block}: no interval, point "
+                     "estimates only")
+    return BaselineCheck(table, len(windows), total, stride, block, split, seed, tuple(worse), tuple(not_better),
+                         tuple(notes))
+
+
+__all__ = ["BASELINES", "BaselineCheck", "MAX_WINDOWS", "ROWS", "baseline_forecasts", "check_against_baselines",
+           "chosen_windows", "forecast_windows"]

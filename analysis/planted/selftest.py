@@ -1,0 +1,224 @@
+"""A self-test of the instruments on a file whose answer is known (analysis.planted.synth): one row per instrument, its
+figure against the answer, a 95 % interval and pass / fail.
+
+Rows, and what a failure means (`role`):
+
+    learned               the model's test MSE over the Bayes MSE of the same windows (≤ 1.5)            the model
+    ig_top                Integrated Gradients' largest |attribution| lies on a planted (column, lag) cell  instrument
+    ig_mass               |attribution| within a step of the planted cells: ≥ 10× their share of cells    instrument
+    ig_sign               the planted cell's attribution has the sign of coef·(x − baseline)             instrument
+    ig_completeness       Σ attribution = f(x) − f(baseline), f from separate forward calls               instrument
+    importance_agreement  gradient importance ranks heads as ablation does (no planted answer: reported)  agreement
+    head_lag              a head's lag profile peaks at a planted lag (chosen and measured on other windows) the model
+    head_knockout         removing that head costs more than removing the others                          the model
+    topu_events           top-u queries sit on planted spikes more than chance                            the model
+
+An instrument row that fails on a model that learned says the instrument misreads it; a "model" row that fails may
+only say that this model does not work that way (it need not route a lag through one head); the agreement row sets
+two instruments against each other, not against the answer (first-order gradients at gate 1 need not rank heads as
+removing them does), and is reported beside the verdict. `passed` is the verdict: the model learned and every
+instrument row that applies passed.
+
+Windows. IG: `ig_windows` test windows spread over the split at the steps `known_answer.probe_steps` (every planted
+lag read from the window), baseline "zeros" (each column's training mean); intervals by the block bootstrap over
+windows. Bayes: `known_answer.bayes_window_forecasts`, the exact conditional mean of the process.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from model import Informer
+
+from analysis.instruments.attribution import baseline_input, forecast_function, input_attribution
+from analysis.data import PreparedData, SeriesFrame
+from analysis.intervals import bootstrap
+from analysis.planted.known_answer import bayes_window_forecasts, check_fits, event_rows, planted_cells, probe_steps
+from analysis.planted.selftest_heads import head_at_lag, importance_agreement, knockout, not_applicable, row, topu_at_events
+from analysis.planted.synth import Answer
+from analysis.compare.verdict import chosen_windows, forecast_windows
+from analysis.learning.windows import WindowDataset
+
+LEARNED = 1.5  # the model has learned when its MSE is at most this many times the Bayes MSE
+IG_TOP = 0.5
+IG_MASS = 10.0  # the planted neighbourhood holds at least this many times its share of the cells
+IG_SIGN = 0.8
+IG_GAP = 0.25
+
+# attribute(model, prepared, split, window, step, target_column, seed, n_steps) → [seq_len, enc_in] attributions
+Attribute = Callable[..., np.ndarray]
+
+
+def integrated_gradients(model, prepared, split, window, step, target_column, seed, n_steps) -> np.ndarray:
+    """The lab's instrument (analysis.instruments.attribution), baseline "zeros"."""
+    return input_attribution(model, prepared, split, window, step=step, target_column=target_column,
+                             baseline="zeros", n_steps=n_steps, seed=seed).array
+
+
+@dataclass(frozen=True, eq=False)
+class SelfTest:
+    """table: check, instrument, figure, lo, hi, criterion, passed (None: does not apply), role, detail."""
+
+    table: pd.DataFrame
+    kind: str
+    learned: bool
+    instruments_pass: bool
+    notes: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return self.learned and self.instruments_pass
+
+    def verdict(self) -> str:
+        if not self.learned:
+            return ("FAIL: the model has not learned (test MSE over 1.5× the Bayes MSE): the instruments cannot be "
+                    "judged on it")
+        failed = self.table[(self.table["role"] == "instrument") & (self.table["passed"] == False)]  # noqa: E712
+        if len(failed):
+            return f"FAIL: instrument row(s) {', '.join(failed['check'])} miss the planted answer"
+        model_rows = self.table[(self.table["role"].isin(["model", "agreement"])) &
+                                (self.table["passed"] == False)]  # noqa: E712
+        tail = (f"; not shown by this model: {', '.join(model_rows['check'])} (it need not)" if len(model_rows) else "")
+        return "PASS: the model learned and every instrument finds the planted answer" + tail
+
+
+def _learned(model, prepared, frame, answer, seed) -> dict:
+    spec = prepared.spec
+    total = len(WindowDataset(prepared, "test"))
+    windows = chosen_windows(total, spec.seq_len)
+    stride = int(windows[1] - windows[0]) if len(windows) > 1 else 1
+    first = prepared.test.start + windows + spec.seq_len
+    lags = [t.lag for e in (*answer.equations, *answer.regimes) for t in e.terms]
+    keep = first - max(lags) >= 0
+    windows = windows[keep]
+    preds, truth = forecast_windows(model, prepared, "test", windows, seed=seed)
+    bayes = bayes_window_forecasts(answer, frame, prepared, "test", windows)
+    values = np.stack([((preds - truth) ** 2).mean(axis=(1, 2)), ((bayes - truth) ** 2).mean(axis=(1, 2))], axis=1)
+    block = max(1, math.ceil((spec.seq_len + spec.pred_len) / stride))
+    est, lo, hi = bootstrap(values, block=block, seed=seed, statistic=lambda v: v[:, 0].mean() / v[:, 1].mean())
+    model_mse, bayes_mse = values.mean(axis=0)
+    theory = answer.bayes_for(prepared.target_columns, spec.pred_len)
+    return row("learned", "test MSE vs Bayes", float(est), float(lo), float(hi), f"≤ {LEARNED:g}× the Bayes MSE",
+               bool(est <= LEARNED),
+               f"model {model_mse:.4f}, Bayes forecast {bayes_mse:.4f} on the same {len(windows)} test windows "
+               f"(theory {theory:.4f})", "learned")
+
+
+def _ig_rows(model, prepared, answer, seed, n_windows, n_steps, attribute: Attribute) -> tuple[list[dict], int]:
+    spec = prepared.spec
+    steps = [h for h in probe_steps(answer, spec.pred_len)]
+    total = len(WindowDataset(prepared, "test"))
+    candidates = np.linspace(0, total - 1, min(total, 4 * n_windows)).round().astype(int)
+    usable = [w for w in dict.fromkeys(candidates.tolist())
+              if all(planted_cells(answer, prepared, "test", w, h) is not None for h in steps)]
+    windows = usable[:: max(1, len(usable) // n_windows)][:n_windows]
+    names = ("ig_top", "ig_mass", "ig_sign", "ig_completeness")
+    if answer.target not in prepared.target_columns or not windows:
+        why = (f"the model does not forecast {answer.target!r}" if answer.target not in prepared.target_columns else
+               "no test window reads every planted (column, lag) (a planted column is no input of this model, or "
+               "the lags exceed seq_len)")
+        return [not_applicable(n, "integrated gradients", why, "instrument") for n in names], 0
+    dataset = WindowDataset(prepared, "test")
+    device = next(model.parameters()).device
+    radius = 1 if model.config.embedding == "conv" else 0  # a token's value embedding reads 3 adjacent steps
+    column_index = list(prepared.target_columns).index(answer.target)
+    per = {n: [] for n in names}
+    near_counts = []
+    for w in windows:
+        x_enc, mark_enc, _, mark_dec, _ = dataset[w]
+        x = x_enc.numpy()
+        base = baseline_input(x, "zeros")
+        top = mass = sign = gap = 0.0
+        signs = 0
+        for h in steps:
+            cells = planted_cells(answer, prepared, "test", w, h)
+            attr = np.asarray(attribute(model, prepared, "test", w, h, answer.target, seed, n_steps), dtype=np.float64)
+            magnitude = np.abs(attr)
+            on = np.zeros_like(attr, dtype=bool)
+            on[list(cells.positions), list(cells.columns)] = True
+            near = np.zeros_like(on)
+            for p, c in zip(cells.positions, cells.columns):
+                near[max(0, p - radius):p + radius + 1, c] = True
+            near_counts.append(int(near.sum()))
+            top += float(on.reshape(-1)[np.argmax(magnitude)])
+            mass += float(magnitude[near].sum() / max(magnitude.sum(), 1e-300))
+            for p, c, coef in zip(cells.positions, cells.columns, cells.coefs):
+                expected = coef * (x[p, c] - base[p, c])
+                if abs(expected) > 1e-3:
+                    sign += float(np.sign(attr[p, c]) == np.sign(expected))
+                    signs += 1
+            f = forecast_function(model, mark_enc.to(device), mark_dec.to(device), step=h, column_index=column_index,
+                                  seed=seed)
+            with torch.no_grad():
+                fx, fb = (float(f(torch.as_tensor(v, dtype=torch.float32, device=device)[None])[0]) for v in (x, base))
+            gap += abs(attr.sum() - (fx - fb)) / max(abs(fx - fb), 1e-9)
+        per["ig_top"].append(top / len(steps))
+        per["ig_mass"].append(mass / len(steps))
+        per["ig_sign"].append(sign / signs if signs else np.nan)
+        per["ig_completeness"].append(gap / len(steps))
+    pairs = f"{len(windows)} test windows × steps {', '.join(map(str, steps))}, baseline zeros, {n_steps} IG steps"
+    cells_per = spec.seq_len * prepared.enc_in
+    near_share = float(np.mean(near_counts)) / cells_per
+    rows = []
+    for name, criterion, test, detail in (
+            ("ig_top", f"top cell planted in ≥ {IG_TOP:.0%} of (window, step) pairs", lambda e, lo: e >= IG_TOP,
+             f"chance {len(answer.relevant) / cells_per:.3f}"),
+            ("ig_mass", f"≥ {IG_MASS:g}× the share of cells they are", lambda e, lo: e >= IG_MASS * near_share,
+             f"share of |attribution| within a step of the planted cells (a token's value embedding, a width-3 "
+             f"convolution, reads the neighbours too): they are {near_share:.3f} of the cells"),
+            ("ig_sign", f"sign of coef·(x − baseline) in ≥ {IG_SIGN:.0%}", lambda e, lo: e >= IG_SIGN,
+             "the answer's coefficients give each planted cell's sign"),
+            ("ig_completeness", f"median relative gap ≤ {IG_GAP:g}", lambda e, lo: e <= IG_GAP,
+             "|Σ attribution − (f(x) − f(baseline))| / |f(x) − f(baseline)|, f from separate forward calls")):
+        values = np.asarray(per[name], dtype=np.float64)
+        values = values[np.isfinite(values)]
+        if not len(values):
+            rows.append(not_applicable(name, "integrated gradients", "no planted cell far from its baseline",
+                                       "instrument"))
+            continue
+        statistic = (lambda v: np.median(v, axis=0)) if name == "ig_completeness" else None
+        est, lo, hi = bootstrap(values, block=1, seed=seed, statistic=statistic)
+        rows.append(row(name, "integrated gradients", float(est), float(lo), float(hi), criterion,
+                        bool(test(float(est), float(lo))), f"{pairs}; {detail}", "instrument"))
+    return rows, len(windows)
+
+
+def self_test(model: Informer, prepared: PreparedData, frame: SeriesFrame, answer: Answer, *, seed: int = 0,
+              ig_windows: int = 8, n_steps: int = 32, profile_windows: int = 64, sweep_windows: int = 256,
+              attribute: Attribute = integrated_gradients,
+              progress: Callable[[str], None] | None = None) -> SelfTest:
+    """Run every row against `answer` (the answer of `frame`, the file `prepared` was prepared from)."""
+    if model.training:
+        raise ValueError("the model is in training mode; the self-test needs eval mode (checkpoints load that way)")
+    check_fits(answer, frame)
+    say = progress or (lambda what: None)
+    lags = sorted({int(r["lag"]) for r in answer.relevant if r["column"] == answer.target})
+    say("the model against the Bayes forecast")
+    rows = [_learned(model, prepared, frame, answer, seed)]
+    say("integrated gradients")
+    ig, _ = _ig_rows(model, prepared, answer, seed, ig_windows, n_steps, attribute)
+    rows += ig
+    say("lag profiles")
+    lag_row, head = head_at_lag(model, prepared, lags, seed=seed, windows=profile_windows)
+    say("head ablation")
+    knock_row, sweep = knockout(model, prepared, head, seed=seed, windows=sweep_windows)
+    say("gradient importance")
+    rows += [importance_agreement(model, prepared, sweep, seed=seed, windows=sweep_windows), lag_row, knock_row]
+    say("top-u queries at planted events")
+    rows.append(topu_at_events(model, prepared, event_rows(answer), seed=seed))
+    table = pd.DataFrame(rows)
+    learned = bool(table.loc[table["check"] == "learned", "passed"].iloc[0])
+    instrument = table[(table["role"] == "instrument") & table["passed"].notna()]
+    notes = (f"kind {answer.kind}: relevant (column, lag) "
+             + ", ".join(f"{r['column']}@{r['lag']}" + (f" in regime {r['regime']}" if r["regime"] else "")
+                         for r in answer.relevant),)
+    return SelfTest(table, answer.kind, learned, bool(len(instrument)) and bool(instrument["passed"].all()), notes)
+
+
+__all__ = ["Attribute", "IG_GAP", "IG_MASS", "IG_SIGN", "IG_TOP", "LEARNED", "SelfTest", "integrated_gradients",
+           "self_test"]
