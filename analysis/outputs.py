@@ -20,8 +20,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .checkpoint_checks import KNOWN
-from .errors import InformerLabError
+from analysis.checkpoints.checks import KNOWN
+from analysis.errors import InformerLabError
 
 REASONS = {errno.EROFS: "the file system is read-only", errno.ENOSPC: "no space left on the device",
            errno.EDQUOT: "the disk quota is used up", errno.ENAMETOOLONG: "the name is too long for the file system",

@@ -2,7 +2,7 @@
 
 A sweep scores n_heads_total + 1 masks (every head alone off, plus the baseline) over every window of a
 split. Done naively — one `evaluate` per mask — it costs (n_heads_total + 1) plain evaluations. Ours runs
-the masks as variants of one forward call (`HeadMask(..., variants=True)`, `analysis.ablation`), so
+the masks as variants of one forward call (`HeadMask(..., variants=True)`, `analysis.heads.ablation`), so
 the model can share the rows the masks agree on. The measured figure:
 
     ablation_sweep_cost_ratio = sweep_seconds / (plain_seconds × (n_heads_total + 1))
@@ -34,11 +34,11 @@ if str(REPO_ROOT) not in sys.path:  # `python benchmarks/ablation.py` puts bench
 
 import torch  # noqa: E402
 
-from analysis.ablation import single_head_sweep  # noqa: E402
+from analysis.heads.ablation import single_head_sweep  # noqa: E402
 from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
-from analysis.training import TrainSettings, evaluate  # noqa: E402
-from analysis.windows import limit_windows  # noqa: E402
-from analysis.workflow import ModelSize, load_checkpoint, prepare_for_checkpoint, train_on_frame  # noqa: E402
+from analysis.learning.training import TrainSettings, evaluate  # noqa: E402
+from analysis.learning.windows import limit_windows  # noqa: E402
+from analysis.learning.workflow import ModelSize, load_checkpoint, prepare_for_checkpoint, train_on_frame  # noqa: E402
 
 SAMPLE_CSV = REPO_ROOT / "sample_data" / "sample.csv"
 SIZE = ModelSize(d_model=64, n_heads=4, e_layers=(2,), d_layers=1)

@@ -6,7 +6,7 @@
 Time: the kinds run interleaved round by round at each length (a change of load between rounds moves every kind
 alike), the median of the rounds, as a ratio to SDPA's median at that length (> 1: faster than SDPA). Memory: each
 (kind, L) in a fresh child process that reads the resident high-water mark over one call (the peak extra memory),
-as a ratio to SDPA's (analysis.attention_cost: the same calls the Variants screen times). Encoder form (non-causal self-attention), each kind at its default parameters (model/attention/
+as a ratio to SDPA's (analysis.instruments.attention_cost: the same calls the Variants screen times). Encoder form (non-causal self-attention), each kind at its default parameters (model/attention/
 dispatch.py DEFAULTS; ProbSparse factor 5). The pairs column is the query–key pairs one head scores.
 Last lines: `kinds_speedup_vs_sdpa_L<max>_<kind>: X`.
 """
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from analysis.attention_cost import pairs, peak_mib, time_kinds  # noqa: E402
+from analysis.instruments.attention_cost import pairs, peak_mib, time_kinds  # noqa: E402
 from model.attention import SPARSE_KINDS  # noqa: E402
 
 B, H, D = 4, 8, 64

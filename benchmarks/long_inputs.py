@@ -36,9 +36,9 @@ CALLS = ("sparsity", "pyramid", "masking", "mean_contexts", "qk_map", "counterfa
 def _build(length: int, csv: Path, folder: Path) -> None:
     import torch
 
-    from analysis.checkpoint import DataSchema, save_checkpoint
+    from analysis.checkpoints.folder import DataSchema, save_checkpoint
     from analysis.data import DataSpec, load_csv, prepare
-    from analysis.training import config_for
+    from analysis.learning.training import config_for
     from model import Informer
 
     frame = load_csv(csv)
@@ -53,9 +53,9 @@ def _build(length: int, csv: Path, folder: Path) -> None:
 def _run(call: str, folder: str, csv: str, out) -> None:
     import torch
 
-    from analysis.checkpoint import load_checkpoint
+    from analysis.checkpoints.folder import load_checkpoint
     from analysis.data import load_csv
-    from analysis.workflow import prepare_for_checkpoint
+    from analysis.learning.workflow import prepare_for_checkpoint
 
     torch.set_num_threads(2)
     checkpoint = load_checkpoint(folder)
@@ -63,33 +63,33 @@ def _run(call: str, folder: str, csv: str, out) -> None:
     model, window = checkpoint.model, 100
     started = time.perf_counter()
     if call == "sparsity":
-        from analysis.sparsity import sparsity_report
+        from analysis.attention.sparsity import sparsity_report
         sparsity_report(model, prepared, "test", [window], seed=0, seeds=10)
     elif call == "pyramid":
-        from analysis.pyramid import pyramid_report
+        from analysis.attention.pyramid import pyramid_report
         pyramid_report(model, prepared, "test", window, seed=0)
     elif call == "masking":
-        from analysis.masking import head_mask, masked_window_forecast
+        from analysis.heads.masking import head_mask, masked_window_forecast
         masked_window_forecast(model, prepared, "test", window, head_mask(model, [(0, 1)], "zero"), seed=0)
     elif call == "mean_contexts":
-        from analysis.masking import mean_contexts
+        from analysis.heads.masking import mean_contexts
         from ui.cache import mean_windows
         mean_contexts(model, prepared, "train", max_windows=mean_windows(prepared.spec.seq_len), seed=0)
     elif call == "qk_map":
-        from analysis.qk_map import qk_map
+        from analysis.instruments.qk_map import qk_map
         qk_map(model, prepared, "test", "encoder.0.0", 0, windows=256, seed=0)
     elif call == "counterfactual":
-        from analysis.counterfactual import counterfactual
+        from analysis.instruments.counterfactual import counterfactual
         counterfactual(model, prepared, "test", window, f"spike:t={prepared.spec.seq_len - 10},size=3", seed=0)
     elif call == "patching":
-        from analysis.patching import activation_patching
+        from analysis.instruments.patching import activation_patching
         activation_patching(model, prepared, "test", window, window + prepared.spec.seq_len, seed=0)
     elif call == "compare":
-        from analysis.comparison import compare_forecasts
-        from analysis.windows import limit_windows
+        from analysis.compare.comparison import compare_forecasts
+        from analysis.learning.windows import limit_windows
         compare_forecasts(model, limit_windows(prepared, "test", 512), split="test", seed=0)
     elif call == "sweep":
-        from analysis.ablation import head_sweep
+        from analysis.heads.ablation import head_sweep
         head_sweep(model, prepared, "test", seed=0, max_windows=32)
     seconds = time.perf_counter() - started
     out.put((seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))

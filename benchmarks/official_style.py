@@ -6,7 +6,7 @@ operations in the same order, with the same module tree, so that a training step
 official training step costs on the same machine:
 
 * the same parameter and buffer names and shapes as the official `Informer.state_dict()` (embed='timeF'),
-  so `analysis.official` imports its weights;
+  so `analysis.checkpoints.official` imports its weights;
 * ProbSparse attention the official way: the key tensor expanded to [B, H, L_Q, L_K, D], one key
   sample per query drawn with `torch.randint` from torch's GLOBAL RNG, a fancy-index gather, the
   sparsity measure divided by L_K, an unsorted top-u, lazy rows from mean(V) (encoder) or cumsum(V)
@@ -15,7 +15,7 @@ official training step costs on the same machine:
 * `mix` only in the decoder self-attention; full cross-attention.
 
 `tests/benchmarks/test_official_style.py` checks that its eval forward equals the independent functional
-rewrite `tests.analysis.official_reference.official_forward` seed for seed, and that our model importing
+rewrite `tests.analysis.checkpoints.official_reference.official_forward` seed for seed, and that our model importing
 its weights with the official quirks reproduces it.
 
 Shapes use the paper's names: B batch, L length, H heads, D = d_model / H per head.

@@ -37,7 +37,7 @@ def small_checkpoint():
     import numpy as np
     import torch
 
-    from analysis.checkpoint import DataSchema
+    from analysis.checkpoints.folder import DataSchema
     from analysis.data import DataSpec, Scaler
     from model import Informer, InformerConfig
 
@@ -56,8 +56,8 @@ def child(folder: Path, start: int, fallback: bool) -> None:
     import torch
 
     torch.set_num_threads(1)
-    from analysis import checkpoint_store
-    from analysis.checkpoint import save_checkpoint
+    from analysis.checkpoints import store as checkpoint_store
+    from analysis.checkpoints.folder import save_checkpoint
 
     if fallback:
         def no_exchange(a, b):
@@ -85,8 +85,8 @@ def main() -> int:
         child(args.child, args.start, args.fallback)
         return 0
 
-    from analysis.checkpoint import load_checkpoint, save_checkpoint
-    from analysis.checkpoint_store import leftovers
+    from analysis.checkpoints.folder import load_checkpoint, save_checkpoint
+    from analysis.checkpoints.store import leftovers
     from analysis.errors import CheckpointError
 
     rng = random.Random(args.seed)

@@ -29,8 +29,8 @@ def one(runs: int, cpus: int | None) -> dict:
     import pandas as pd
 
     from analysis.data import DataSpec, ReadOptions
-    from analysis.training import TrainSettings
-    from analysis.workflow import ModelSize
+    from analysis.learning.training import TrainSettings
+    from analysis.learning.workflow import ModelSize
     from study.findings import summarise
     from study.plan import StudyPlan, fingerprint
     from study.runner import run_study

@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from analysis.data import DataSpec, ReadOptions  # noqa: E402
-from analysis.training import TrainSettings  # noqa: E402
-from analysis.workflow import ModelSize  # noqa: E402
+from analysis.learning.training import TrainSettings  # noqa: E402
+from analysis.learning.workflow import ModelSize  # noqa: E402
 from study import folder as disk  # noqa: E402
 from study import tasks  # noqa: E402
 from study.plan import StudyPlan, fingerprint, parse_seeds  # noqa: E402

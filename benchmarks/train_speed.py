@@ -14,13 +14,13 @@ every block on the same batches, after one untimed warm-up block. Ratios are tak
                         It is a re-implementation of the official operations (the same module tree, ProbSparse
                         gather, global-RNG key samples, mask and lazy rows), verified to compute the official
                         function by tests/benchmarks/test_official_style.py; it is NOT the official code itself.
-  ours                  `model.Informer` with default options, `analysis.training.make_adam`, called as the
+  ours                  `model.Informer` with default options, `analysis.learning.training.make_adam`, called as the
                         train loop calls it: model(batch, generator=g).
-  ours_official_quirks  the same with `analysis.official.OFFICIAL_QUIRKS` (the official forward's semantics).
+  ours_official_quirks  the same with `analysis.checkpoints.official.OFFICIAL_QUIRKS` (the official forward's semantics).
 
 The issue's configuration: ETTh1 (../shared/data/ETT/ETTh1.csv relative to the repository root, or --csv),
 features M, 96/48/24, d_model 64, 4 heads, d_ff 128, e_layers 2, d_layers 1, dropout 0.05, factor 5,
-batch 32, lr 1e-4. Batches are built once, before timing, from `analysis.windows.split_batches` (shuffled,
+batch 32, lr 1e-4. Batches are built once, before timing, from `analysis.learning.windows.split_batches` (shuffled,
 generator seed 0); our data loading per batch is timed separately. The est. s/epoch is ms/step × the
 number of train batches (training steps only; the loading line says what iterating the loader adds).
 Last line: `ours_vs_official_train_step_speedup: <median over blocks of official ms / ours ms>`.
@@ -41,9 +41,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
-from analysis.official import OFFICIAL_QUIRKS  # noqa: E402
-from analysis.training import config_for, make_adam, training_step  # noqa: E402
-from analysis.windows import split_batches  # noqa: E402
+from analysis.checkpoints.official import OFFICIAL_QUIRKS  # noqa: E402
+from analysis.learning.training import config_for, make_adam, training_step  # noqa: E402
+from analysis.learning.windows import split_batches  # noqa: E402
 from benchmarks import official_style  # noqa: E402
 from model import Batch, Informer  # noqa: E402
 
@@ -92,7 +92,7 @@ def official_step(prepared) -> Step:
 
 
 def our_step(prepared, **options) -> Step:
-    """analysis/training.py's loop body, `training_step`: forward with the key generator, MSE, backward, step."""
+    """analysis/learning/training.py's loop body, `training_step`: forward with the key generator, MSE, backward, step."""
     torch.manual_seed(0)
     model = Informer(config_for(prepared, e_layers=(2,), d_layers=1, **SIZE, **options)).to(DEVICE).train()
     optimiser = make_adam(model, LEARNING_RATE, DEVICE)

@@ -7,11 +7,11 @@ import math
 import sys
 from pathlib import Path
 
-from analysis.checkpoint import Checkpoint, load_checkpoint
+from analysis.checkpoints.folder import Checkpoint, load_checkpoint
 from analysis.data import FILLS, DataSpec, PreparedData, ReadOptions, SeriesFrame, load_csv
-from analysis.schedules import SCHEDULES
-from analysis.training import TrainProgress, TrainSettings
-from analysis.workflow import ModelSize, prepare_for_checkpoint
+from analysis.learning.schedules import SCHEDULES
+from analysis.learning.training import TrainProgress, TrainSettings
+from analysis.learning.workflow import ModelSize, prepare_for_checkpoint
 from model.config import ATTENTION_KINDS
 from model.attention import DEFAULTS
 
@@ -222,7 +222,7 @@ UNCHECKED = ("evaluate", "compare")  # commands that print the model's errors th
 
 def baseline_check_note(checkpoint: Checkpoint, prepared: PreparedData) -> None:
     """Print the model against seasonal naive and the linear baseline, and a warning when it is not better."""
-    from analysis.verdict import check_against_baselines  # torch
+    from analysis.compare.verdict import check_against_baselines  # torch
 
     check = check_against_baselines(checkpoint.model, prepared)
     print(check.summary())

@@ -4,8 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from analysis.comparison import compare_forecasts, train_full_attention_twin
-from analysis.training import TrainSettings
+from analysis.compare.comparison import compare_forecasts, train_full_attention_twin
+from analysis.learning.training import TrainSettings
 
 from ._common import (ConsoleProgress, add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data,
                       positive_int, write_table)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.counterfactual import counterfactual
-from analysis.window_edits import EDIT_KINDS
+from analysis.instruments.counterfactual import counterfactual
+from analysis.instruments.window_edits import EDIT_KINDS
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
 

@@ -1,7 +1,7 @@
 """`evaluate`: test-split MSE and MAE of a checkpoint on a CSV."""
 from __future__ import annotations
 
-from analysis.training import evaluate
+from analysis.learning.training import evaluate
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data
 

@@ -1,5 +1,5 @@
 """`faithfulness`: every head's attention rows replaced by uniform rows (Wiegreffe & Pinter 2019) and by permuted rows
-(Jain & Wallace 2019), the forecast change against the key-sample noise (analysis.faithfulness). Any model, any
+(Jain & Wallace 2019), the forecast change against the key-sample noise (analysis.heads.faithfulness). Any model, any
 data.
 
     python cli.py faithfulness --checkpoint runs/mine --csv ETTh1.csv --out faithfulness.csv
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.faithfulness import MAX_WINDOWS, attention_baselines
+from analysis.heads.faithfulness import MAX_WINDOWS, attention_baselines
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 

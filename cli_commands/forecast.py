@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.forecasting import forecast_future
+from analysis.learning.forecasting import forecast_future
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint, open_csv, write_table
 

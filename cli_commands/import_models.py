@@ -1,8 +1,8 @@
 """`import`: an Informer trained elsewhere → our checkpoint folder.
 
-    --official checkpoint.pth   Informer2020 (zhouhaoyi/Informer2020)          analysis.official
-    --tsl checkpoint.pth        Time-Series-Library's models/Informer.py       analysis.imports.tsl
-    --hf FOLDER                 transformers' InformerForPrediction folder     analysis.imports.hf
+    --official checkpoint.pth   Informer2020 (zhouhaoyi/Informer2020)          analysis.checkpoints.official
+    --tsl checkpoint.pth        Time-Series-Library's models/Informer.py       analysis.checkpoints.imports.tsl
+    --hf FOLDER                 transformers' InformerForPrediction folder     analysis.checkpoints.imports.hf
 
 The weights come without a data schema, so it comes from the CSV the run trained on: Informer2020 and TSL fit their
 scaler on the train split, exactly as ours does; HF's model scales each window itself (instance_scaling) and reads
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.checkpoint import DataSchema, save_checkpoint
+from analysis.checkpoints.folder import DataSchema, save_checkpoint
 from analysis.data import DataSpec, Scaler, prepare
 from analysis.errors import CheckpointError
-from analysis.imports.hf import load_hf_folder
-from analysis.imports.tsl import load_tsl_checkpoint
-from analysis.official import load_official_checkpoint
+from analysis.checkpoints.imports.hf import load_hf_folder
+from analysis.checkpoints.imports.tsl import load_tsl_checkpoint
+from analysis.checkpoints.official import load_official_checkpoint
 
 from ._common import add_csv_options, open_csv, positive_int
 

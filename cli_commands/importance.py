@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.ablation import single_head_sweep
-from analysis.importance import head_importance, rank_correlation
+from analysis.heads.ablation import single_head_sweep
+from analysis.heads.importance import head_importance, rank_correlation
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.patching import PATCH_POINTS, activation_patching
+from analysis.instruments.patching import PATCH_POINTS, activation_patching
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
 

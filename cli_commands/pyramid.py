@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.pyramid import pyramid_report, spans_with_norms
+from analysis.attention.pyramid import pyramid_report, spans_with_norms
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
 

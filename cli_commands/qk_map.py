@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.qk_map import qk_map, qk_map_table
+from analysis.instruments.qk_map import qk_map, qk_map_table
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.errors import ConfigError
-from analysis.report import checkpoint_report, study_report
-from analysis.report_html import render_html
+from analysis.reports.report import checkpoint_report, study_report
+from analysis.reports.html import render_html
 
 from ._common import add_csv_options, non_negative_int, open_checkpoint, open_csv, positive_int
 from ._output import write_data

@@ -1,4 +1,4 @@
-"""`selftest`: the instruments against a generated file's planted answer (analysis.selftest).
+"""`selftest`: the instruments against a generated file's planted answer (analysis.planted.selftest).
 
     python cli.py synth --kind seasonal_ar --out planted.csv
     python cli.py train --csv planted.csv --target y --features MS --out runs/planted
@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from analysis.errors import ConfigError
-from analysis.selftest import self_test
-from analysis.synth import answer_path, read_answer
+from analysis.planted.selftest import self_test
+from analysis.planted.synth import answer_path, read_answer
 
-from analysis.workflow import prepare_for_checkpoint
+from analysis.learning.workflow import prepare_for_checkpoint
 
 from ._common import (AFTER, add_checkpoint_and_csv, baseline_check_note, non_negative_int, open_checkpoint, open_csv,
                       positive_int, write_table)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.sparsity import sparsity_report
+from analysis.attention.sparsity import sparsity_report
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from analysis.data import prepare
 from analysis.errors import ConfigError
-from analysis.training import config_for
+from analysis.learning.training import config_for
 from study.folder import request_stop
 from study.plan import ANALYSES, StudyPlan, fingerprint, format_seeds, parse_grid, parse_seeds, read_plan
 from study.runner import run_study

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from analysis.errors import ConfigError
-from analysis.synth import KINDS, SynthSpec, answer_json, answer_path, generate
+from analysis.planted.synth import KINDS, SynthSpec, answer_json, answer_path, generate
 from analysis.data import describe_frequency
 
 from ._common import non_negative_int, number_in, positive_int

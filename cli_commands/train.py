@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-from analysis.workflow import train_on_frame
+from analysis.learning.workflow import train_on_frame
 
 from ._common import (ConsoleProgress, add_csv_options, add_training_options, non_negative_int, open_csv,
                       positive_int, training_choices)

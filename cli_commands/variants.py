@@ -1,6 +1,6 @@
 """`variants`: one trained model with every attention kind, same weights: accuracy with paired intervals, the share
-of full attention's weight each kind keeps, and what a call costs against SDPA (analysis.variants); `--sweep` adds
-the cost of every kind at L = 96 … 8192 (analysis.attention_cost).
+of full attention's weight each kind keeps, and what a call costs against SDPA (analysis.instruments.variants); `--sweep` adds
+the cost of every kind at L = 96 … 8192 (analysis.instruments.attention_cost).
 
     python cli.py variants --checkpoint runs/mine --csv ETTh1.csv --out variants.csv
     python cli.py variants --checkpoint runs/mine --csv ETTh1.csv --kinds prob,logsparse,lsh --heads-out heads.csv
@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.attention_cost import LENGTHS, cost_sweep
-from analysis.variants import KINDS, MAX_WINDOWS, compare_kinds
+from analysis.instruments.attention_cost import LENGTHS, cost_sweep
+from analysis.instruments.variants import KINDS, MAX_WINDOWS, compare_kinds
 
 from ._common import ProgressLine, add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, \
     positive_int, write_table

@@ -2,7 +2,7 @@
 
 Per setting (the grid values; one group when there is no grid):
 - test error: mean, spread and t interval over seeds (analysis.intervals.across_seeds);
-- heads matched by their lag profiles to the first seed's heads (analysis.head_roles), so that "head 2 of
+- heads matched by their lag profiles to the first seed's heads (analysis.heads.roles), so that "head 2 of
   decoder_self.0" means the same head in every seed; the role × seed matrix; the roles found in every seed;
 - removable heads: per run, the heads whose single-head ΔMSE upper bound is under 5 % of the baseline (the
   interval accounted for), against the count by point estimates; over seeds: mean, min and max;
@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.ablation import REMOVABLE
-from analysis.head_roles import HeadProfiles, importance_stability, role_matrix
+from analysis.heads.ablation import REMOVABLE
+from analysis.heads.roles import HeadProfiles, importance_stability, role_matrix
 from analysis.intervals import across_seeds
 
 from .folder import csv_bytes, write_bytes, write_json

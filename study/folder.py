@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.checkpoint import checkpoint_folder_files
-from analysis.checkpoint_store import write_folder
+from analysis.checkpoints.folder import checkpoint_folder_files
+from analysis.checkpoints.store import write_folder
 from analysis.errors import CheckpointError, ConfigError
 
 STOP = "stop"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from analysis.data import DataSpec, ReadOptions
 from analysis.errors import ConfigError
-from analysis.training import TrainSettings
-from analysis.workflow import ModelSize
+from analysis.learning.training import TrainSettings
+from analysis.learning.workflow import ModelSize
 from model.config import ATTENTION_KINDS
 
 ANALYSES = ("errors", "sweep", "importance", "agreement", "roles")

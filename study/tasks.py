@@ -19,15 +19,15 @@ from typing import Callable
 import pandas as pd
 import torch
 
-from analysis.ablation import head_sweep
-from analysis.agreement import topu_agreement
-from analysis.checkpoint import Checkpoint, checkpoint_files, read_checkpoint_files
-from analysis.comparison import headline_errors
+from analysis.heads.ablation import head_sweep
+from analysis.attention.agreement import topu_agreement
+from analysis.checkpoints.folder import Checkpoint, checkpoint_files, read_checkpoint_files
+from analysis.compare.comparison import headline_errors
 from analysis.data import ReadOptions, load_csv
-from analysis.head_roles import head_profiles
-from analysis.importance import head_importance
-from analysis.training import TrainProgress
-from analysis.workflow import prepare_for_checkpoint, train_on_frame
+from analysis.heads.roles import head_profiles
+from analysis.heads.importance import head_importance
+from analysis.learning.training import TrainProgress
+from analysis.learning.workflow import prepare_for_checkpoint, train_on_frame
 
 from .plan import RunSpec
 

@@ -39,8 +39,8 @@ def tiny_prepared(sample_frame, tiny_spec):
 def tiny_trained(sample_frame, tiny_spec, tmp_path_factory):
     """(Checkpoint, TrainResult, folder): a tiny model trained 2 epochs × 40 steps and saved (the paper's schedule,
     lr halved per epoch, pinned: the tests built on this model predate the cosine default)."""
-    from analysis.training import TrainSettings
-    from analysis.workflow import ModelSize, train_on_frame
+    from analysis.learning.training import TrainSettings
+    from analysis.learning.workflow import ModelSize, train_on_frame
 
     folder = tmp_path_factory.mktemp("ckpt") / "tiny"
     checkpoint, result = train_on_frame(sample_frame, tiny_spec, ModelSize(**TINY_SIZE),
@@ -55,8 +55,8 @@ def tiny_second(sample_frame, tmp_path_factory):
     """(Checkpoint, folder): a second tiny model on the same data, another seed and a shorter window (seq 36 /
     label 18 / pred 12), for the side-by-side views."""
     from analysis.data import DataSpec
-    from analysis.training import TrainSettings
-    from analysis.workflow import ModelSize, train_on_frame
+    from analysis.learning.training import TrainSettings
+    from analysis.learning.workflow import ModelSize, train_on_frame
 
     folder = tmp_path_factory.mktemp("ckpt") / "other"
     spec = DataSpec(**dict(TINY_SPEC, seq_len=36, label_len=18))
@@ -76,8 +76,8 @@ def study_200(tmp_path_factory):
     import pandas as pd
 
     from analysis.data import DataSpec, ReadOptions
-    from analysis.training import TrainSettings
-    from analysis.workflow import ModelSize
+    from analysis.learning.training import TrainSettings
+    from analysis.learning.workflow import ModelSize
     from study.plan import StudyPlan, fingerprint
     from study.runner import run_study
 

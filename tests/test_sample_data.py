@@ -57,9 +57,9 @@ def test_the_shipped_sample_model_is_what_its_script_trains(tmp_path):
     import subprocess
     import sys
 
-    from analysis.checkpoint import load_checkpoint
-    from analysis.training import predict
-    from analysis.workflow import prepare_for_checkpoint
+    from analysis.checkpoints.folder import load_checkpoint
+    from analysis.learning.training import predict
+    from analysis.learning.workflow import prepare_for_checkpoint
 
     shipped = REPO / "sample_data" / "checkpoint"
     assert sum(p.stat().st_size for p in shipped.iterdir()) < 1 << 20  # under 1 MB

@@ -154,3 +154,25 @@ def test_no_source_file_is_over_400_lines():
     sizes = {str(path.relative_to(ROOT)): len(path.read_text().splitlines())
              for package in SIZE_LIMITED for path in (ROOT / package).rglob("*.py")}
     assert sizes and {f: n for f, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def test_analysis_is_grouped_by_subject_and_the_project_uses_the_new_names():
+    """analysis/ holds subject folders and the three modules they share, nothing else side by side; no project file
+    imports a module by its former flat name (analysis.FORMER keeps those working for outside code only)."""
+    from analysis import FORMER
+    loose = sorted(p.name for p in (ROOT / "analysis").glob("*.py"))
+    assert loose == ["__init__.py", "errors.py", "intervals.py", "outputs.py"]
+    subjects = sorted(p.name for p in (ROOT / "analysis").iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert subjects == ["attention", "checkpoints", "compare", "data", "heads", "instruments", "learning", "planted",
+                        "reports"]
+    assert all((ROOT / "analysis" / s / "__init__.py").is_file() for s in subjects)
+    former = {f"analysis.{name}" for name in FORMER}
+    used = {}
+    for name, path in project_files().items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                       [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            hits = [t for t in targets if ".".join(t.split(".")[:2]) in former]
+            if hits:
+                used[name] = hits
+    assert used == {}

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint, load_checkpoint, read_checkpoint_files
+from analysis.checkpoints.folder import Checkpoint, load_checkpoint, read_checkpoint_files
 from analysis.data import PreparedData, SeriesFrame
-from analysis.masking import mean_contexts
-from analysis.windows import WindowDataset
-from analysis.workflow import prepare_for_checkpoint
+from analysis.heads.masking import mean_contexts
+from analysis.learning.windows import WindowDataset
+from analysis.learning.workflow import prepare_for_checkpoint
 from model import pick_device
 
 

@@ -5,7 +5,7 @@ thread). With torch's default of one thread per core, every kernel ends at a bar
 thread; on a shared two-core machine (the browser, other users, a study) the second thread is often descheduled,
 and the barrier waits out its time slice: the same forward pass measured 7 ms on one thread and 60–790 ms on two
 while another process was busy (issue 23). One thread makes a screen's time its own work. Computations over many
-windows run their independent parts side by side in Python threads instead (`analysis.comparison`), which uses
+windows run their independent parts side by side in Python threads instead (`analysis.compare.comparison`), which uses
 both cores without a barrier between them.
 
 `one_thread()` holds torch at INFORMER_LAB_TORCH_THREADS (default 1) threads while any screen computes (torch's

@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 from analysis.data import DataSpec, SeriesFrame, prepare
 from analysis.errors import InformerLabError
-from analysis.training import TrainProgress, TrainSettings, config_for
-from analysis.workflow import ModelSize, train_on_frame
+from analysis.learning.training import TrainProgress, TrainSettings, config_for
+from analysis.learning.workflow import ModelSize, train_on_frame
 from ui.compute import one_thread
 
 log = logging.getLogger(__name__)
@@ -160,7 +160,7 @@ class ProgressJob(BackgroundJob):
 
 
 class TrainJob(ProgressJob):
-    """One training run of `analysis.workflow.train_on_frame`, saved to `out`. Stop sets an event that `train`
+    """One training run of `analysis.learning.workflow.train_on_frame`, saved to `out`. Stop sets an event that `train`
     checks between steps; it then keeps the best weights so far and still saves the checkpoint."""
 
     what = "training"

@@ -1,8 +1,8 @@
 """Above every analysis page: the model's test MSE beside seasonal naive and the linear baseline (issue 27), and a
-plain warning when the model is not better than one of them (analysis.verdict).
+plain warning when the model is not better than one of them (analysis.compare.verdict).
 
 Once per (model, data) for the whole server, in a background thread (`CheckJob`) on at most
-analysis.verdict.MAX_WINDOWS test windows (and ROWS input rows), so it is cheap at long inputs. The page never waits
+analysis.compare.verdict.MAX_WINDOWS test windows (and ROWS input rows), so it is cheap at long inputs. The page never waits
 for it: `state.require_page` calls `draw`, a parallel fragment (it runs beside the page's own script) that shows
 "checking…" and the verdict once the job has it; a user's rerun meanwhile stops the wait at its next update.
 """
@@ -12,10 +12,10 @@ import time
 
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
+from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
-from analysis.verdict import BaselineCheck, check_against_baselines, chosen_windows
-from analysis.windows import WindowDataset
+from analysis.compare.verdict import BaselineCheck, check_against_baselines, chosen_windows
+from analysis.learning.windows import WindowDataset
 from ui.compute import one_thread
 from ui.jobs import BackgroundJob
 from ui.lru import SharedLRU

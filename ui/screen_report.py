@@ -1,5 +1,5 @@
 """This screen as a report: every figure and table a page draws through `ui.widgets` is collected during the run,
-and the sidebar offers them as one self-contained HTML file (`analysis.report_html`), with the model's and the
+and the sidebar offers them as one self-contained HTML file (`analysis.reports.html`), with the model's and the
 data's provenance and the analysis seed.
 
 The collection lives in this tab's session state, keyed by each element's widget key, so a fragment's rerun
@@ -38,7 +38,7 @@ def add_table(key: str, name: str, table: pd.DataFrame) -> None:
 
 def build_html(collected: dict, provenance: dict, seed: int) -> str:
     """The collected figures and tables of one screen as a self-contained HTML page."""
-    from analysis.report_html import Report, ReportSection, render_html
+    from analysis.reports.html import Report, ReportSection, render_html
 
     section = ReportSection(collected["title"], text=f"As drawn on the screen, analysis seed {seed}.",
                             figures=list(collected["figures"].values()), tables=list(collected["tables"].values()))
@@ -48,7 +48,7 @@ def build_html(collected: dict, provenance: dict, seed: int) -> str:
 def provenance(model, data, raw: bytes | None, seed: int) -> dict:
     """The model's config, schema and digests, the data's fingerprint (of its bytes `raw` when known) and the
     seed. Called when the button is clicked, outside the script run: it reads no session state."""
-    from analysis.report import checkpoint_provenance, frame_provenance
+    from analysis.reports.report import checkpoint_provenance, frame_provenance
 
     folder = Path(model.ref.path) if model.ref.source == "folder" and model.ref.path else None
     out = checkpoint_provenance(model.checkpoint, folder)

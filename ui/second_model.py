@@ -1,6 +1,6 @@
 """A second model beside the active one (LIT-style): chosen once per tab, shown by the Sparsity, Head masking,
 Pyramid, Compare and Forecast screens on the same data, the same window (matched by the row its forecast
-starts at: `analysis.pairing`) and the same key-sample seed.
+starts at: `analysis.compare.pairing`) and the same key-sample seed.
 
 The candidates are the saved checkpoints that read the active data (the runs folder's, then every study's
 runs); the choice lives in this tab's session state under one key, so picking it on one screen shows it on
@@ -16,10 +16,10 @@ import streamlit as st
 
 from analysis.data import PreparedData
 from analysis.errors import InformerLabError
-from analysis.pairing import aligned_forecasts, matching_window, windows_needed
-from analysis.training import predict
-from analysis.windows import limit_windows
-from analysis.workflow import read_schema, schema_misfit
+from analysis.compare.pairing import aligned_forecasts, matching_window, windows_needed
+from analysis.learning.training import predict
+from analysis.learning.windows import limit_windows
+from analysis.learning.workflow import read_schema, schema_misfit
 
 from . import cache, settings, state
 

@@ -23,7 +23,7 @@ from analysis.errors import CheckpointError, InformerLabError
 from . import frames, settings
 
 if TYPE_CHECKING:
-    from analysis.checkpoint import Checkpoint
+    from analysis.checkpoints.folder import Checkpoint
     from model import InformerConfig
 
 SEED_KEY = "analysis_seed"
@@ -305,7 +305,7 @@ def _use_run(name: str) -> None:
 
 def way_out(data: ActiveData, model: ActiveModel) -> None:
     """What to do when the active data does not fit the active model: train on this data, or use a model that fits."""
-    from analysis.workflow import fitting_runs  # torch: see the module docstring
+    from analysis.learning.workflow import fitting_runs  # torch: see the module docstring
 
     runs = [name for name in fitting_runs(settings.runs_dir(), data.frame) if name != model.ref.name]
     c = st.columns([1.4, 3], vertical_alignment="center")

@@ -2,7 +2,7 @@
 
 Everything here is a pure function or a frozen dataclass; nothing imports Streamlit, and nothing imports
 torch: the app reads and plots a CSV before torch has loaded (cold start). The tensor half, windows and
-batches, is `analysis.windows`. This package's modules, by stage (import the names from here):
+batches, is `analysis.learning.windows`. This package's modules, by stage (import the names from here):
 
     reading      load_csv(source, ReadOptions) -> SeriesFrame   read, validate, repair (table, timestamps,
                                                                 numbers, repair: its stages)
@@ -10,7 +10,7 @@ batches, is `analysis.windows`. This package's modules, by stage (import the nam
     calendar     time_features, seasonal_periods                what a step means on the calendar
     scaling      Scaler, fit_scaler                             standardisation on the train rows
     splits       prepare(frame, DataSpec)    -> PreparedData    order columns, split in time, scale on train
-    analysis.windows                                            (Batch, y) windows for training, evaluation, forecasting
+    analysis.learning.windows                                            (Batch, y) windows for training, evaluation, forecasting
 
 Row numbers in error messages: "row N" is the N-th data row counting from 1 (the header is not
 a row), followed by the line of the file it sits on, e.g. "row 5 (line 6 of the file)".

@@ -1,17 +1,17 @@
 """The speed baseline `benchmarks.official_style.Informer` computes the official Informer2020 function.
 
-Checked against `tests.analysis.official_reference.official_forward` (an independent functional rewrite of
+Checked against `tests.analysis.checkpoints.official_reference.official_forward` (an independent functional rewrite of
 the official forward that draws its key samples from the global RNG like the official `_prob_QK`) and
 against our own model importing its weights with the official quirks. Each seed fixes the key samples.
 """
 import pytest
 import torch
 
-from analysis.official import infer_official_config, official_state_dict_to_ours
+from analysis.checkpoints.official import infer_official_config, official_state_dict_to_ours
 from benchmarks.official_style import Informer as OfficialStyle
 from model import Batch, Informer
 
-from tests.analysis.official_reference import make_official_state_dict, official_forward
+from tests.analysis.checkpoints.official_reference import make_official_state_dict, official_forward
 
 ENC_IN, DEC_IN, C_OUT, N_MARKS = 5, 4, 3, 4
 SEQ_LEN, LABEL_LEN, PRED_LEN, FACTOR = 96, 48, 24, 5  # really sparse: u = U = 25 < 72 and 20 < 96

@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from analysis.windows import limit_windows
-from analysis.training import evaluate
+from analysis.learning.windows import limit_windows
+from analysis.learning.training import evaluate
 from tests.cli.helpers import cli
 from tests.conftest import SAMPLE_CSV
 

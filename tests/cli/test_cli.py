@@ -53,8 +53,8 @@ def test_import_an_official_checkpoint_then_evaluate_and_forecast(tmp_path):
     """An official-layout checkpoint.pth (4 columns, hourly timeF) becomes a checkpoint folder that works."""
     import torch
 
-    from analysis.checkpoint import load_checkpoint
-    from tests.analysis.official_reference import make_official_state_dict
+    from analysis.checkpoints.folder import load_checkpoint
+    from tests.analysis.checkpoints.official_reference import make_official_state_dict
 
     pth = tmp_path / "checkpoint.pth"
     torch.save(make_official_state_dict(4, 4, 4, 16, 2, 32, 2, 1, 4, seed=0), pth)

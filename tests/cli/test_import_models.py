@@ -6,10 +6,10 @@ import json
 import pytest
 import torch
 
-from analysis.checkpoint import load_checkpoint
+from analysis.checkpoints.folder import load_checkpoint
 from tests.analysis.checkpoints.cases import RunsCode
-from tests.analysis.official_reference import make_official_state_dict
-from tests.analysis.tsl_reference import make_tsl_state_dict, tsl_forward
+from tests.analysis.checkpoints.official_reference import make_official_state_dict
+from tests.analysis.checkpoints.tsl_reference import make_tsl_state_dict, tsl_forward
 from tests.cli.helpers import cli
 from tests.conftest import SAMPLE_CSV
 

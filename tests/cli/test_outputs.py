@@ -111,7 +111,7 @@ def test_an_error_after_a_progress_bar_starts_on_its_own_line(capsys):
     import argparse
 
     from analysis.errors import DataError
-    from analysis.training import TrainProgress
+    from analysis.learning.training import TrainProgress
     from cli_commands._common import ConsoleProgress
     from cli_commands._output import run_command
 

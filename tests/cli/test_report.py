@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from analysis.report import study_report
-from tests.analysis.test_report import check_self_contained, make_study
+from analysis.reports.report import study_report
+from tests.analysis.reports.test_report import check_self_contained, make_study
 from tests.cli.helpers import cli
 from tests.conftest import SAMPLE_CSV
 

@@ -334,9 +334,9 @@ def untrained_model(csv_path, folder, seq_len: int, *, label_len: int | None = N
     layers, d_ff 64: the long-input model of issue 23; training is not what the walk exercises)."""
     import torch
 
-    from analysis.checkpoint import DataSchema, save_checkpoint
+    from analysis.checkpoints.folder import DataSchema, save_checkpoint
     from analysis.data import DataSpec, load_csv, prepare
-    from analysis.training import config_for
+    from analysis.learning.training import config_for
     from model import Informer
 
     frame = load_csv(csv_path)

@@ -12,8 +12,8 @@ import pytest
 
 from analysis.data import DataSpec, ReadOptions
 from analysis.errors import ConfigError
-from analysis.training import TrainSettings
-from analysis.workflow import ModelSize
+from analysis.learning.training import TrainSettings
+from analysis.learning.workflow import ModelSize
 from study.plan import StudyPlan, fingerprint, format_seeds, parse_grid, parse_seeds, read_plan
 from study.runner import run_study
 from study.status import describe

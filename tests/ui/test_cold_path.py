@@ -66,8 +66,8 @@ def test_the_page_imports_the_model_half_only_after_its_chart():
     assert "widgets.chart(charts.series_figure(" in (ROOT / "ui" / "data_model" / "data_view.py").read_text()
     model_half = page.index("from ui.data_model import model_panel, training")
     assert chart < page.index("deferred.model_stack_loaded()") < model_half
-    for heavy in ("from ui import cache", "from ui.jobs import", "from analysis.training import",
-                  "from analysis.workflow import"):
+    for heavy in ("from ui import cache", "from ui.jobs import", "from analysis.learning.training import",
+                  "from analysis.learning.workflow import"):
         assert heavy not in page[:model_half], heavy
     script = SCRIPT.read_text()
     assert script.index("page.run()") < script.index("from ui import sidebar")

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.masking import BASELINE as BASELINE_ROW
+from analysis.heads.masking import BASELINE as BASELINE_ROW
 from ui.ablation.tables import NEGLIGIBLE
 from ui.charts import BASELINE, BETTER, VAL, WORSE, hline, layout
 

@@ -5,7 +5,7 @@ A study's key is (study, model_key, data_key, split, mode, windows, seed, params
 the running or finished one, so every tab asking the same question shares one run and its result.
 Results are read-only: pages slice them, never write into them.
 
-The thread calls `analysis.ablation` / `analysis.importance` only, never Streamlit. Those functions take
+The thread calls `analysis.heads.ablation` / `analysis.heads.importance` only, never Streamlit. Those functions take
 no progress callback, so a job reports progress by part (a study of several calls, e.g. one random-masking
 run per k, advances part by part) and by elapsed time. Masks are per-call inputs: the shared cached model
 is never modified (`evaluate_masks` only sets eval mode, which it already is in).
@@ -19,10 +19,10 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from analysis.ablation import head_sweep, layer_masking, leave_one_in, n_to_mask, pruning_curve, random_masking
-from analysis.checkpoint import Checkpoint
+from analysis.heads.ablation import head_sweep, layer_masking, leave_one_in, n_to_mask, pruning_curve, random_masking
+from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
-from analysis.importance import head_importance
+from analysis.heads.importance import head_importance
 from ui.ablation.tables import STUDIES, combine_importance, combine_random
 from ui.compute import one_thread
 from ui.jobs import BackgroundJob

@@ -1,6 +1,6 @@
 """Ablation studies: how much each head, site or random set of heads matters to the forecast error.
 
-Every study is one call to `analysis.ablation` / `analysis.importance` over the windows of a split, run in a
+Every study is one call to `analysis.heads.ablation` / `analysis.heads.importance` over the windows of a split, run in a
 background thread (`ui/ablation/jobs.py`) behind its own Run button and cached per (model, data, split, mode,
 windows, seed[, study settings]). Masks are per-call inputs: the shared model is never touched.
 """
@@ -9,14 +9,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.ablation import HeadSweep
-from analysis.masking import BASELINE
+from analysis.heads.ablation import HeadSweep
+from analysis.heads.masking import BASELINE
 from ui import state, widgets
 from ui.ablation import jobs, tables
 from ui.ablation.tables import STUDIES
 from ui.cache import mean_contexts_for, mean_windows
 from ui.tables import file_stem
-from analysis.ablation import REMOVABLE, removable_heads
+from analysis.heads.ablation import REMOVABLE, removable_heads
 from ui.ablation.charts import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure, random_boxes,
                                 site_bars, sweep_bars, sweep_heatmap)
 

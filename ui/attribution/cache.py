@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.attribution import Attribution, input_attribution
-from analysis.checkpoint import Checkpoint
+from analysis.instruments.attribution import Attribution, input_attribution
+from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
 from ui.compute import one_thread
 

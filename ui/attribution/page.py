@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.attribution import BASELINES
+from analysis.instruments.attribution import BASELINES
 from analysis.errors import InformerLabError
 from ui import state, widgets
 from ui.attribution import cache, charts, tables as views

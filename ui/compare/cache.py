@@ -1,7 +1,7 @@
 """The Compare screen's cached calls.
 
 `comparison` is kept in a `ui.lru.SharedLRU` (shared by every session, as `st.cache_resource` would, but free to
-draw its own progress bar on a miss): `analysis.comparison.Comparison` holds its forecasts in a read-only
+draw its own progress bar on a miss): `analysis.compare.comparison.Comparison` holds its forecasts in a read-only
 mapping of arrays flagged read-only, so sharing the one object between sessions is safe.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.baselines import LinearBaseline
-from analysis.checkpoint import Checkpoint
-from analysis.comparison import Comparison, compare_forecasts, window_overlay
+from analysis.compare.baselines import LinearBaseline
+from analysis.checkpoints.folder import Checkpoint
+from analysis.compare.comparison import Comparison, compare_forecasts, window_overlay
 from analysis.data import PreparedData
 from model import Informer
 from ui.compute import one_thread
@@ -40,7 +40,7 @@ def comparison(model_key: str, data_key: str, split: str, windows: int | None, s
     second checkpoint's forecasts on these windows in this model's scale; `_progress(fraction, text)`. The linear
     baseline, fitted on the train split (whatever the windows scored), is kept per model and data.
 
-    The model passes and the linear fit share the machine's cores in threads (`analysis.passes`), each on one
+    The model passes and the linear fit share the machine's cores in threads (`analysis.learning.passes`), each on one
     torch thread (`ui.compute`)."""
     others = {SECOND: _second} if _second is not None else None
     key = (model_key, data_key, split, windows, seed, twin_key, second_key)

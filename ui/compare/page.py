@@ -1,6 +1,6 @@
 """Compare: the Informer's forecasts next to its full-attention counterfactual and simple baselines.
 
-`analysis.comparison.compare_forecasts` forecasts every window of a split with each model, so it runs on
+`analysis.compare.comparison.compare_forecasts` forecasts every window of a split with each model, so it runs on
 "Run comparison" and is cached by (model, data, split, seed, twin). The optional full-attention twin is
 trained on demand in a background thread of this tab (ui/compare/twin.py) and kept in memory only.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from analysis.training import TrainSettings
-from analysis.windows import limit_windows
+from analysis.learning.training import TrainSettings
+from analysis.learning.windows import limit_windows
 from ui import second_model, state, widgets
 from ui.compare import cache, charts, tables as views
 from ui.cache import n_windows

@@ -5,7 +5,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from analysis.comparison import COUNTERFACTUAL, FULL_MODEL, INFORMER, LAST_VALUE, LINEAR, SEASONAL_NAIVE
+from analysis.compare.comparison import COUNTERFACTUAL, FULL_MODEL, INFORMER, LAST_VALUE, LINEAR, SEASONAL_NAIVE
 from analysis.intervals import interval_sign
 from ui.tables import COMPARED
 

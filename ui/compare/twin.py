@@ -1,6 +1,6 @@
 """Training the full-attention twin of the active model in a background thread (Compare screen).
 
-`analysis.comparison.train_full_attention_twin` in a `ui.jobs.ProgressJob`, polled like a training run (it shows
+`analysis.compare.comparison.train_full_attention_twin` in a `ui.jobs.ProgressJob`, polled like a training run (it shows
 as a `JobView`, so `widgets.job_progress` draws it). The twin stays in memory, in the tab's session state: it is
 not saved as a run. The thread never calls Streamlit.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from analysis.comparison import train_full_attention_twin
+from analysis.compare.comparison import train_full_attention_twin
 from analysis.data import PreparedData
-from analysis.training import TrainSettings
+from analysis.learning.training import TrainSettings
 from model import Informer, InformerConfig
 from ui.jobs import ProgressJob
 

@@ -7,10 +7,10 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
-from analysis.counterfactual import Counterfactual, counterfactual
+from analysis.checkpoints.folder import Checkpoint
+from analysis.instruments.counterfactual import Counterfactual, counterfactual
 from analysis.data import PreparedData
-from analysis.window_edits import Edit, parse_edit
+from analysis.instruments.window_edits import Edit, parse_edit
 from ui.compute import one_thread
 from ui.lru import SharedLRU
 

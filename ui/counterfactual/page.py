@@ -1,6 +1,6 @@
 """Counterfactual editor: edit one encoder window (a preset or by hand) and see both runs side by side.
 
-`analysis.counterfactual.counterfactual` runs the window as it is and edited with the same key-sample seed, so
+`analysis.instruments.counterfactual.counterfactual` runs the window as it is and edited with the same key-sample seed, so
 every difference is the edit's: the forecast, M̄ per query and head, the top-u sets (which queries entered and
 left), and the attention rows. One window is cheap (tens of milliseconds), so the page runs on every change.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from analysis.window_edits import window_frame
+from analysis.instruments.window_edits import window_frame
 from ui import state, widgets
 from ui.charts import stamps
 from ui.counterfactual import cache, charts, tables

@@ -1,4 +1,4 @@
-"""The Data page's third source: a series generated with a planted answer (analysis.synth), as
+"""The Data page's third source: a series generated with a planted answer (analysis.planted.synth), as
 `python cli.py synth` writes it. The answer stays beside the data in this tab (`answer_of`), for the Known answers
 screen, and both download as files. Torch-free (the data half of the page)."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from analysis.synth import KINDS, Answer, SynthSpec, answer_json, generate
+from analysis.planted.synth import KINDS, Answer, SynthSpec, answer_json, generate
 from ui import frames, state
 
 ANSWERS = "known_answers"  # session state: data digest → answer dict

@@ -11,7 +11,7 @@ import pandas as pd
 from analysis.errors import ConfigError
 
 if TYPE_CHECKING:  # annotations only: this module stays importable before torch loads (the cold start)
-    from analysis.training import TrainProgress
+    from analysis.learning.training import TrainProgress
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")

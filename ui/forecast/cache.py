@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
-from analysis.comparison import headline_errors
+from analysis.checkpoints.folder import Checkpoint
+from analysis.compare.comparison import headline_errors
 from analysis.data import PreparedData, SeriesFrame
-from analysis.forecasting import forecast_future
+from analysis.learning.forecasting import forecast_future
 from ui.compute import one_thread
 from ui.lru import SharedLRU
 from ui.second_model import SECOND

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
+from analysis.compare.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
 from analysis.data import describe_frequency
 from analysis.errors import InformerLabError
 from analysis.intervals import interval_sign
-from analysis.windows import limit_windows
+from analysis.learning.windows import limit_windows
 from ui import second_model, state, widgets
 from ui.forecast import cache, charts, tables
 from ui.cache import n_windows

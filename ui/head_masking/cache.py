@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
+from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
-from analysis.masking import WindowForecast, head_mask, masked_window_forecast
+from analysis.heads.masking import WindowForecast, head_mask, masked_window_forecast
 from ui.cache import mean_contexts_for
 from ui.compute import one_thread
 

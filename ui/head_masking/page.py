@@ -1,6 +1,6 @@
 """Head masking: switch attention heads off and see one window's forecast change.
 
-The mask is a per-call input (analysis.masking.head_mask); the shared model is never touched. The
+The mask is a per-call input (analysis.heads.masking.head_mask); the shared model is never touched. The
 checkboxes live in this tab's session state, so two tabs can hold different masks.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from analysis.faithfulness import Faithfulness
+from analysis.heads.faithfulness import Faithfulness
 from ui import charts
 
 

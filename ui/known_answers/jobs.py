@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
+from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData, SeriesFrame
-from analysis.faithfulness import attention_baselines
-from analysis.selftest import self_test
-from analysis.synth import Answer
+from analysis.heads.faithfulness import attention_baselines
+from analysis.planted.selftest import self_test
+from analysis.planted.synth import Answer
 from ui.jobs import PhaseJob
 
 

@@ -1,5 +1,5 @@
-"""Known answers: the instruments tested against structure planted in the data (analysis.selftest), and for any
-model on any data, every head's attention rows replaced by uniform and by permuted rows (analysis.faithfulness).
+"""Known answers: the instruments tested against structure planted in the data (analysis.planted.selftest), and for any
+model on any data, every head's attention rows replaced by uniform and by permuted rows (analysis.heads.faithfulness).
 
 Both run in background threads behind their Run buttons, once per (model, data, settings) for every tab."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import hashlib
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from analysis.known_answer import check_fits
-from analysis.synth import Answer, answer_json
+from analysis.planted.known_answer import check_fits
+from analysis.planted.synth import Answer, answer_json
 from ui import state, widgets
 from ui.data_model.known_answer import answer_of, remember, summary
 from ui.known_answers import charts, jobs, tables

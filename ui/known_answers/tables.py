@@ -5,8 +5,8 @@ import math
 
 import pandas as pd
 
-from analysis.faithfulness import Faithfulness
-from analysis.selftest import SelfTest
+from analysis.heads.faithfulness import Faithfulness
+from analysis.planted.selftest import SelfTest
 
 RESULT = {True: "pass", False: "FAIL", None: "n/a"}
 ROLE = {"learned": "the model", "instrument": "instrument", "model": "this model",

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
+from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
-from analysis.patching import PatchResult, activation_patching
+from analysis.instruments.patching import PatchResult, activation_patching
 from ui.compute import one_thread
 from ui.lru import SharedLRU
 

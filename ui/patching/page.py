@@ -1,6 +1,6 @@
 """Activation patching: which heads carry what makes a clean window's forecast differ from a corrupted one.
 
-`analysis.patching.activation_patching` runs clean window A and corrupted input B (another window, or A with an
+`analysis.instruments.patching.activation_patching` runs clean window A and corrupted input B (another window, or A with an
 edit) under one key sample, then B again with one head's per-head context taken from A, for every head in one
 batched pass, and reports the share of the forecast difference each patch restores per horizon step.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from analysis.patching import PATCH_POINTS
+from analysis.instruments.patching import PATCH_POINTS
 from ui import state, widgets
 from ui.patching import cache, charts, tables
 from ui.tables import file_stem

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.patching import ALL_HEADS, PatchResult
+from analysis.instruments.patching import ALL_HEADS, PatchResult
 
 
 def head_matrix(result: PatchResult) -> tuple[np.ndarray, list[str], list[int]]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
+from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
-from analysis.pyramid import PyramidReport, pyramid_report
+from analysis.attention.pyramid import PyramidReport, pyramid_report
 from ui.compute import one_thread
 from ui.lru import SharedLRU
 

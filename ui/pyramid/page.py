@@ -1,7 +1,7 @@
 """Distilling pyramid: the encoder stack of one window — lengths, what each position covers, what
 max-pooling keeps, feature norms, and each encoder layer's attention rows.
 
-The report (analysis.pyramid.pyramid_report) is computed once per (model, data, split, window, seed)
+The report (analysis.attention.pyramid.pyramid_report) is computed once per (model, data, split, window, seed)
 and cached; choosing a layer, a position or a head only slices it, and reruns only its fragment (the stack,
 or the attention rows).
 """
@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from analysis.pairing import side_by_side
+from analysis.compare.pairing import side_by_side
 from ui import attention_rows as attention_rows_view, second_model, state, widgets
 from ui.charts import stamps
 from ui.pyramid import cache, charts, tables as views

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
-from analysis.counterfactual import Counterfactual, counterfactual
+from analysis.checkpoints.folder import Checkpoint
+from analysis.instruments.counterfactual import Counterfactual, counterfactual
 from analysis.data import PreparedData
-from analysis.qk_map import QKMap, qk_map
+from analysis.instruments.qk_map import QKMap, qk_map
 from ui.compute import one_thread
 from ui.lru import SharedLRU
 from ui.qk_map.tables import drawn_points

@@ -1,6 +1,6 @@
 """Query/key map: one head's queries and keys of many windows in one 2-D map (AttentionViz-style).
 
-`analysis.qk_map.qk_map` records only the chosen site's queries, keys, M̄ and top-u, a batch of windows at a
+`analysis.instruments.qk_map.qk_map` records only the chosen site's queries, keys, M̄ and top-u, a batch of windows at a
 time, and projects them jointly by PCA after a scaling and key translation that keep every softmax row. It is
 cached by (model, data, split, site, head, windows, seed, normalise); colouring and clicks only re-slice it.
 """
@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from analysis.qk_map import qk_map_table
+from analysis.instruments.qk_map import qk_map_table
 from ui import state, widgets
 from ui.qk_map import cache, charts, tables
 from ui.tables import file_stem

@@ -4,17 +4,17 @@
 (the site on screen), `agreement` one site over the key-sample seeds (the "Exact vs sampled" tab, or the grid when it
 is coloured by agreement). Each lives in a `ui.lru.SharedLRU`: shared read-only by every session, a hit costs
 nothing (no unpickled copy of a recording), a miss draws its spinner. `sparsity` (the whole report of
-`analysis.sparsity`) serves the side-by-side view, which compares every site of two models.
+`analysis.attention.sparsity`) serves the side-by-side view, which compares every site of two models.
 """
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from analysis.checkpoint import Checkpoint
+from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
-from analysis.sparsity import SparsityReport, sparsity_report
-from analysis.sparsity_sites import WindowRecord, record_window, site_agreement, site_queries
+from analysis.attention.sparsity import SparsityReport, sparsity_report
+from analysis.attention.sparsity_sites import WindowRecord, record_window, site_agreement, site_queries
 from ui.compute import one_thread
 from ui.lru import SharedLRU
 

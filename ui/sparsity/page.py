@@ -1,7 +1,7 @@
 """Sparsity explorer: which queries ProbSparse picks, per site and head, and how well its sampled
 score M̄ agrees with the exact M.
 
-The window is recorded once per (model, data, split, window, seed) (analysis.sparsity_sites.record_window: one
+The window is recorded once per (model, data, split, window, seed) (analysis.attention.sparsity_sites.record_window: one
 forward pass, every site); the site on screen is scored exactly, and over the key-sample seeds only when its "Exact vs
 sampled" tab (or an agreement colouring of the grid) asks. Each part is cached; choosing a head, a score or a column
 only slices them.
@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.errors import InformerLabError
-from analysis.pairing import selection_overlap
+from analysis.compare.pairing import selection_overlap
 from ui import attention_rows as attention_rows_view, second_model, state, widgets
 from ui.charts import stamps
 from ui.sparsity import cache, charts, tables as views

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.recording import SiteRows
+from analysis.attention.recording import SiteRows
 from ui.tables import clicked_customdata
 
 KIND_TITLES = {"encoder": "encoder self-attention", "decoder_self": "decoder self-attention (causal)",

@@ -157,7 +157,7 @@ else:
             st.code(tail, language=None)
 
 def _study_html(path: str) -> str:
-    from analysis.report import render_html, study_report
+    from analysis.reports.report import render_html, study_report
     return render_html(study_report(path))
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.variants import Variants
+from analysis.instruments.variants import Variants
 from ui import charts
 
 

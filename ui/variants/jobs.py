@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.attention_cost import cost_sweep
-from analysis.checkpoint import Checkpoint
+from analysis.instruments.attention_cost import cost_sweep
+from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
-from analysis.variants import compare_kinds
+from analysis.instruments.variants import compare_kinds
 from ui.jobs import PhaseJob
 
 

@@ -1,12 +1,12 @@
-"""Variants: the trained model's self-attention swapped for every other kind, same weights (analysis.variants): what
+"""Variants: the trained model's self-attention swapped for every other kind, same weights (analysis.instruments.variants): what
 it would forecast, how much of full attention's weight each kind keeps, per head, and what a call costs against SDPA
-(analysis.attention_cost). Both run in background threads behind their buttons, once per settings for every tab."""
+(analysis.instruments.attention_cost). Both run in background threads behind their buttons, once per settings for every tab."""
 from __future__ import annotations
 
 import streamlit as st
 
-from analysis.attention_cost import LENGTHS
-from analysis.variants import KINDS, LEARNED
+from analysis.instruments.attention_cost import LENGTHS
+from analysis.instruments.variants import KINDS, LEARNED
 from ui import state, widgets
 from ui.tables import file_stem
 from ui.variants import charts, jobs, tables

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from analysis.checkpoint import DataSchema, checkpoint_files
+from analysis.checkpoints.folder import DataSchema, checkpoint_files
 from analysis.data import DataSpec, Scaler
 from model import Informer, InformerConfig
 
@@ -102,7 +102,7 @@ def with_header(files: dict[str, bytes], edit) -> dict[str, bytes]:
 # Official .pth files
 # --------------------------------------------------------------------------------------------
 def official_state(seed: int = 0) -> dict[str, torch.Tensor]:
-    from tests.analysis.official_reference import make_official_state_dict
+    from tests.analysis.checkpoints.official_reference import make_official_state_dict
 
     return make_official_state_dict(3, 3, 3, 8, 2, 8, 2, 1, 4, seed=seed)
 

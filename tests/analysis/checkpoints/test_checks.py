@@ -8,10 +8,10 @@ from dataclasses import asdict, fields
 import pytest
 import torch
 
-from analysis import checkpoint_checks as checks
-from analysis.checkpoint import load_checkpoint, read_checkpoint_files, save_checkpoint
+from analysis.checkpoints import checks
+from analysis.checkpoints.folder import load_checkpoint, read_checkpoint_files, save_checkpoint
 from analysis.errors import CheckpointError
-from analysis.official import load_official_checkpoint
+from analysis.checkpoints.official import load_official_checkpoint
 from model import Informer, InformerConfig
 
 from .helpers import (OFFICIAL_SETTINGS, craft_pth, official_state, state_of, tiny_config, tiny_model, tiny_schema,

@@ -9,9 +9,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis.checkpoint import read_checkpoint_files
+from analysis.checkpoints.folder import read_checkpoint_files
 from analysis.errors import CheckpointError
-from analysis.official import load_official_checkpoint
+from analysis.checkpoints.official import load_official_checkpoint
 
 from .helpers import OFFICIAL_SETTINGS, official_state, rehashed, valid_files
 

@@ -14,8 +14,8 @@ import threading
 
 import pytest
 
-from analysis import checkpoint_store as store
-from analysis.checkpoint import load_checkpoint, save_checkpoint
+from analysis.checkpoints import store
+from analysis.checkpoints.folder import load_checkpoint, save_checkpoint
 from analysis.errors import CheckpointError
 
 from .helpers import tiny_model, tiny_schema, valid_files, write_folder

@@ -7,10 +7,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from analysis.ablation import head_sweep, random_masking
+from analysis.heads.ablation import head_sweep, random_masking
 from analysis.data import load_csv
-from analysis.masking import mean_contexts
-from analysis.workflow import prepare_for_checkpoint
+from analysis.heads.masking import mean_contexts
+from analysis.learning.workflow import prepare_for_checkpoint
 from tests.ui.helpers import array
 from tests.conftest import SAMPLE_CSV
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.comparison import compare_forecasts
+from analysis.compare.comparison import compare_forecasts
 from analysis.data import load_csv
-from analysis.workflow import prepare_for_checkpoint
+from analysis.learning.workflow import prepare_for_checkpoint
 from tests.ui.helpers import array, charts, metric, sidebar_text
 from tests.conftest import SAMPLE_CSV
 
@@ -48,11 +48,11 @@ def test_what_the_tab_remembers_never_starts_a_comparison(open_app, tiny_trained
     """Issue 23: a window count chosen for another model persisted in the tab and launched a 6-minute job on opening
     the page. Remembered settings of another model, or of this one whose result is no longer kept, show the button;
     only its click computes."""
-    import analysis.comparison
+    import analysis.compare.comparison
     import ui.compare.cache
 
     calls = []
-    real = analysis.comparison.compare_forecasts
+    real = analysis.compare.comparison.compare_forecasts
     monkeypatch.setattr(ui.compare.cache, "compare_forecasts", lambda *a, **k: calls.append(1) or real(*a, **k))
     at = open_app(PAGE)
     at.session_state["cp_params"] = dict(model="runs/another@1", data="x", split="test", windows=512, twin=None)
@@ -140,8 +140,8 @@ def test_the_second_model_joins_the_comparison_on_the_same_windows(open_app, tin
                                                                    with_second):
     """Picked on the Forecast screen, the second model is already chosen here (one choice per tab); its row
     carries the numbers of its own forecasts moved onto these windows and into this model's scale."""
-    from analysis.pairing import aligned_forecasts
-    from analysis.training import predict
+    from analysis.compare.pairing import aligned_forecasts
+    from analysis.learning.training import predict
     at = open_app("ui/forecast/page.py")
     at.selectbox(key="second_model").set_value(with_second).run()
     at.switch_page(PAGE).run()
@@ -167,7 +167,7 @@ def test_the_second_model_joins_the_comparison_on_the_same_windows(open_app, tin
 
 
 def test_scoring_the_first_windows_only_and_the_progress_reported(open_app, tiny_trained):
-    from analysis.windows import limit_windows
+    from analysis.learning.windows import limit_windows
     at = open_app(PAGE)
     at.radio(key="cp_windows").set_value(512)
     at = _run(at, "test")

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from analysis.errors import ConfigError
-from analysis.training import TrainProgress
+from analysis.learning.training import TrainProgress
 from ui.data_model.tables import check_run_name, downsample_minmax, loss_curves, parse_e_layers
 from ui.tables import progress_fraction
 

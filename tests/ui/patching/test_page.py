@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.data import load_csv
-from analysis.patching import activation_patching
-from analysis.workflow import prepare_for_checkpoint
+from analysis.instruments.patching import activation_patching
+from analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 from tests.ui.helpers import charts, grid
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from analysis.data import load_csv
-from analysis.pyramid import pyramid_report
-from analysis.workflow import prepare_for_checkpoint
+from analysis.attention.pyramid import pyramid_report
+from analysis.learning.workflow import prepare_for_checkpoint
 from ui.pyramid import cache as screen_cache
 from ui.pyramid import tables as views
 from tests.ui.helpers import array, figure, grid

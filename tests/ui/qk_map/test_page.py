@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.counterfactual import counterfactual
+from analysis.instruments.counterfactual import counterfactual
 from analysis.data import load_csv
-from analysis.qk_map import qk_map
-from analysis.workflow import prepare_for_checkpoint
+from analysis.instruments.qk_map import qk_map
+from analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 from tests.ui.helpers import array, charts
 

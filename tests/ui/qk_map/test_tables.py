@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.qk_map import qk_map, qk_map_table
+from analysis.instruments.qk_map import qk_map, qk_map_table
 from ui.qk_map.tables import MAX_DRAWN, drawn_points
 
 

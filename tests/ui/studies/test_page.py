@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from analysis.data import DataSpec, ReadOptions
-from analysis.training import TrainSettings
-from analysis.workflow import ModelSize
+from analysis.learning.training import TrainSettings
+from analysis.learning.workflow import ModelSize
 from study.plan import StudyPlan, fingerprint
 from study.runner import run_study
 from tests.conftest import SAMPLE_CSV, TINY_SIZE, TINY_SPEC
