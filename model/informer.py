@@ -164,6 +164,16 @@ class Informer(nn.Module):
         return torch.ones(batch_size, self.n_sites, self.config.n_heads, device=p.device, dtype=p.dtype)
 
     # ---------------------------------------------------------------- forward
+    def span_penalty(self) -> torch.Tensor | None:
+        """Adaptive attention span's ℓ1 term (Sukhbaatar et al. 2019, §3.2): λ/M·Σ_i z_i over the M learned spans
+        (each clamped to [0, max_span], as the mask reads it), λ the site's `span_loss`; None without learned spans.
+        Training adds it to the forecast loss, so that a span grows only where the loss pays for it."""
+        layers = [m for m in self.modules() if isinstance(m, AttentionLayer) and hasattr(m, "span")]
+        if not layers:
+            return None
+        M = sum(m.span.numel() for m in layers)
+        return sum(m.span_loss * m.span.clamp(0, m.max_span).sum() for m in layers) / M
+
     def check_batch(self, batch: Batch) -> None:
         c, B = self.config, batch.x_enc.shape[0]
         expected = {"x_enc": (B, c.seq_len, c.enc_in), "mark_enc": (B, c.seq_len, c.n_marks),

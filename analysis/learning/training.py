@@ -199,12 +199,14 @@ def _validation_loss(model, prepared, settings, device, progress=None) -> float:
 
 def training_step(model: Informer, optimiser: torch.optim.Optimizer, batch, y: torch.Tensor,
                   device: torch.device, key_gen: torch.Generator) -> float:
-    """One optimiser step on (batch, y): forward (mixed precision where it pays), MSE, backward. → the loss."""
+    """One optimiser step on (batch, y): forward (mixed precision where it pays), MSE (plus adaptive spans' ℓ1 term
+    when the model learns spans), backward. → the MSE."""
     with autocast_context(device):
         out = model(batch.to(device), generator=key_gen)
     loss = torch.nn.functional.mse_loss(out.float(), y.to(device))
+    penalty = model.span_penalty()
     optimiser.zero_grad(set_to_none=True)
-    loss.backward()
+    (loss if penalty is None else loss + penalty).backward()
     optimiser.step()
     return loss.item()
 

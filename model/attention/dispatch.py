@@ -11,7 +11,9 @@ Kinds and their parameters (defaults in DEFAULTS; each module cites its paper):
     block       blocks (2)
     compressed  block (local block; 16), stride (compression; 4), compress ("mean" | "conv")
     lsh         buckets (8), rounds (2), chunk (32), shared (True: shared-QK; False: a swap's separate keys)
-    adaptive    max_span (64), ramp (8), span (a swap's fixed span, when the model has no learned one; 32)
+    adaptive    max_span (64), ramp (8), span (the learned spans' start, and a swap's fixed span; 32),
+                span_loss (λ of the paper's ℓ1 penalty λ/M·Σ z_i on the M learned spans, added to the training loss;
+                2e-6, the paper's)
 
 Positional kinds (all but lsh) read keys by their distance or block in the sequence, so they are meant for
 self-attention (L_Q = L_K: the encoder and the decoder's causal self-attention); LSH is content-based and works at
@@ -40,7 +42,7 @@ DEFAULTS: dict[str, dict] = {
     "window": {"window": 8, "dilation": 1, "globals": ()}, "block": {"blocks": 2},
     "compressed": {"block": 16, "stride": 4, "compress": "conv"},
     "lsh": {"buckets": 8, "rounds": 2, "chunk": 32, "shared": True},
-    "adaptive": {"max_span": 64, "ramp": 8.0, "span": 32.0},
+    "adaptive": {"max_span": 64, "ramp": 8.0, "span": 32.0, "span_loss": 2e-6},
 }
 # Parameters a kind learns when trained with it (a same-weights swap uses the parameter-free form instead).
 LEARNED = {"compressed": "compress='conv': the strided convolution", "adaptive": "each head's span z",
@@ -62,7 +64,8 @@ RULES: dict[str, dict[str, object]] = {
     "block": {"blocks": (int, 1, 1 << 16)},
     "compressed": {"block": (int, 1, 1 << 20), "stride": (int, 1, 1 << 12), "compress": ("mean", "conv")},
     "lsh": {"buckets": (int, 1, 1 << 12), "rounds": (int, 1, 64), "chunk": (int, 1, 1 << 16), "shared": bool},
-    "adaptive": {"max_span": (int, 1, 1 << 20), "ramp": (float, 1e-6, 1e6), "span": (float, 0.0, 1e6)},
+    "adaptive": {"max_span": (int, 1, 1 << 20), "ramp": (float, 1e-6, 1e6), "span": (float, 0.0, 1e6),
+                 "span_loss": (float, 0.0, 1e3)},
 }
 
 

@@ -88,6 +88,7 @@ class AttentionLayer(nn.Module):
             o = options_for(kind, options)
             if kind == "adaptive":  # Sukhbaatar et al.: each head's span z, learned (clamped to [0, max_span])
                 self.span = nn.Parameter(torch.full((n_heads,), float(o["span"])))
+                self.span_loss, self.max_span = float(o["span_loss"]), int(o["max_span"])
             elif kind == "compressed" and o["compress"] == "conv":  # Liu et al.: the strided convolution
                 self.compress_conv = compressed_conv(d_model // n_heads, int(o["stride"]))
 

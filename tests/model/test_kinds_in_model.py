@@ -95,3 +95,40 @@ def test_a_kind_name_swaps_the_self_attention_sites_and_cross_attention_keeps_it
     named = run(model, batch, attention="logsparse")
     spelled = run(model, batch, attention={"encoder": "logsparse", "decoder_self": "logsparse"})
     torch.testing.assert_close(named, spelled, atol=0, rtol=0)
+
+
+def test_adaptive_spans_carry_the_paper_s_l1_penalty_and_it_shrinks_them():
+    """Sukhbaatar et al. 2019 §3.2: loss + λ/M·Σ z_i over the M learned spans (clamped to [0, S]). The term's value
+    is that sum; its gradient on each span is λ/M inside [0, S] and nothing outside; and optimising it alone moves
+    every span down while λ = 0 leaves them where they are."""
+    assert Informer(tiny()).span_penalty() is None  # no learned spans: nothing added
+    options = {"encoder": {"span_loss": 0.5, "max_span": 20}, "decoder_self": {"span_loss": 0.5, "max_span": 20}}
+    model = Informer(tiny(encoder_attention="adaptive", decoder_attention="adaptive", attention_options=options))
+    layers = [m for m in model.modules() if hasattr(m, "span")]
+    with torch.no_grad():
+        layers[0].span.copy_(torch.tensor([-3.0, 5.0, 25.0, 12.0])[:layers[0].span.numel()])
+    M = sum(m.span.numel() for m in layers)
+    expected = sum(0.5 * m.span.detach().clamp(0, 20).sum() for m in layers) / M
+    penalty = model.span_penalty()
+    torch.testing.assert_close(penalty, expected)
+    penalty.backward()
+    grad, z = layers[0].span.grad, layers[0].span.detach()
+    inside = (z > 0) & (z < 20)
+    torch.testing.assert_close(grad[inside], torch.full_like(grad[inside], 0.5 / M))
+    assert (grad[~inside] == 0).all()
+
+    def spans_after(loss_weight: float) -> torch.Tensor:
+        opts = {s: {"span_loss": loss_weight} for s in ("encoder", "decoder_self")}
+        torch.manual_seed(0)
+        m = Informer(tiny(encoder_attention="adaptive", decoder_attention="adaptive", attention_options=opts))
+        start = torch.cat([layer.span.detach().clone() for layer in m.modules() if hasattr(layer, "span")])
+        optimiser = torch.optim.SGD([p for n, p in m.named_parameters() if n.endswith("span")], lr=100.0)
+        for _ in range(5):
+            optimiser.zero_grad()
+            m.span_penalty().backward()
+            optimiser.step()
+        return start, torch.cat([layer.span.detach() for layer in m.modules() if hasattr(layer, "span")])
+    start, shrunk = spans_after(0.1)
+    assert (shrunk < start).all()
+    start, kept = spans_after(0.0)
+    torch.testing.assert_close(kept, start)
