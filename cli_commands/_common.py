@@ -13,7 +13,7 @@ from analysis.learning.schedules import SCHEDULES
 from analysis.learning.training import TrainProgress, TrainSettings
 from analysis.learning.workflow import ModelSize, prepare_for_checkpoint
 from model.config import ATTENTION_KINDS
-from model.attention import DEFAULTS
+from analysis.learning.attention_options import parse_attention_options
 
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
 
@@ -156,39 +156,6 @@ def parse_layers(text: str) -> tuple[int, ...]:
     if not layers or min(layers) < 1:
         raise ValueError(f"--e-layers: every encoder replica needs at least one layer, got {text[:40]!r}")
     return layers
-
-
-def parse_option_value(text: str):
-    """'16' → 16, '0.5' → 0.5, 'true' → True, '0,-1' → [0, -1], 'conv' → 'conv'."""
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        if "," in text:
-            return [int(v) for v in text.split(",") if v.strip()]
-        return int(text) if low.lstrip("-").isdigit() else float(text)
-    except ValueError:
-        return text.strip()
-
-
-def parse_attention_options(items: list[str], kinds: dict[str, str]) -> dict[str, dict]:
-    """['window=16', 'cross.buckets=4'] → {'encoder': {'window': 16}, 'decoder_self': {'window': 16},
-    'cross': {'buckets': 4}}: a bare NAME goes to every site whose kind takes it. Errors name the item."""
-    out: dict[str, dict] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"--attention-option takes [SITE.]NAME=VALUE, got {item[:60]!r}")
-        site, _, name = name.strip().rpartition(".")
-        if site and site not in kinds:
-            raise ValueError(f"--attention-option {item[:60]!r}: the site type is one of {', '.join(kinds)}")
-        sites = [site] if site else [s for s, k in kinds.items() if name in DEFAULTS.get(k, {})]
-        if not sites:
-            raise ValueError(f"--attention-option {item[:60]!r}: no site's attention ({', '.join(sorted(set(kinds.values())))}) "
-                             f"takes {name!r}")
-        for s in sites:
-            out.setdefault(s, {})[name] = parse_option_value(value)
-    return out
 
 
 def training_choices(args: argparse.Namespace) -> tuple[DataSpec, ModelSize, TrainSettings]:

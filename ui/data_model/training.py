@@ -8,8 +8,10 @@ import streamlit as st
 from analysis.data import DataSpec, Fit, describe_frequency, ett_steps_per_hour, fitting_sizes, window_budget
 from analysis.errors import InformerLabError
 from analysis.outputs import OutputError, check_folder_target, describe_os_error
-from analysis.training import TrainSettings
-from analysis.workflow import ModelSize
+from analysis.learning.attention_options import ATTENTION_KINDS, describe_parameters, parse_attention_options, \
+    split_option_text
+from analysis.learning.training import TrainSettings
+from analysis.learning.workflow import ModelSize
 from ui import settings, sidebar, state, widgets
 from ui.compute import one_thread
 from ui.data_model import charts, tables
@@ -104,6 +106,24 @@ def _run_name(name: str, target: str, spec: DataSpec) -> str:
     return run_name
 
 
+SPARSE_KINDS = tuple(k for k in ATTENTION_KINDS if k not in ("prob", "full"))
+CROSS_KINDS = ("full", "prob", "lsh")
+OPTIONS_HELP = ("NAME=VALUE items, e.g. `window=16 dilation=2`, `globals=0,-1`, `encoder.window=32`, `cross.buckets=4`: "
+                "a bare name sets every site whose kind takes it; `encoder.`, `decoder_self.` or `cross.` one site "
+                "type. Empty: the defaults, " + "; ".join(f"**{k}** {describe_parameters(k)}" for k in SPARSE_KINDS)
+                + ".")
+
+
+def _kind_label(kind: str) -> str:
+    return {"prob": "prob (ProbSparse)", "full": "full"}.get(kind, kind)
+
+
+def _attention_options(text: str, attention: str, cross: str) -> dict:
+    """The form's parameter line → the config's attention_options (a wrong item raises a ValueError naming it)."""
+    kinds = {"encoder": attention, "decoder_self": attention, "cross": cross}
+    return parse_attention_options(split_option_text(text), kinds, flag="Attention parameters:")
+
+
 def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None:
     frame = data.frame
     columns = list(frame.columns)
@@ -115,17 +135,24 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
         if off:
             st.caption(f"Off: the upload of **{refusal.ref.name}** was refused (above). Repair it, upload another "
                        f"file or go back to the sample; {frame.name} is not trained by mistake.")
-        c = st.columns(4)
+        c = st.columns(3)
         target = c[0].selectbox("Target column", columns, index=len(columns) - 1, key="train_target",
                                 persist_state="session")
         features = c[1].radio("Features", ["M", "S", "MS"], horizontal=True, key="train_features",
                               persist_state="session", help="M: all columns in, all out · S: target in, target "
                               "out · MS: all in, target out")
-        attention = c[2].radio("Self-attention", ["prob", "full"], horizontal=True, key="train_attention",
-                               persist_state="session", help="ProbSparse or full attention in the encoder and the "
-                               "decoder self-attention; cross-attention stays full (as in the paper).")
-        name = c[3].text_input("Run name", key="train_name", persist_state="session",
+        name = c[2].text_input("Run name", key="train_name", persist_state="session",
                                placeholder="automatic", help="A new folder under the runs directory.")
+        c = st.columns([1, 1, 2])
+        attention = c[0].selectbox("Self-attention", ATTENTION_KINDS, key="train_attention", persist_state="session",
+                                   format_func=_kind_label, help="The encoder's and the decoder's self-attention. "
+                                   "prob: ProbSparse (the paper); full: every query reads every key; the others are "
+                                   "the efficient attentions of the paper's comparison and the survey (the Attention "
+                                   "variants screen compares them on one model).")
+        cross = c[1].selectbox("Cross-attention", CROSS_KINDS, key="train_cross", persist_state="session",
+                               help="full in the paper; positional kinds have no meaning between two sequences")
+        option_text = c[2].text_input("Attention parameters", key="train_attention_options", persist_state="session",
+                                      placeholder="empty: the kind's defaults", help=OPTIONS_HELP)
         c = st.columns(4)
         seq_len = c[0].number_input("seq_len (encoder window)", 2, 4096, 96, key="train_seq", persist_state="session")
         label_len = c[1].number_input("label_len (decoder start)", 1, 4096, 48, key="train_label",
@@ -165,7 +192,8 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
                         pred_len=int(pred_len))
         size = ModelSize(d_model=int(d_model), n_heads=int(n_heads), e_layers=tables.parse_e_layers(e_layers),
                          d_layers=int(d_layers), d_ff=int(d_ff), factor=int(factor),
-                         encoder_attention=attention, decoder_attention=attention)
+                         encoder_attention=attention, decoder_attention=attention, cross_attention=cross,
+                         attention_options=_attention_options(option_text, attention, cross))
         train_settings = TrainSettings(epochs=int(epochs), batch_size=int(batch_size),
                                        learning_rate=float(learning_rate), seed=int(train_seed),
                                        max_steps_per_epoch=int(max_steps) or None, schedule=schedule,

@@ -182,3 +182,42 @@ def test_stop_keeps_the_best_weights_saves_and_adopts_the_run(open_app, runs_dir
     assert "`stopped-run` (runs/)" in sidebar_text(at)
     assert any("stopped by you (best weights kept)" in p.text for p in at.get("progress"))
     assert (runs_dir / "stopped-run" / "manifest.json").is_file()
+
+
+def test_the_form_trains_any_attention_kind_with_its_parameters(open_app, runs_dir):
+    """Issue 24: every kind and its parameters in the app, as `cli.py train --attention KIND --attention-option`."""
+    import json
+    at = open_app()
+    assert set(at.selectbox(key="train_attention").options) >= {"prob (ProbSparse)", "full", "logsparse", "lsh",
+                                                                   "window", "adaptive"}
+    _tiny_form(at, epochs=1, max_steps=2)
+    at.selectbox(key="train_attention").set_value("window")
+    at.selectbox(key="train_cross").set_value("lsh")
+    at.text_input(key="train_attention_options").set_value("window=4, globals=0,-1 cross.buckets=2")
+    at.text_input(key="train_name").set_value("windowed")
+    _submit(at)
+    assert not at.exception and not errors(at)
+    job = at.session_state[state.JOB_KEY]
+    assert job.wait(timeout=180) and job.status == "done", job.error
+    config = json.loads((runs_dir / "windowed" / "config.json").read_text())
+    assert config["encoder_attention"] == config["decoder_attention"] == "window"
+    assert config["cross_attention"] == "lsh"
+    options = config["attention_options"]
+    assert options["encoder"] == options["decoder_self"] == {"window": 4, "globals": [0, -1]}
+    assert options["cross"] == {"buckets": 2}
+
+
+@pytest.mark.parametrize("kind, text, message", [
+    ("window", "span=3", "no site's attention (full, window) takes 'span'"),
+    ("window", "window=-2", "window"),
+    ("prob", "window", "takes [SITE.]NAME=VALUE"),
+    ("lsh", "middle.buckets=2", "the site type is one of encoder, decoder_self, cross"),
+])
+def test_a_wrong_attention_parameter_is_named_and_nothing_starts(open_app, kind, text, message):
+    at = open_app()
+    at.selectbox(key="train_attention").set_value(kind)
+    at.text_input(key="train_attention_options").set_value(text)
+    _submit(at)
+    assert not at.exception
+    assert any(message in e for e in errors(at)), errors(at)
+    assert state.JOB_KEY not in at.session_state
