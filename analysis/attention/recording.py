@@ -87,6 +87,8 @@ class SiteRows:
     selected:  [B, H, u] which query each row belongs to
     query_steps / key_steps: [L_Q] / [L_K] input step (start of the span) of each query / key
     lazy_rule: what the unselected queries return; `lazy_rows` says it in words. Lazy rows are NOT in `rows`.
+    attention: the site's attention kind (prob, full, or one of model/attention's efficient kinds, whose rows are zero
+    outside the keys its pattern lets a query read)
     """
 
     site: str
@@ -100,6 +102,7 @@ class SiteRows:
     key_steps: np.ndarray
     lazy_rule: str
     lazy_rows: str
+    attention: str = "full"
 
 
 def site_rows(model: Informer, records: dict[str, torch.Tensor], sites: Sequence[Site] | None = None
@@ -112,7 +115,7 @@ def site_rows(model: Informer, records: dict[str, torch.Tensor], sites: Sequence
         out.append(SiteRows(site.name, site.kind, site.layer, site.replica, pos.level,
                             records[f"{site.name}.rows"].double().numpy(),
                             records[f"{site.name}.selected"].numpy().astype(np.int64),
-                            pos.query_start, pos.key_start, rule, LAZY_ROWS[rule]))
+                            pos.query_start, pos.key_start, rule, LAZY_ROWS[rule], model.attention_layer(site).kind))
     return tuple(out)
 
 

@@ -115,7 +115,8 @@ def scores_and_queries(site: views.SiteInfo, head: int) -> None:
                                        (" (rings: the top-u ProbSparse selected)" if site.sparse else "")),
                   f"{stem}-{site.name}-{score}", "sp_scores")
     if not site.sparse:
-        st.caption("Full-attention site: no sampled M̄ was computed; the exact measures are shown.")
+        st.caption(f"{site.attention.capitalize()} attention at this site: no sampled M̄ was computed; the exact "
+                   "measures (over all the keys full attention would read) are shown.")
     if causal:
         st.caption("Decoder queries: the first label_len positions are known history, the rest are the forecast "
                    "placeholders (zeros in, true future timestamps in the time marks).")
@@ -157,6 +158,16 @@ def scores_and_queries(site: views.SiteInfo, head: int) -> None:
             st.caption("Full attention: every query is computed.")
 
 
+def _rows_in_words(site: views.SiteInfo) -> str:
+    """What a non-ProbSparse site computes, for the line under the pickers."""
+    if site.attention == "full":
+        return (f"full attention, L_Q = {site.L_Q} queries × L_K = {site.L_K} keys, a softmax row for every query "
+                "(no sampling, no lazy rows).")
+    return (f"{site.attention} attention, L_Q = {site.L_Q} queries × L_K = {site.L_K} keys: a softmax row for every "
+            "query over the keys its pattern lets it read (zero elsewhere); no sampling, no lazy rows. Exact M and "
+            "M̄ below are over all the keys full attention would read.")
+
+
 def attention_rows(site: views.SiteInfo, head: int) -> None:
     """The chosen head's computed softmax rows, and what the lazy queries get instead."""
     attention_rows_view.draw(record.site_rows(site.name), head, step_stamps, stem, "sp_rows")
@@ -166,7 +177,8 @@ def exact_vs_sampled(site: views.SiteInfo, head: int) -> None:
     """Sampled M̄ against an exact measure per query; top-u agreement over seeds with its chance level."""
     causal = site.kind == "decoder_self"
     if not site.sparse:
-        st.info("Full attention at this site: nothing is sampled, so there is nothing to compare.")
+        st.info(f"{site.attention.capitalize()} attention at this site: nothing is sampled, so there is nothing to "
+                "compare.")
         return
     hq = views.head_queries(site_part(site), head)
     against_options = list(views.AGAINST) if causal else ["exact_m", "exact_mbar"]
@@ -295,8 +307,7 @@ def explorer() -> None:
                         f"**u = {site.u}** softmax rows per head; the other {site.L_Q - site.u} queries get "
                         f"**{site.lazy_rule}**.")
         else:
-            st.markdown(f"**{site.name}**: full attention, L_Q = {site.L_Q} queries × L_K = {site.L_K} keys, a "
-                        "softmax row for every query (no sampling, no lazy rows).")
+            st.markdown(f"**{site.name}**: {_rows_in_words(site)}")
     with grid_col:
         by_agreement = statistic not in record.heads.columns and statistic != "entropy_ratio"
         grid = views.grid_table(record.heads, every_agreement() if by_agreement else pd.DataFrame(), sites, statistic)

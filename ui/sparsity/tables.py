@@ -30,6 +30,7 @@ class SiteInfo:
     u: int  # selected queries (rows computed); L_Q at full-attention sites
     lazy_rule: str
     lazy_rows: str
+    attention: str = "full"
 
     @property
     def sparse(self) -> bool:
@@ -59,7 +60,7 @@ def site_infos(rows: Sequence[SiteRows]) -> list[SiteInfo]:
     for i, r in enumerate(rows):
         B, H, u, L_K = r.rows.shape
         out.append(SiteInfo(i, r.site, r.kind, r.layer, r.replica, r.level, len(r.query_steps), L_K, u,
-                            r.lazy_rule, r.lazy_rows))
+                            r.lazy_rule, r.lazy_rows, r.attention))
     return out
 
 
