@@ -35,7 +35,7 @@ import pandas as pd
 import torch
 
 from model import Informer, recording
-from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, KeyTable, positional_table, sample_sizes
+from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, KeyTable, options_for, positional_table, sample_sizes
 from model.attention.compressed import local_table
 from model.attention.lsh import hash_vectors, lsh_table, random_rotations
 from model.attention.table import dedupe
@@ -95,13 +95,14 @@ def kind_table(kind: str, Q: torch.Tensor, K: torch.Tensor, *, causal: bool, see
                options: dict | None = None) -> KeyTable | None:
     """The pairs a kind reads at this site ([.., L, n] table; adaptive span's soft weights included); None for
     prob and full (ProbSparse keeps whole rows of its top-u queries; full keeps everything). LSH hashes the given
-    queries and keys with rotations drawn from `seed`; compressed attention's pairs are its own block (its summaries
-    of the other blocks are not pairs)."""
+    queries and keys with rotations drawn from `seed` (a draw of the same law as the forward pass's, not the same
+    draw: there the rotations follow the call's key samples in one generator stream); compressed attention's pairs
+    are its own block (its summaries of the other blocks are not pairs)."""
     B, H, L, _ = Q.shape
     if kind in ("prob", "full"):
         return None
     if kind == "lsh":
-        o = {"buckets": 8, "rounds": 2, "chunk": 32, **(options or {})}
+        o = options_for("lsh", options)
         rotations = random_rotations(Q.shape[-1], int(o["buckets"]), int(o["rounds"]),
                                      torch.Generator().manual_seed(seed), Q.device)
         return dedupe(lsh_table(hash_vectors(Q, rotations, int(o["buckets"])),
@@ -115,7 +116,7 @@ def kind_table(kind: str, Q: torch.Tensor, K: torch.Tensor, *, causal: bool, see
 @functools.lru_cache(maxsize=32)
 def _positional(kind: str, L: int, H: int, causal: bool, options: tuple) -> KeyTable:
     if kind == "compressed":
-        return dedupe(local_table(L, causal=causal, block=int({"block": 16, **dict(options)}["block"])))
+        return dedupe(local_table(L, causal=causal, block=int(options_for("compressed", dict(options))["block"])))
     return dedupe(positional_table(kind, L, H, causal=causal, options=dict(options)))
 
 

@@ -3,9 +3,10 @@
     "window=16, encoder.window=32, cross.buckets=4"  →  {"encoder": {"window": 32}, "decoder_self": {"window": 16},
                                                           "cross": {"buckets": 4}}
 
-A bare NAME goes to every site whose kind takes it; SITE.NAME to that site type only (a later item wins). Values:
-'16' → 16, '0.5' → 0.5, 'true' → True, '0,-1' → [0, -1] (positions), 'conv' → 'conv'. The ranges are checked by
-the model's config (`InformerConfig.problems`), so a wrong value is named there, once, for every caller.
+A bare NAME goes to every site whose kind takes it; SITE.NAME to that site type only (a later item wins).
+Values: '16' → 16, '0.5' → 0.5, 'true' → True, '0,-1' → [0, -1] (positions), 'conv' → 'conv'. The ranges are
+checked when the model's config is built (`InformerConfig`, `option_problems`), so a wrong value is named there,
+once, for every caller.
 """
 from __future__ import annotations
 
