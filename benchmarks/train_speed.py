@@ -3,9 +3,10 @@
     python benchmarks/train_speed.py                       # 12 timed blocks of 10 steps per contestant
     python benchmarks/train_speed.py --blocks 12 --steps 5
     python benchmarks/train_speed.py --csv path/to/ETTh1.csv
+    python benchmarks/train_speed.py --tsl path/to/Time-Series-Library   # a fourth contestant: TSL's own Informer
 
 The machine's speed drifts (up to 60% within minutes), so seconds per epoch measured at different times
-cannot be compared. Here three contestants train in ONE process, on the CPU, in turns: a block of
+cannot be compared. Here three contestants (four with --tsl) train in ONE process, on the CPU, in turns: a block of
 `--steps` full training steps (forward, MSE loss, zero_grad, backward, optimiser step) of each in turn,
 every block on the same batches, after one untimed warm-up block. Ratios are taken within a block.
 
@@ -16,14 +17,21 @@ every block on the same batches, after one untimed warm-up block. Ratios are tak
                         function by tests/benchmarks/test_official_style.py; it is NOT the official code itself.
   ours                  `model.Informer` with default options, `analysis.learning.training.make_adam`, called as the
                         train loop calls it: model(batch, generator=g).
-  ours_official_quirks  the same with `analysis.checkpoints.official.OFFICIAL_QUIRKS` (the official forward's semantics).
+  ours_official_quirks  the same with `analysis.checkpoints.official.OFFICIAL_QUIRKS` (the official forward's
+                        semantics).
+  tsl                   with --tsl DIR: Time-Series-Library's own `models/Informer.py` from a checkout of it (it is not
+                        a package; `git clone https://github.com/thuml/Time-Series-Library`), its
+                        exp_long_term_forecasting step (zeros after the label part, MSE on the last pred_len steps,
+                        Adam). Its layers import einops and reformer_pytorch for other models; stand-ins that fail
+                        when called replace them, so the Informer runs TSL's code only.
 
 The issue's configuration: ETTh1 (../shared/data/ETT/ETTh1.csv relative to the repository root, or --csv),
 features M, 96/48/24, d_model 64, 4 heads, d_ff 128, e_layers 2, d_layers 1, dropout 0.05, factor 5,
 batch 32, lr 1e-4. Batches are built once, before timing, from `analysis.learning.windows.split_batches` (shuffled,
 generator seed 0); our data loading per batch is timed separately. The est. s/epoch is ms/step × the
 number of train batches (training steps only; the loading line says what iterating the loader adds).
-Last line: `ours_vs_official_train_step_speedup: <median over blocks of official ms / ours ms>`.
+Last lines: `ours_vs_official_train_step_speedup: <median over blocks of official ms / ours ms>`, and with --tsl
+`ours_vs_tsl_train_step_speedup`. --profile prints where one step of ours and of each peer spends its time.
 """
 from __future__ import annotations
 
@@ -92,13 +100,63 @@ def official_step(prepared) -> Step:
 
 
 def our_step(prepared, **options) -> Step:
-    """analysis/learning/training.py's loop body, `training_step`: forward with the key generator, MSE, backward, step."""
+    """analysis/learning/training.py's loop body, `training_step`: forward with the key generator, MSE, backward,
+    step."""
     torch.manual_seed(0)
     model = Informer(config_for(prepared, e_layers=(2,), d_layers=1, **SIZE, **options)).to(DEVICE).train()
     optimiser = make_adam(model, LEARNING_RATE, DEVICE)
     key_gen = torch.Generator(device=DEVICE).manual_seed(1)
 
     return lambda batch, y: training_step(model, optimiser, batch, y, DEVICE, key_gen)
+
+
+def tsl_step(prepared, folder: Path) -> Step:
+    """Time-Series-Library's Informer and its long-term-forecasting training step, from a checkout at `folder`."""
+    import types
+    for name, names in (("reformer_pytorch", ("LSHSelfAttention",)), ("einops", ("rearrange", "repeat"))):
+        if name not in sys.modules:  # used by TSL's other models only
+            stub = types.ModuleType(name)
+            for attr in names:
+                setattr(stub, attr, _unavailable(f"{name}.{attr}"))
+            sys.modules[name] = stub
+    sys.path.insert(0, str(folder))
+    from models.Informer import Model  # noqa: E402 (TSL's own file)
+    s = prepared.spec
+    configs = types.SimpleNamespace(task_name="long_term_forecast", seq_len=s.seq_len, label_len=s.label_len,
+                                    pred_len=s.pred_len, enc_in=prepared.enc_in, dec_in=prepared.dec_in,
+                                    c_out=prepared.c_out, e_layers=2, d_layers=1, embed="timeF", freq="h",
+                                    activation="gelu", distil=True, **SIZE)
+    torch.manual_seed(0)
+    model = Model(configs).to(DEVICE).train()
+    optimiser = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    criterion = torch.nn.MSELoss()
+
+    def step(batch: Batch, y: torch.Tensor) -> float:
+        optimiser.zero_grad()
+        y_dec = batch.x_dec.float()
+        dec_inp = torch.cat([y_dec[:, :s.label_len, :], torch.zeros_like(y_dec[:, -s.pred_len:, :])], dim=1)
+        out = model(batch.x_enc.float(), batch.mark_enc.float(), dec_inp, batch.mark_dec.float())
+        loss = criterion(out[:, -s.pred_len:, :], y.float())
+        loss.backward()
+        optimiser.step()
+        return loss.item()
+
+    return step
+
+
+def _unavailable(name: str):
+    def fail(*args, **kwargs):
+        raise RuntimeError(f"{name} is not installed: only TSL's Informer is benchmarked")
+    return fail
+
+
+def profile_steps(contestants: list, batches: list, steps: int = 5) -> None:
+    """torch.profiler over `steps` steps of each contestant: the operators by self CPU time."""
+    for c in contestants:
+        with torch.profiler.profile() as prof:
+            run_block(c, batches, 0, steps)
+        print(f"\n--- {c.name}: {steps} steps, operators by self CPU time")
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,11 +193,15 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=12, help="timed blocks per contestant (after one warm-up)")
     parser.add_argument("--steps", type=int, default=10, help="training steps per block")
     parser.add_argument("--batches", type=int, default=40, help="distinct batches built up front (cycled)")
+    parser.add_argument("--tsl", type=Path, help="a Time-Series-Library checkout: its Informer joins the contest")
+    parser.add_argument("--profile", action="store_true", help="also profile 5 steps of each contestant")
     args = parser.parse_args()
     if args.blocks < 1 or args.steps < 1 or args.batches < 1:
         sys.exit("error: --blocks, --steps and --batches must be at least 1")
     if not args.csv.is_file():
         sys.exit(f"error: {args.csv} not found (the ETT data sets live in ../shared/data/ETT/; or pass --csv)")
+    if args.tsl is not None and not (args.tsl / "models" / "Informer.py").is_file():
+        sys.exit(f"error: {args.tsl} has no models/Informer.py (pass a Time-Series-Library checkout)")
 
     prepared = prepare(load_csv(args.csv), DataSpec(target="OT", **SPEC))
     loader = split_batches(prepared, "train", BATCH_SIZE, shuffle=True, generator=torch.Generator().manual_seed(0))
@@ -152,6 +214,8 @@ def main() -> None:
 
     contestants = [Contestant("official", official_step(prepared)), Contestant("ours", our_step(prepared)),
                    Contestant("ours_official_quirks", our_step(prepared, **OFFICIAL_QUIRKS))]
+    if args.tsl is not None:
+        contestants.append(Contestant("tsl", tsl_step(prepared, args.tsl)))
     print(f"ETTh1 ({args.csv.name}): {epoch_batches} train batches of {BATCH_SIZE}; {len(batches)} distinct batches "
           f"cycled; model {SIZE}, e_layers 2, d_layers 1; CPU, {torch.get_num_threads()} threads, torch "
           f"{torch.__version__}")
@@ -160,7 +224,7 @@ def main() -> None:
 
     for block in range(args.blocks + 1):
         start = block * args.steps
-        order = contestants[block % 3:] + contestants[:block % 3]
+        order = contestants[block % len(contestants):] + contestants[:block % len(contestants)]
         for c in order:
             ms = run_block(c, batches, start, args.steps)
             if block > 0:  # block 0 is the warm-up
@@ -174,7 +238,7 @@ def main() -> None:
         print(f"{c.name:22s} {spread(c.block_ms):>26s} {statistics.median(c.block_ms) * epoch_batches / 1e3:13.1f} "
               f"{first:10.3f} → {last:.3f}")
 
-    official, ours, quirks = (c.block_ms for c in contestants)
+    official, ours, quirks = (c.block_ms for c in contestants[:3])
     speedup = [o / m for o, m in zip(official, ours)]
     speedup_quirks = [o / m for o, m in zip(official, quirks)]
     print(f"\nper-block ratio official / ours:                 {spread(speedup, '{:.2f}')}")
@@ -182,10 +246,19 @@ def main() -> None:
     print(f"ours faster than official in {sum(r > 1 for r in speedup)}/{len(speedup)} blocks, "
           f"ours_official_quirks in {sum(r > 1 for r in speedup_quirks)}/{len(speedup_quirks)}")
 
+    if args.tsl is not None:
+        vs_tsl = [o / m for o, m in zip(contestants[3].block_ms, ours)]
+        print(f"per-block ratio tsl / ours:                      {spread(vs_tsl, '{:.2f}')} "
+              f"(ours faster in {sum(r > 1 for r in vs_tsl)}/{len(vs_tsl)} blocks)")
+    if args.profile:
+        profile_steps(contestants, batches)
+
     load_ms = time_loading(prepared, epoch_batches)
     print(f"\nour data loading (split_batches, best of 3 full passes), not in the step times above: {load_ms:.2f} "
           f"ms/batch = {load_ms * epoch_batches / 1e3:.2f} s/epoch")
     print(f"ours_vs_official_train_step_speedup: {statistics.median(speedup):.2f}")
+    if args.tsl is not None:
+        print(f"ours_vs_tsl_train_step_speedup: {statistics.median(vs_tsl):.2f}")
 
 
 if __name__ == "__main__":
