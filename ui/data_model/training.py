@@ -110,8 +110,8 @@ SPARSE_KINDS = tuple(k for k in ATTENTION_KINDS if k not in ("prob", "full"))
 CROSS_KINDS = ("full", "prob", "lsh")
 OPTIONS_HELP = ("NAME=VALUE items, e.g. `window=16 dilation=2`, `globals=0,-1`, `encoder.window=32`, "
                 "`cross.buckets=4`: a bare name sets every site whose kind takes it; `encoder.`, `decoder_self.` "
-                "or `cross.` one site type. Empty: the defaults, " + "; ".join(f"**{k}** {describe_parameters(k)}" for k in SPARSE_KINDS)
-                + ".")
+                "or `cross.` one site type. Empty: the defaults, "
+                + "; ".join(f"**{k}** {describe_parameters(k)}" for k in SPARSE_KINDS) + ".")
 
 
 def _kind_label(kind: str) -> str:
