@@ -12,6 +12,7 @@ key arguments next to it (`model_key`, `data_key`). Widgets are never read in he
 """
 from __future__ import annotations
 
+import gc
 
 import streamlit as st
 
@@ -66,3 +67,11 @@ def mean_contexts_for(model_key: str, data_key: str, seed: int, _checkpoint: Che
     """Each site's mean per-head context over up to `mean_windows(seq_len)` train windows (mean ablation)."""
     return mean_contexts(_checkpoint.model, _prepared, "train", max_windows=mean_windows(_prepared.spec.seq_len),
                          seed=seed)
+
+
+# The model stack (torch, pandas, plotly, the analyses) is ~250,000 Python objects that live as long as the server.
+# Streamlit runs a full garbage collection after every script run, fragment runs included (runner.postScriptGC): it
+# scanned them all each time, 0.15 s on a quiet two-core machine and ~0.45 s on a busy one, holding the GIL while the
+# browser waited for the run's last messages (every click on a long-input screen paid it; issue 23). Frozen here, once
+# they are loaded, a collection scans only what was made since.
+gc.freeze()

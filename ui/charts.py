@@ -19,11 +19,11 @@ TRAIN = "#1f77b4"
 VAL = "#d62728"
 
 
-def layout(title: str, height: int, *, legend: bool | str = True, hovermode: str = "closest",
+def layout(title: str, height: int, *, legend: bool | str | dict = True, hovermode: str = "closest",
            top: int | None = None, **more) -> dict:
     """A figure's layout as one dict: title top left; legend True (one row above the plot), "right" (a column
-    right of it) or False; hover on the point under the cursor unless `hovermode` says otherwise ("x unified"
-    for time series); `more` adds layout keys (xaxis=..., shapes=[...]).
+    right of it), a legend dict of its own, or False; hover on the point under the cursor unless `hovermode` says
+    otherwise ("x unified" for time series); `more` adds layout keys (xaxis=..., shapes=[...]).
 
     The figures are built in one `go.Figure(traces, layout(...))` call: plotly validates a whole dict at once,
     which takes half the time of a chain of add_trace / update_layout / update_xaxes / add_vline calls (7–10 ms
@@ -34,7 +34,8 @@ def layout(title: str, height: int, *, legend: bool | str = True, hovermode: str
         title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
         height=height, margin=dict(l=10, r=10, t=top if top is not None else 75 if above else 45, b=10),
         legend=(dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0) if above else
-                dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02) if legend == "right" else {}),
+                dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02) if legend == "right" else
+                legend if isinstance(legend, dict) else {}),
         showlegend=bool(legend), hovermode=hovermode, **more)
 
 

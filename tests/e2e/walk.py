@@ -61,6 +61,16 @@ TRACE_POINT_JS = """([title, trace, index]) => {
   const t = gd._fullData[trace];
   return [t.x[index], t.y[index]];
 }"""
+# Arms a wait for the chart titled `title` to finish a restyle done in the browser (its own buttons), then two frames.
+RESTYLE_ARM_JS = """(title) => {
+  const gd = Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .find(g => g._fullLayout && (g._fullLayout.title.text || '').includes(title));
+  if (!gd) return false;
+  window.__restyled = false;
+  gd.once('plotly_restyle', () => requestAnimationFrame(() => requestAnimationFrame(() => {
+    window.__restyled = true; })));
+  return true;
+}"""
 PROBLEMS_JS = """() => Array.from(document.querySelectorAll(
     '[data-testid="stException"], [data-testid="stAlertContentError"]')).map(e => e.innerText.slice(0, 600))"""
 
@@ -217,6 +227,26 @@ class Walk:
                 box.click()
         return self.act(action, flip, want)
 
+    def chart_button(self, action: str, title: str, label: str) -> float:
+        """A button of the chart titled `title` (plotly's own, answered in the browser): timed from the click to the
+        end of the restyle it starts, two frames after. Fails if the click ran the script."""
+        self.page.wait_for_timeout(600)
+        if not self.page.evaluate(RESTYLE_ARM_JS, title):
+            raise ScreenError(f"{self.screen}, {action}: no chart titled {title!r}")
+        self.page.evaluate(ARM_JS)
+        button = self.page.locator(".js-plotly-plot .updatemenu-button").filter(has_text=label).first
+        started = time.perf_counter()
+        button.click()
+        self.page.wait_for_function("() => window.__restyled", timeout=SLOW, polling=20)
+        seconds = time.perf_counter() - started
+        if self.page.evaluate("() => window.__walk.ran"):
+            raise ScreenError(f"{self.screen}, {action}: the chart's button reran the script")
+        self.times.append(Timing(self.screen, action, "reslice", seconds))
+        if self.log is not None:
+            self.log(f"{self.screen}, {action}: {seconds:.2f} s")
+        self.check(action)
+        return seconds
+
     def click_point(self, action: str, title: str, x, y, want: str | None) -> float:
         """A click on data point (x, y) of the chart titled `title`."""
         at = self.page.evaluate(POINT_JS, [title, x, y])
@@ -303,7 +333,7 @@ QK_TITLE = "queries and keys of"
 
 def qk_map(w: Walk) -> None:
     w.open("query/key map", "Query/key map", QK_TITLE)
-    w.radio("colour", "hour of day", "hour of day")
+    w.chart_button("colour", QK_TITLE, "hour of day")
     x, y = w.trace_point(QK_TITLE, 2, 0)  # the first ringed (selected) query: its row was computed
     w.click_point("point click", QK_TITLE, x, y, "Attention row of query")
 

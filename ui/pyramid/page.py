@@ -66,7 +66,7 @@ def _position_key(row_id: str) -> str:
 
 
 def _pick_cell() -> None:
-    picked = views.pyramid_pick(st.session_state.get(f"chart_{PICTURE_KEY}"))
+    picked = views.pyramid_pick(widgets.clicked(PICTURE_KEY))
     if picked is None:
         return
     row_id = f"{picked[0]}:{picked[1]}"

@@ -26,7 +26,8 @@ st.caption("The queries and keys of one head over many windows, projected **join
            "so that a query lies near the keys it attends to. Before the PCA, queries are scaled by c and keys by "
            "1/c (every q·k unchanged) and the keys are moved so both clouds share a centre (every softmax row "
            "unchanged: a shift of all keys adds a constant to each row's logits); c makes both clouds equally spread. "
-           "Rings: the queries ProbSparse selected (its top-u) in their window.")
+           "Rings: the queries ProbSparse selected (its top-u) in their window. The buttons above the map colour it "
+           "by kind, input step, hour, weekday, sampled M̄ or window.")
 
 model, data, prepared, seed, checkpoint, config = state.require_page()
 sites = [s.name for s in checkpoint.model.sites]
@@ -64,7 +65,7 @@ st.markdown(f"**{site} · head {head}**: {N:,} windows of the {split} split, {qu
 
 def _pick() -> None:
     """A click on the map: the clicked point's detail, and nothing else, reruns (the map stays as it is drawn)."""
-    point = tables.clicked_point(st.session_state.get(f"chart_{CHART_KEY}"), points)
+    point = tables.clicked_point(widgets.clicked(CHART_KEY), points)
     if point is not None and point != st.session_state.get(POINT_KEY):
         st.session_state[POINT_KEY] = point
         st.rerun(POINT_FRAGMENT)
@@ -72,13 +73,11 @@ def _pick() -> None:
 
 @st.fragment
 def the_picture() -> None:
-    """The map in the colouring chosen here. A fragment: recolouring reruns only the map, on the cached map."""
-    by = st.radio("Colour by", list(tables.COLOURS), format_func=tables.COLOURS.get, horizontal=True,
-                  key="qk_colour", persist_state="session")
-    colour = None if by == "kind" else tables.colour_values(points, by)
-    clickable_chart(charts.map_figure(points, colour, tables.COLOURS[by], f"{site} h{head}: queries and keys of "
-                                      f"{N:,} windows", tuple(the_map.explained)),
-                    f"{stem}-{by}", CHART_KEY, _pick)
+    """The map, with its colourings as the chart's own buttons (recoloured in the browser). A fragment: a click on a
+    point reruns the point's fragment alone (`_pick`), never the page."""
+    clickable_chart(charts.map_figure(points, tables.colourings(points), tables.COLOURS,
+                                      f"{site} h{head}: queries and keys of {N:,} windows", tuple(the_map.explained)),
+                    stem, CHART_KEY, _pick)
     widgets.lazy_csv_download(lambda: qk_map_table(the_map), f"{stem}-points", "qk_points",
                               f"Download all {the_map.n_points:,} points (CSV)")
 

@@ -39,12 +39,23 @@ def colour_values(points: pd.DataFrame, by: str) -> np.ndarray:
     if by == "hour":
         return np.asarray(stamps.hour, dtype=float)
     if by == "weekday":
-        return np.asarray(stamps.dayofweek, dtype=float)
+        return np.asarray(stamps.day_of_week, dtype=float)
     if by == "mbar":
         return points["mbar"].to_numpy(float)
     if by == "window":
         return points["window"].to_numpy(float)
     raise ValueError(f"unknown colouring {by!r}")
+
+
+def colourings(points: pd.DataFrame) -> dict[str, np.ndarray | None]:
+    """Every colouring the map offers (`COLOURS`' keys, in order) → one value per drawn point (None: by kind), less
+    those no point has a value for (hour and weekday of a series without timestamps)."""
+    found: dict[str, np.ndarray | None] = {"kind": None}
+    for by in list(COLOURS)[1:]:
+        values = colour_values(points, by)
+        if np.isfinite(values).any():
+            found[by] = values
+    return found
 
 
 def traces_of(points: pd.DataFrame) -> list[pd.DataFrame]:

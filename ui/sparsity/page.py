@@ -65,7 +65,7 @@ st.caption(f"Window {window} of the {split} split: encoder input {split_stamps[0
 
 
 def _pick_from_grid() -> None:
-    picked = views.grid_pick(st.session_state.get(f"chart_{GRID_KEY}"))
+    picked = views.grid_pick(widgets.clicked(GRID_KEY))
     if picked is not None and 0 <= picked[0] < len(names) and 0 <= picked[1] < H:
         st.session_state[SITE_KEY], st.session_state[HEAD_KEY] = names[picked[0]], picked[1]
 

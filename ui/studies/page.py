@@ -207,7 +207,7 @@ def open_head(row: int, col: int) -> None:
 
 
 def _open_clicked() -> None:
-    picked = tables.role_pick(st.session_state.get(f"chart_{PICK_KEY}"))
+    picked = tables.role_pick(widgets.clicked(PICK_KEY))
     if picked is not None:
         open_head(*picked)
 

@@ -35,16 +35,40 @@ def test_the_map_draws_every_query_and_key_where_the_analysis_puts_them(open_app
     assert f"{64:,} windows" in " ".join(x.value for x in at.markdown)
 
 
-def test_colouring_by_hour_uses_each_points_timestamp(open_app, tiny_trained):
+def _button(figure: dict, label: str) -> dict:
+    """The restyle arguments of the map's colouring button `label` (its marker settings per trace [keys, queries])."""
+    menu = figure["layout"]["updatemenus"][0]
+    found = next(b for b in menu["buttons"] if b["label"] == label)
+    assert found["method"] == "restyle" and found["args"][1] == [0, 1]
+    return found["args"][0]
+
+
+def test_every_colouring_is_a_button_of_the_map_with_each_points_own_value(open_app, tiny_trained):
+    """Recolouring happens in the browser (no rerun): each button carries, per trace, the value of every drawn point,
+    in the trace's point order, so the colour a point gets is its own hour, step, window or M̄."""
     at = open_app(PAGE)
     at.radio(key="qk_windows").set_value(64).run()
-    at.radio(key="qk_colour").set_value("hour").run()
     assert not at.exception, at.exception
     checkpoint = tiny_trained[0]
     prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
     m = qk_map(checkpoint.model, prepared, "test", "encoder.0.0", 0, windows=64, seed=0)
-    queries = _map_figure(at)["data"][1]
-    np.testing.assert_array_equal(array(queries["marker"]["color"]), m.timestamp[m.is_query].hour)
+    figure = _map_figure(at)
+    labels = [b["label"] for b in figure["layout"]["updatemenus"][0]["buttons"]]
+    assert labels == ["query or key", "input step", "hour of day", "day of week", "sampled M̄ (queries)", "window"]
+    keys, queries = m.is_query == 0, m.is_query == 1  # the map's order: the drawing keeps every point (64 windows)
+    hour = _button(figure, "hour of day")
+    np.testing.assert_array_equal(hour["marker.color"][1], m.timestamp[queries].hour)
+    np.testing.assert_array_equal(hour["marker.color"][0], m.timestamp[keys].hour)
+    assert hour["marker.showscale"] == [False, True] and hour["marker.cmin"] == [0, 0]
+    weekday = _button(figure, "day of week")
+    np.testing.assert_array_equal(weekday["marker.color"][1], m.timestamp[queries].day_of_week)
+    window = _button(figure, "window")
+    np.testing.assert_array_equal(window["marker.color"][0], m.window[keys])
+    mbar = _button(figure, "sampled M̄ (queries)")
+    np.testing.assert_allclose(mbar["marker.color"][1], m.mbar[queries], rtol=1e-3)  # 4 significant digits
+    assert isinstance(mbar["marker.color"][0], str)  # keys have no M̄: one grey
+    kind = _button(figure, "query or key")
+    assert kind["marker.color"] == [figure["data"][0]["marker"]["color"], figure["data"][1]["marker"]["color"]]
 
 
 def test_a_clicked_query_shows_its_recorded_attention_row(open_app, tiny_trained):

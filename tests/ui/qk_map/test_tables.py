@@ -40,7 +40,7 @@ def test_a_click_on_any_trace_names_the_map_point_drawn_there(tiny_trained, tiny
     from ui.qk_map.tables import clicked_point
     m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 2, windows=32, seed=0)
     points = drawn_points(m, seed=0, limit=1_000)
-    figure = map_figure(points, None, "kind", "map", (0.5, 0.2))
+    figure = map_figure(points, {"kind": None}, {"kind": "query or key"}, "map", (0.5, 0.2))
     for curve in range(3):
         trace = figure.data[curve]
         for index in (0, len(trace.x) // 2, len(trace.x) - 1):
