@@ -6,7 +6,7 @@ Each screen's own table shaping lives in its folder (`ui/<screen>/tables.py`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 import pandas as pd
 
@@ -82,8 +82,8 @@ def custom_values(data) -> list:
         return []
     if isinstance(data, Mapping):
         return [data[k] for k in sorted(data, key=lambda k: int(k))]
-    if isinstance(data, (str, bytes)):
-        return [data]
+    if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+        return [data]  # one value (a heatmap cell's number)
     return list(data)
 
 

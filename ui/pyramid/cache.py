@@ -6,11 +6,15 @@ import streamlit as st
 
 from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
+import pandas as pd
+
 from analysis.attention.pyramid import PyramidReport, pyramid_report
 from ui.compute import one_thread
 from ui.lru import SharedLRU
+from ui.pyramid.tables import pyramid_cells
 
 _REPORTS: SharedLRU[PyramidReport] = SharedLRU(32)
+_CELLS: SharedLRU[pd.DataFrame] = SharedLRU(32)
 
 
 def pyramid(model_key: str, data_key: str, split: str, window: int, seed: int, _checkpoint: Checkpoint,
@@ -19,3 +23,10 @@ def pyramid(model_key: str, data_key: str, split: str, window: int, seed: int, _
         with st.spinner("Recording the encoder pyramid…"), one_thread():
             return pyramid_report(_checkpoint.model, _prepared, split, window, seed=seed)
     return _REPORTS.get_or_make((model_key, data_key, split, window, seed), make)
+
+
+def cells(model_key: str, data_key: str, split: str, window: int, seed: int, report: PyramidReport,
+          seq_len: int) -> pd.DataFrame:
+    """The picture's cells of `report` (that window's, identified by the keys): `tables.pyramid_cells`, once."""
+    return _CELLS.get_or_make((model_key, data_key, split, window, seed),
+                              lambda: pyramid_cells(report.spans, report.norms, report.lengths, seq_len))

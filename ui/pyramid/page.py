@@ -16,7 +16,7 @@ from ui import attention_rows as attention_rows_view, second_model, state, widge
 from ui.charts import stamps
 from ui.pyramid import cache, charts, tables as views
 from ui.tables import file_stem
-from ui.widgets import clickable_chart, csv_download
+from ui.widgets import clickable_chart, lazy_csv_download
 
 PICTURE_KEY = "py_picture"
 ROW_KEY = "py_row"
@@ -52,7 +52,7 @@ st.caption(f"Window {window} of the {split} split: encoder input {split_stamps[0
            f"{', distilling on' if config.distil else ', distilling off'} · key-sample seed {seed}.")
 
 # ------------------------------------------------------------------------------------------ the picture
-cells = views.pyramid_cells(report.spans, report.norms, report.lengths, config.seq_len)
+cells = cache.cells(model.key, data.key, split, window, seed, report, config.seq_len)
 rows = cells.drop_duplicates("row").sort_values("row")
 row_ids = [f"{r}:{lv}" for r, lv in zip(rows["replica"], rows["level"])]
 row_titles = dict(zip(row_ids, rows["row_title"]))
@@ -107,10 +107,12 @@ def the_stack() -> None:
 the_stack()
 
 # ------------------------------------------------------------------------------------------ lengths
+# Markdown tables, and the long per-position table only when asked for: an st.dataframe grid costs the browser
+# ~0.3 s to draw on two cores, and a window change redraws the page (issue 23).
 left, right = st.columns([1, 1], gap="large")
 with left:
     st.subheader("Lengths")
-    widgets.table(views.lengths_view(report.lengths), f"{stem}-lengths", "py_lengths")
+    widgets.small_table(views.lengths_view(report.lengths), f"{stem}-lengths", "py_lengths")
     analytic, recorded = report.encoder_output_length
     verdict = "✓ every recorded length matches the formula" if report.lengths_match else \
         "✗ a recorded length differs from the formula"
@@ -118,44 +120,49 @@ with left:
                 f"analytic {analytic}, recorded {recorded} {'✓' if analytic == recorded else '✗'}.")
 with right:
     st.subheader("Which pool input won")
-    st.caption("Per output position of each distilling step: the fraction of channels whose max came from "
-               "input 2i − 1, 2i or 2i + 1 (they sum to 1).")
+    st.caption("Per output position i of each distilling step: the fraction of channels whose max came from "
+               "input 2i − 1, 2i or 2i + 1 (they sum to 1). Below: their mean over the positions of each step.")
     kept = views.kept_view(report.kept)
     if not stacked:
         kept = kept.drop(columns="replica")
-    widgets.table(kept, f"{stem}-pool-winners", "py_kept", height=260,
-                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in kept.columns
-                                 if c.startswith("from")})
+    shares = [c for c in kept.columns if c.startswith("from")]
+    steps = [c for c in ("replica", "step") if c in kept.columns]
+    widgets.small_table(kept.groupby(steps, as_index=False)[shares].mean(), f"{stem}-pool-winners-mean",
+                        "py_kept_mean", formats={c: "{:.3f}" for c in shares})
+    every = st.expander(f"Every output position ({len(kept):,} rows)", key="py_kept_open", on_change="rerun")
+    if every.open:
+        with every:
+            widgets.table(kept, f"{stem}-pool-winners", "py_kept", height=260,
+                          column_config={c: st.column_config.NumberColumn(format="%.3f") for c in shares})
 
 # ------------------------------------------------------------------------------------------ survival and norms
-spans = report.spans.assign(span_text=views.span_texts(report.spans))
+spans = report.spans[["replica", "level", "position", "span_start", "span_end"]]
 if len(report.survival):
-    survival = report.survival.merge(spans[["replica", "level", "position", "span_text"]],
-                                     left_on=["replica", "step", "input_position"],
+    survival = report.survival.merge(spans, left_on=["replica", "step", "input_position"],
                                      right_on=["replica", "level", "position"], how="left")
     z, keys = views.level_matrix(survival, ["replica", "step"], "input_position", "survived")
-    custom = views.level_text(survival, ["replica", "step"], "input_position", "span_text")
     lengths_of = report.lengths.set_index(["replica", "level"])["analytic_length"]
     titles = [(f"replica {r} · " if stacked else "") +
               f"pool {s}: layer {s} (L = {lengths_of[(r, s)]}) → {lengths_of[(r, s + 1)]}" for r, s in keys]
-    widgets.chart(charts.level_heatmap(z, titles, custom, "Max-pool survival: fraction of channels in which the "
-                                       "position won at least one pool window", "survived", "position in the "
-                                       "layer before pooling", zmin=0, zmax=1),
+    widgets.chart(charts.level_heatmap(z, titles, views.level_spans(survival, ["replica", "step"], "input_position"),
+                                       "Max-pool survival: fraction of channels in which the position won at least "
+                                       "one pool window", "survived", "position in the layer before pooling",
+                                       zmin=0, zmax=1),
                   f"{stem}-survival", "py_survival")
-    csv_download(report.survival, f"{stem}-survival", "py_survival_table", "Download survival table (CSV)")
+    lazy_csv_download(lambda: report.survival, f"{stem}-survival", "py_survival_table",
+                      "Download survival table (CSV)")
 else:
     st.info("No distilling step in this model (distilling off, or one encoder layer per replica).")
 
-norms = report.norms.merge(spans[["replica", "level", "position", "span_text"]],
-                           on=["replica", "level", "position"], how="left")
+norms = report.norms.merge(spans, on=["replica", "level", "position"], how="left")
 z, keys = views.level_matrix(norms, ["replica", "level"], "position", "norm")
-custom = views.level_text(norms, ["replica", "level"], "position", "span_text")
 titles = [views.row_title(r, lv, int(np.isfinite(row).sum()), stacked) for (r, lv), row in zip(keys, z)]
-widgets.chart(charts.level_heatmap(z, titles, custom, "Feature norm ‖x‖₂ over d_model of each layer's output",
-                                   "‖x‖₂", "position in the layer"),
+widgets.chart(charts.level_heatmap(z, titles, views.level_spans(norms, ["replica", "level"], "position"),
+                                   "Feature norm ‖x‖₂ over d_model of each layer's output", "‖x‖₂",
+                                   "position in the layer"),
               f"{stem}-norms", "py_norms")
-csv_download(cells.drop(columns=["row", "x0"]), f"{stem}-positions", "py_positions",
-             "Download every position: span, reach, timestamps, norm (CSV)")
+lazy_csv_download(lambda: cells.drop(columns=["row", "x0"]), f"{stem}-positions", "py_positions",
+                  "Download every position: span, reach, timestamps, norm (CSV)")
 
 
 # ------------------------------------------------------------------------------------------ attention rows
@@ -200,7 +207,7 @@ def second_section() -> None:
                f"{seed}: encoder {','.join(map(str, other_config.e_layers))}, seq_len {other_config.seq_len}, "
                f"distilling {'on' if other_config.distil else 'off'}. *differs*: a layer only one model has, or "
                f"other lengths ({int(lengths['differs'].sum())} of {len(lengths)} rows).")
-    widgets.table(lengths, f"{stem}-vs-{file_stem(second.name)}-lengths", "py_pair_lengths")
+    widgets.small_table(lengths, f"{stem}-vs-{file_stem(second.name)}-lengths", "py_pair_lengths")
     same_shape = (other_config.seq_len, other_config.e_layers, other_config.distil, other_config.distil_padding) == \
         (config.seq_len, config.e_layers, config.distil, config.distil_padding)
     if not len(report.survival) or not len(other.survival):

@@ -62,10 +62,15 @@ def level_matrix(table: pd.DataFrame, keys: Sequence[str], position: str, value:
 
 
 def pyramid_pick(selection) -> tuple[int, int, int] | None:
-    """(replica, level, position) of the first clicked pyramid cell (cells carry ≥ 9 customdata values)."""
+    """(replica, level, position) of the first clicked pyramid cell: its customdata is those three numbers (the
+    input row's is one step, the joined output's four values)."""
     for data in clicked_customdata(selection):
-        if len(data) >= 9:  # the input-window row carries 2 values: not a pyramid cell
-            return int(data[0]), int(data[1]), int(data[2])
+        try:
+            values = [float(v) for v in data]
+        except (TypeError, ValueError):
+            continue
+        if len(values) == 3 and all(np.isfinite(values)) and min(values) >= 0:
+            return int(values[0]), int(values[1]), int(values[2])
     return None
 
 
@@ -89,13 +94,15 @@ def span_texts(spans: pd.DataFrame) -> pd.Series:
     return pd.Series(np.where(start == end, start, start + " → " + end), index=spans.index)
 
 
-def level_text(table: pd.DataFrame, keys: Sequence[str], position: str, text: str) -> np.ndarray:
-    """The same padded layout as `level_matrix`, for a text column ("" where a row is shorter)."""
+def level_spans(table: pd.DataFrame, keys: Sequence[str], position: str) -> np.ndarray:
+    """The same padded layout as `level_matrix`, of each position's span (span_start, span_end): [n_rows, max_len, 2]
+    float32, NaN where a row is shorter (numbers for the hover: text per cell cost the server 0.1 s a rerun at
+    seq_len 1440)."""
     groups = list(table.groupby(list(keys), sort=True))
     width = max((len(g) for _, g in groups), default=0)
-    out = np.full((len(groups), width), "", dtype=object)
+    out = np.full((len(groups), width, 2), np.nan, dtype=np.float32)
     for i, (_, g) in enumerate(groups):
-        out[i, g[position].to_numpy(dtype=int)] = g[text].to_numpy()
+        out[i, g[position].to_numpy(dtype=int)] = g[["span_start", "span_end"]].to_numpy(np.float32)
     return out
 
 

@@ -9,7 +9,7 @@ from analysis.attention.pyramid import pyramid_report
 from analysis.learning.workflow import prepare_for_checkpoint
 from ui.pyramid import cache as screen_cache
 from ui.pyramid import tables as views
-from tests.ui.helpers import array, figure, grid
+from tests.ui.helpers import array, figure, grid, markdown_tables
 from tests.conftest import SAMPLE_CSV
 
 PAGE = "ui/pyramid/page.py"
@@ -36,20 +36,22 @@ def test_renders_lengths_picture_survival_norms_and_rows(open_app, report_for, m
     at = open_app(PAGE)
     assert not at.exception and not at.error
     report = report_for("test", 0)
-    lengths = next(d.value for d in at.dataframe if "recorded" in d.value.columns)
-    assert list(lengths["recorded"]) == [48, 24] and list(lengths["match"]) == ["✓", "✓"]
+    lengths = next(t for t in markdown_tables(at) if "recorded" in t.columns)
+    assert list(lengths["recorded"]) == ["48", "24"] and list(lengths["match"]) == ["✓", "✓"]
     assert any("✓ every recorded length matches the formula" in m.value for m in at.markdown)
     picture = figure(at, "The encoder pyramid")
     heatmap = next(t for t in picture["data"] if t["type"] == "heatmap" and t.get("name") == "positions")
-    points = next(t for t in picture["data"] if t["type"] == "scattergl" and t.get("name") == "positions")
-    assert len(array(points["x"])) == 48 + 24  # one clickable cell per position of each layer
     z, half_steps = grid(heatmap["z"], float), array(heatmap["x"])
-    norms = report.norms.sort_values(["level", "position"])
-    rows, centres = array(points["y"]).astype(int), array(points["x"]).astype(float)  # each cell's row and centre
-    for row, centre, norm in zip(rows, centres, norms.norm):  # the cell's two half steps carry its norm
-        columns = np.flatnonzero(np.abs(half_steps - centre) < 0.5)
-        assert len(columns) == 2 and np.allclose(z[row, columns], norm, rtol=1e-6)
-    assert np.isnan(z[0]).all()  # the input window is a grey bar, not a norm
+    assert np.isfinite(z).sum() == 2 * (48 + 24)  # one cell (two half steps) per position of each layer
+    for row, (level, part) in enumerate(report.norms.groupby("level"), start=1):
+        L = len(part)
+        for position, norm in zip(part.position, part.norm):  # centred over the 48 input steps
+            centre = 48 / 2 - L / 2 + position + 0.5
+            columns = np.flatnonzero(np.abs(half_steps - centre) < 0.5)
+            assert len(columns) == 2 and np.allclose(z[row, columns], norm, rtol=1e-6)
+    assert np.isnan(z[0]).all()  # the input window is its own grey row, not a norm
+    inputs = next(t for t in picture["data"] if t.get("name") == "input")
+    assert len(inputs["text"][0]) == len(half_steps) and inputs["text"][0][0] != ""  # each step's time in the hover
     # the default choice: the deepest layer, position 0, which tiles input steps 0–1
     assert _link(at) == [12.0, 13.0, 2.0, 0.0]
     survival = grid(figure(at, "Max-pool survival")["data"][0]["z"], float)
@@ -96,21 +98,38 @@ def test_the_window_changes_the_recorded_data(open_app, report_for):
 
 
 def test_pyramid_pick_reads_a_clicked_cell():
-    cell = {"customdata": [0, 1, 5, 10, 11, "2024-10-17 10:00 → 2024-10-17 11:00", 9, 12, "", 3.9]}
-    click = {"selection": {"points": [cell], "point_indices": [5], "box": [], "lasso": []}}
+    """A cell's customdata is (replica, layer, position); the input row's is its step, the joined output's four
+    values, a gap's NaN: none of those is a cell."""
+    click = {"selection": {"points": [{"curve_number": 1, "point_index": [2, 35], "customdata": [0, 1, 5]}]}}
     assert views.pyramid_pick(click) == (0, 1, 5)
-    input_row = {"selection": {"points": [{"customdata": [3, "2024-10-17 03:00"]}]}}
-    assert views.pyramid_pick(input_row) is None
+    for other in (3, [0, 4, 7, None], [None, None, None], [0, "x", 1]):
+        assert views.pyramid_pick({"selection": {"points": [{"customdata": other}]}}) is None
+
+
+def test_every_cell_of_the_picture_carries_its_own_replica_layer_and_position(open_app, report_for):
+    """The picture's grid: wherever a cell is drawn, its hover/click data names that very cell (on both half steps it
+    covers), and its colour is that position's output norm."""
+    at = open_app(PAGE)
+    picture = figure(at, "The encoder pyramid")
+    cells_trace = next(t for t in picture["data"] if t.get("name") == "positions")
+    z, where = grid(cells_trace["z"], float), grid(cells_trace["customdata"], float)
+    norms = report_for("test", 0).norms
+    drawn = np.argwhere(np.isfinite(z))
+    assert len(drawn) == 2 * len(norms)  # every position, two half steps each
+    for row, column in drawn:
+        replica, level, position = where[row, column]
+        want = norms[(norms.replica == replica) & (norms.level == level) & (norms.position == position)].norm
+        assert len(want) == 1 and np.isclose(z[row, column], want.iloc[0], rtol=1e-5)
 
 
 def test_side_by_side_lengths_of_another_window_shape_are_marked(open_app, with_second):
     at = open_app(PAGE)
     at.selectbox(key="second_model").set_value(with_second).run()
     assert not at.exception, at.exception
-    lengths = next(d.value for d in at.dataframe if "differs" in d.value.columns)
-    assert list(lengths["recorded_length · sample"]) == [48, 24]  # tiny model: seq_len 48, two layers
-    assert list(lengths["recorded_length · other"]) == [36, 18]  # the second: seq_len 36
-    assert lengths["differs"].all()
+    lengths = next(t for t in markdown_tables(at) if "differs" in t.columns)
+    assert list(lengths["recorded_length · sample"]) == ["48", "24"]  # tiny model: seq_len 48, two layers
+    assert list(lengths["recorded_length · other"]) == ["36", "18"]  # the second: seq_len 36
+    assert (lengths["differs"] == "True").all()
     assert any("not the same input steps" in i.value for i in at.info)
 
 
@@ -120,7 +139,23 @@ def test_side_by_side_survival_of_the_same_weights_differs_nowhere(open_app, run
     at = open_app(PAGE)
     at.selectbox(key="second_model").set_value("copy").run()
     assert not at.exception, at.exception
-    lengths = next(d.value for d in at.dataframe if "differs" in d.value.columns)
-    assert not lengths["differs"].any()
+    lengths = next(t for t in markdown_tables(at) if "differs" in t.columns)
+    assert (lengths["differs"] == "False").all()
     z = grid(figure(at, "Max-pool survival, copy − sample")["data"][0]["z"], float)
     assert np.nanmax(np.abs(z)) == 0 and np.isfinite(z).sum() == len(report_for("test", 0).survival)
+
+
+def test_pool_winners_show_their_mean_per_step_and_every_position_on_request(open_app, report_for):
+    at = open_app(PAGE)
+    kept = report_for("test", 0).kept
+    mean = next(t for t in markdown_tables(at) if "from 2i" in t.columns)
+    assert len(mean) == kept["step"].nunique()
+    for column, raw in (("from 2i−1", "offset_minus1"), ("from 2i", "offset_0"), ("from 2i+1", "offset_plus1")):
+        assert [float(v) for v in mean[column]] == pytest.approx(
+            list(kept.groupby("step")[raw].mean()), abs=5e-4)
+    assert not any("from 2i" in d.value.columns for d in at.dataframe)  # the long table waits for its expander
+    at.session_state["py_kept_open"] = True
+    at.run()
+    assert not at.exception, at.exception
+    every = next(d.value for d in at.dataframe if "from 2i" in d.value.columns)
+    assert len(every) == len(kept)
