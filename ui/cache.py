@@ -17,11 +17,13 @@ import gc
 import streamlit as st
 
 from analysis.checkpoints.folder import Checkpoint, load_checkpoint, read_checkpoint_files
+from analysis.compare.baselines import LinearBaseline, fit_linear_baseline
 from analysis.data import PreparedData, SeriesFrame
 from analysis.heads.masking import mean_contexts
 from analysis.learning.windows import WindowDataset
 from analysis.learning.workflow import prepare_for_checkpoint
 from model import pick_device
+from ui.lru import SharedLRU
 
 
 MEAN_WINDOWS = 256  # train windows averaged for mean ablation (evenly strided through the split), at seq_len ≤ 96
@@ -67,6 +69,25 @@ def mean_contexts_for(model_key: str, data_key: str, seed: int, _checkpoint: Che
     """Each site's mean per-head context over up to `mean_windows(seq_len)` train windows (mean ablation)."""
     return mean_contexts(_checkpoint.model, _prepared, "train", max_windows=mean_windows(_prepared.spec.seq_len),
                          seed=seed)
+
+
+# The linear baseline of a model on its data (it reads the train split only): fitted once, for the model check above
+# every page and for Compare alike (at seq_len 5760 a fit is seconds of LAPACK on both cores).
+_LINEAR: SharedLRU[LinearBaseline] = SharedLRU(4)
+
+
+def linear_baseline(model_key: str, data_key: str, prepared: PreparedData) -> LinearBaseline:
+    """The default linear baseline (kernel 25, ridge 1e-6) of this model's data: fitted once, shared."""
+    return _LINEAR.get_or_make((model_key, data_key), lambda: fit_linear_baseline(prepared))
+
+
+def known_linear_baseline(model_key: str, data_key: str) -> LinearBaseline | None:
+    """That baseline if it is fitted, or being fitted (then waited for); None if nobody has started it."""
+    return _LINEAR.get((model_key, data_key), wait=True)
+
+
+def keep_linear_baseline(model_key: str, data_key: str, linear: LinearBaseline) -> None:
+    _LINEAR.put((model_key, data_key), linear)
 
 
 # The model stack (torch, pandas, plotly, the analyses) is ~250,000 Python objects that live as long as the server.

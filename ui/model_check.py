@@ -9,13 +9,16 @@ for it: `state.require_page` calls `draw`, a parallel fragment (it runs beside t
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import streamlit as st
 
 from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
+from analysis.compare.baselines import LinearBaseline
 from analysis.compare.verdict import BaselineCheck, check_against_baselines, chosen_windows
 from analysis.learning.windows import WindowDataset
+from ui.cache import linear_baseline
 from ui.compute import one_thread
 from ui.jobs import BackgroundJob
 from ui.lru import SharedLRU
@@ -27,16 +30,16 @@ SEED = 0  # key-sample seed of the check (fixed: one verdict per model and data)
 class CheckJob(BackgroundJob):
     what = "the check against the baselines"
 
-    def __init__(self, checkpoint: Checkpoint, prepared: PreparedData):
+    def __init__(self, checkpoint: Checkpoint, prepared: PreparedData, linear: Callable[[], LinearBaseline]):
         super().__init__("model-check")
-        self._inputs: tuple | None = (checkpoint, prepared)
+        self._inputs: tuple | None = (checkpoint, prepared, linear)
         self.windows = len(chosen_windows(len(WindowDataset(prepared, "test")), prepared.spec.seq_len))
         self.result: BaselineCheck | None = None
 
     def work(self) -> None:
-        checkpoint, prepared = self._inputs
+        checkpoint, prepared, linear = self._inputs
         with one_thread():
-            self.result = check_against_baselines(checkpoint.model, prepared, seed=SEED)
+            self.result = check_against_baselines(checkpoint.model, prepared, seed=SEED, linear=linear())
         self.status = "done"
 
     def release(self) -> None:
@@ -48,7 +51,8 @@ _JOBS: SharedLRU[CheckJob] = SharedLRU(16)
 
 def job_for(model_key: str, data_key: str, checkpoint: Checkpoint, prepared: PreparedData) -> CheckJob:
     """The check of this model on this data: started on first use, shared by every session."""
-    return _JOBS.get_or_make((model_key, data_key), lambda: CheckJob(checkpoint, prepared).start())
+    fit = lambda: linear_baseline(model_key, data_key, prepared)  # noqa: E731  (shared with Compare)
+    return _JOBS.get_or_make((model_key, data_key), lambda: CheckJob(checkpoint, prepared, fit).start())
 
 
 def draw_result(job: CheckJob) -> None:

@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.compare.baselines import LinearBaseline
 from analysis.checkpoints.folder import Checkpoint
 from analysis.compare.comparison import Comparison, compare_forecasts, window_overlay
 from analysis.data import PreparedData
 from model import Informer
+from ui.cache import keep_linear_baseline, known_linear_baseline
 from ui.compute import one_thread
 from ui.lru import SharedLRU
 from ui.second_model import SECOND
@@ -24,7 +24,6 @@ from ui.second_model import SECOND
 
 WORKERS = max(1, min(4, os.cpu_count() or 1))  # threads the passes share (one torch thread each)
 _COMPARISONS: SharedLRU[Comparison] = SharedLRU(8)
-_LINEAR: SharedLRU[LinearBaseline] = SharedLRU(4)
 
 
 def known(key: tuple) -> bool:
@@ -44,14 +43,14 @@ def comparison(model_key: str, data_key: str, split: str, windows: int | None, s
     torch thread (`ui.compute`)."""
     others = {SECOND: _second} if _second is not None else None
     key = (model_key, data_key, split, windows, seed, twin_key, second_key)
-    linear = _LINEAR.get((model_key, data_key))
 
     def make() -> Comparison:
+        linear = known_linear_baseline(model_key, data_key)  # the model check's, when it has fitted (or is fitting) it
         with one_thread():
             made = compare_forecasts(_checkpoint.model, _prepared, full_model=_twin, seed=seed, split=split,
                                      others=others, progress=_progress, workers=WORKERS, linear=linear)
         if linear is None:
-            _LINEAR.get_or_make((model_key, data_key), lambda: made.linear)
+            keep_linear_baseline(model_key, data_key, made.linear)
         return made
     return _COMPARISONS.get_or_make(key, make)
 
