@@ -71,7 +71,7 @@ def draw_result(job: CheckJob) -> None:
 @st.fragment(parallel=True)
 def _banner(model_key: str, data_key: str, _checkpoint: Checkpoint, _prepared: PreparedData) -> None:
     job = job_for(model_key, data_key, _checkpoint, _prepared)
-    slot = st.empty()
+    slot = st.container(key="model_check").empty()  # keyed: a browser test tells this wait from the page's own run
     started = time.monotonic()
     while job.status == "running" and time.monotonic() - started < WAIT_SECONDS:
         waited = time.monotonic() - started

@@ -34,14 +34,18 @@ ARM_JS = """() => {
   window.__walkObserver.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
 }"""
 # The run the action started has finished (any change of the script state, then idle again), and `want` (if any) is
-# in the page's text or a drawn chart's title.
+# in the page's text or a drawn chart's title. The check against the baselines above every analysis page waits for
+# its background job in a parallel fragment, which keeps the script state "running" (a minute at seq_len 5760) while
+# the page itself is done: with a `want` shown, that wait alone does not count as the page still running.
 FINISHED_JS = """(want) => {
   const app = document.querySelector('[data-testid="stApp"]');
   const drawn = Array.from(document.querySelectorAll('.js-plotly-plot'))
     .filter(g => g._fullLayout && g.querySelector('.main-svg'));
-  return app && app.dataset.testScriptState === 'notRunning' && window.__walk.ran && (!want ||
-    document.querySelector('[data-testid="stMain"]').innerText.includes(want) ||
-    drawn.some(g => (g._fullLayout.title.text || '').includes(want)));
+  const shown = !want || document.querySelector('[data-testid="stMain"]').innerText.includes(want) ||
+    drawn.some(g => (g._fullLayout.title.text || '').includes(want));
+  const banner = document.querySelector('.st-key-model_check');
+  const checking = !!want && !!banner && banner.innerText.includes('Checking this model');
+  return app && (app.dataset.testScriptState === 'notRunning' || checking) && window.__walk.ran && shown;
 }"""
 TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 # The page position of data point (x, y) of the plotly chart whose title includes `title` (null: no such chart).
