@@ -155,21 +155,19 @@ def masked_window_forecast(model: Informer, prepared: PreparedData, split: str, 
     inv = lambda a: prepared.scaler.inverse_transform(a, targets)  # noqa: E731
     truth, base, masked = inv(y[0].numpy()), inv(base), inv(masked)
     stamps = dataset.window_timestamps(window)
-    rows = []
-    for step in range(truth.shape[0]):
-        for c, column in enumerate(targets):
-            rows.append({"step": step + 1, "timestamp": stamps[step], "column": column, "truth": truth[step, c],
-                         "baseline": base[step, c], "masked": masked[step, c],
-                         "baseline_error": abs(base[step, c] - truth[step, c]),
-                         "masked_error": abs(masked[step, c] - truth[step, c])})
-    table = pd.DataFrame(rows)
+    P, C = truth.shape  # rows step-major, columns in target order (built as arrays: at seq_len 1440 with 7 columns a
+    # row-by-row history was 0.37 s of every click on the Head masking screen)
+    table = pd.DataFrame({"step": np.repeat(np.arange(1, P + 1), C), "timestamp": np.repeat(np.asarray(stamps[:P]), C),
+                          "column": np.tile(targets, P), "truth": truth.reshape(-1), "baseline": base.reshape(-1),
+                          "masked": masked.reshape(-1), "baseline_error": np.abs(base - truth).reshape(-1),
+                          "masked_error": np.abs(masked - truth).reshape(-1)})
     table["error_change"] = table["masked_error"] - table["baseline_error"]
     seq_len = prepared.spec.seq_len
     part = prepared.split(split)
     hist_values = prepared.scaler.inverse_transform(part.values[window:window + seq_len, -len(targets):], targets)
     hist_stamps = part.timestamps[window:window + seq_len]
-    history = pd.DataFrame([{"timestamp": hist_stamps[i], "column": col, "value": hist_values[i, c]}
-                            for i in range(seq_len) for c, col in enumerate(targets)])
+    history = pd.DataFrame({"timestamp": np.repeat(np.asarray(hist_stamps), C), "column": np.tile(targets, seq_len),
+                            "value": np.asarray(hist_values, dtype=np.float64).reshape(-1)})
     return WindowForecast(table, history)
 
 

@@ -108,7 +108,7 @@ def result_section() -> None:
                                  for k in ("truth", "baseline", "masked", "baseline_error", "masked_error",
                                            "error_change")})
     if len(targets) > 1:
-        st.download_button(f"Download all {len(targets)} target columns (CSV)", widgets.csv_bytes(result.table),
+        st.download_button(f"Download all {len(targets)} target columns (CSV)", lambda: widgets.csv_bytes(result.table),
                            file_name=f"{stem.rsplit('-', 1)[0]}-all-columns.csv", mime="text/csv",
                            key="dl_csv_hm_all", on_click="ignore", icon=":material/download:")
     if second is not None:

@@ -50,3 +50,33 @@ def test_window_forecast_table_is_in_original_units_and_errors_add_up(tiny_train
     assert len(wf.history) == 48 * 4
     with pytest.raises(ValueError, match="outside the test split"):
         masked_window_forecast(model, tiny_prepared, "test", 10**6, mask)
+
+
+def test_the_window_forecast_tables_hold_each_step_and_column_where_the_model_and_the_data_put_them(
+        tiny_trained, tiny_prepared, sample_frame):
+    """Row (step, column) holds that step's forecast of that column in original units, beside its truth from the CSV;
+    the history holds the CSV's own values at the window's timestamps."""
+    from analysis.learning.windows import WindowDataset, collate
+    model, prepared, window = tiny_trained[0].model, tiny_prepared, 7
+    mask = head_mask(model, [(0, 1)], "zero")
+    result = masked_window_forecast(model, prepared, "test", window, mask, seed=3)
+    batch, _ = collate([WindowDataset(prepared, "test")[window]])
+    targets = list(prepared.target_columns)
+    with torch.no_grad():
+        masked = model(batch, head_mask=mask, generator=torch.Generator().manual_seed(3))[0].numpy()
+    masked = prepared.scaler.inverse_transform(masked, targets)
+    table = result.table.set_index(["step", "column"])
+    for step in (1, prepared.spec.pred_len):
+        for c, column in enumerate(targets):
+            row = table.loc[(step, column)]
+            assert row["masked"] == pytest.approx(masked[step - 1, c], rel=1e-5, abs=1e-6)
+            assert row["baseline_error"] == pytest.approx(abs(row["baseline"] - row["truth"]))
+            assert row["error_change"] == pytest.approx(row["masked_error"] - row["baseline_error"])
+    assert len(result.table) == prepared.spec.pred_len * len(targets)
+    history = result.history
+    assert len(history) == prepared.spec.seq_len * len(targets)
+    stamps = prepared.split("test").timestamps[window:window + prepared.spec.seq_len]
+    for i in (0, prepared.spec.seq_len - 1):  # the CSV's own values, as read
+        for column in targets:
+            value = history[(history.timestamp == stamps[i]) & (history.column == column)].value
+            assert len(value) == 1 and value.iloc[0] == pytest.approx(sample_frame.values.loc[stamps[i], column])
