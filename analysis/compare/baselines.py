@@ -137,8 +137,14 @@ def _features_gram_inverse(seq_len: int, kernel: int) -> tuple[sparse.csr_matrix
     upper = np.zeros((width + 1, seq_len))  # LAPACK's upper banded storage: upper[width + i − j, j] = S[i, j]
     for offset in range(width + 1):
         upper[width - offset, offset:] = S.diagonal(offset)
-    inverse = linalg.solveh_banded(upper, np.eye(seq_len), overwrite_ab=True, overwrite_b=True, check_finite=False)
-    return T, S, torch.from_numpy(inverse.T if inverse.flags.f_contiguous else inverse)  # symmetric: no copy
+    factor = linalg.cholesky_banded(upper, check_finite=False)
+    inverse = np.empty((seq_len, seq_len), order="F")  # S⁻¹ a block of columns at a time: SciPy's LAPACK calls hold
+    for a in range(0, seq_len, 256):  # the GIL, and a server's other threads wait out each one (1.3 s whole, at 5760)
+        b = min(seq_len, a + 256)
+        unit = np.zeros((seq_len, b - a), order="F")
+        unit[np.arange(a, b), np.arange(b - a)] = 1.0
+        inverse[:, a:b] = linalg.cho_solve_banded((factor, False), unit, overwrite_b=True, check_finite=False)
+    return T, S, torch.from_numpy(inverse.T)  # symmetric: the C-ordered transpose is S⁻¹ itself, no copy
 
 
 def _cholesky_in_place(H: torch.Tensor) -> torch.Tensor:
