@@ -3,12 +3,11 @@ plain warning when the model is not better than one of them (analysis.compare.ve
 
 Once per (model, data) for the whole server, in a background thread (`CheckJob`) on at most
 analysis.compare.verdict.MAX_WINDOWS test windows (and ROWS input rows), so it is cheap at long inputs. The page never waits
-for it: `state.require_page` calls `draw`, a parallel fragment (it runs beside the page's own script) that shows
-"checking…" and the verdict once the job has it; a user's rerun meanwhile stops the wait at its next update.
+for it: `state.require_page` calls `draw`, which starts it and shows "checking…" in a fragment polled every second,
+then the verdict once the job has it.
 """
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 import streamlit as st
@@ -23,7 +22,6 @@ from ui.compute import one_thread
 from ui.jobs import BackgroundJob
 from ui.lru import SharedLRU
 
-WAIT_SECONDS = 120.0  # the fragment waits this long at most; the job goes on, and the next visit shows it
 SEED = 0  # key-sample seed of the check (fixed: one verdict per model and data)
 
 
@@ -68,27 +66,29 @@ def draw_result(job: CheckJob) -> None:
         st.caption(f":material/check_circle: Better than seasonal naive and the linear baseline. {check.summary()}")
 
 
-@st.fragment(parallel=True)
-def _banner(model_key: str, data_key: str, _checkpoint: Checkpoint, _prepared: PreparedData) -> None:
-    job = job_for(model_key, data_key, _checkpoint, _prepared)
-    slot = st.container(key="model_check").empty()  # keyed: a browser test tells this wait from the page's own run
-    started = time.monotonic()
-    while job.status == "running" and time.monotonic() - started < WAIT_SECONDS:
-        waited = time.monotonic() - started
-        slot.caption(f":material/hourglass_top: Checking this model against seasonal naive and the linear baseline "
-                     f"on {job.windows:,} test windows… ({waited:.0f} s)")  # each update lets a rerun stop the wait
-        time.sleep(0.5)
-    with slot.container():
+@st.fragment(run_every=1.0)
+def _banner(model_key: str, data_key: str) -> None:
+    """The check's progress, then its verdict: a fragment polled every second, each run a moment long. (A parallel
+    fragment that waited for the job in a loop held the page's run open until it ended: Streamlit joins parallel
+    fragments before a run finishes, so at seq_len 5760 a user's first click waited 20-100 s for the linear fit.)
+    After the verdict it goes on drawing it, at the same small cost, until the page next reruns whole."""
+    job = _JOBS.get((model_key, data_key))
+    with st.container(key="model_check"):  # keyed: a browser test tells this fragment's runs from the page's own
+        if job is None:  # evicted by other models' checks: the next visit starts it again
+            return
         if job.status == "running":
-            st.caption("Still checking this model against the baselines; the verdict shows on the next visit.")
+            st.caption(f":material/hourglass_top: Checking this model against seasonal naive and the linear "
+                       f"baseline on {job.windows:,} test windows… ({job.seconds:.0f} s)")
         else:
             draw_result(job)
 
 
 def draw(model_key: str, data_key: str, checkpoint: Checkpoint, prepared: PreparedData) -> None:
-    """The banner. Cheap when the check is known (drawn at once), else a wait beside the page."""
+    """The banner. Cheap when the check is known (drawn at once); else the check starts in the background and a
+    polling fragment shows it, the page never waiting."""
     job = _JOBS.get((model_key, data_key))
     if job is not None and job.status != "running":
         draw_result(job)
         return
-    _banner(model_key, data_key, checkpoint, prepared)
+    job_for(model_key, data_key, checkpoint, prepared)
+    _banner(model_key, data_key)

@@ -34,9 +34,9 @@ ARM_JS = """() => {
   window.__walkObserver.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
 }"""
 # The run the action started has finished (any change of the script state, then idle again), and `want` (if any) is
-# in the page's text or a drawn chart's title. The check against the baselines above every analysis page waits for
-# its background job in a parallel fragment, which keeps the script state "running" (a minute at seq_len 5760) while
-# the page itself is done: with a `want` shown, that wait alone does not count as the page still running.
+# in the page's text or a drawn chart's title. While the check against the baselines above every analysis page runs
+# (a minute at seq_len 5760), its banner is a fragment polled every second: with a `want` shown, the banner's own
+# brief runs do not count as the page still running.
 FINISHED_JS = """(want) => {
   const app = document.querySelector('[data-testid="stApp"]');
   const drawn = Array.from(document.querySelectorAll('.js-plotly-plot'))
