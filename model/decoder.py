@@ -23,20 +23,23 @@ class DecoderLayer(nn.Module):
         self.dropout = Dropout(dropout)
         self.hook_out = HookPoint("out")
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor, layer_args) -> torch.Tensor:
-        """x: [B, L_dec, d_model], memory: [B, L_enc', d_model] → [B, L_dec, d_model]."""
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, layer_args, keep_last: int | None = None) -> torch.Tensor:
+        """x: [B, L_dec, d_model], memory: [B, L_enc', d_model] → [B, L_dec, d_model] (keep_last: only the last
+        keep_last rows go on after the self-attention, for a caller that reads no others; see Decoder)."""
         x = self.add_self_attention(x, self.self_attention(x, x, **layer_args(self.self_attention)))
+        if keep_last is not None and keep_last < x.shape[1]:
+            x = x[:, -keep_last:].contiguous()  # [B, keep_last, d_model]
         x = self.add_cross_attention(x, self.cross_attention(x, memory, **layer_args(self.cross_attention)))
         return self.feed_forward(x)
 
     def add_self_attention(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
-        return self.norm1(x + self.dropout(attended))
+        return self.norm1(self.dropout.add(x, attended))
 
     def add_cross_attention(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
-        return self.norm2(x + self.dropout(attended))
+        return self.norm2(self.dropout.add(x, attended))
 
     def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.hook_out(self.norm3(x + self.ffn(x)))
+        return self.hook_out(self.norm3(self.ffn.residual(x)))
 
 
 class Decoder(nn.Module):
@@ -45,7 +48,15 @@ class Decoder(nn.Module):
         self.layers = nn.ModuleList(layers)
         self.norm = nn.LayerNorm(d_model) if final_norm else nn.Identity()  # HF's decoder has no closing norm
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor, layer_args) -> torch.Tensor:
-        for layer in self.layers:
-            x = layer(x, memory, layer_args)
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, layer_args, keep_last: int | None = None) -> torch.Tensor:
+        """x: [B, L_dec, d_model] → [B, L_dec or keep_last, d_model].
+
+        keep_last: the caller reads only the last keep_last rows and the last layer's cross-attention computes each
+        query row alone (full attention, no head/time mixing): after the last self-attention everything is
+        position-wise, so the other rows are dropped there (the label rows' cross-attention and FFN: 2/3 of that
+        work at 48 + 24). The forecast rows are the same function of the input.
+        """
+        last = len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            x = layer(x, memory, layer_args, keep_last if i == last else None)
         return self.norm(x)

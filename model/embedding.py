@@ -4,8 +4,10 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
+from .distilling import circular_unfold, conv_taps
 from .dropout import Dropout
 
 
@@ -34,5 +36,11 @@ class DataEmbedding(nn.Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor, marks: torch.Tensor) -> torch.Tensor:
-        values = self.value_embedding(x.transpose(1, 2)).transpose(1, 2)  # [B, L, d_model]
-        return self.dropout(values + self.position[: x.shape[1]] + self.mark_embedding(marks))
+        """The value convolution and the time-feature Linear as one GEMM: [the 3 circular taps of x, marks]
+        [B, L, 3·c_in + n_marks] × [their weights] + both biases, then the position; [B, L, d_model] contiguous."""
+        taps = circular_unfold(x, 3, 1)  # [B, L, 3·c_in]
+        weight = torch.cat([conv_taps(self.value_embedding.weight), self.mark_embedding.weight], dim=1)
+        biases = [b for b in (self.value_embedding.bias, self.mark_embedding.bias) if b is not None]
+        bias = None if not biases else biases[0] if len(biases) == 1 else biases[0] + biases[1]
+        embedded = F.linear(torch.cat([taps, marks.to(taps.dtype)], dim=-1), weight, bias)  # [B, L, d_model]
+        return self.dropout(embedded.add_(self.position[: x.shape[1]]))

@@ -30,9 +30,16 @@ class FeedForward(nn.Module):
         self.dropout = Dropout(dropout)
         self.activation = F.gelu if activation == "gelu" else F.relu
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, d_model]
+    def inner(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, d_model], before the last dropout
         y = self.dropout(self.activation(F.linear(x, self.conv1.weight.squeeze(-1), self.conv1.bias)))  # [B, L, d_ff]
-        return self.dropout(F.linear(y, self.conv2.weight.squeeze(-1), self.conv2.bias))  # [B, L, d_model]
+        return F.linear(y, self.conv2.weight.squeeze(-1), self.conv2.bias)  # [B, L, d_model]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, d_model]
+        return self.dropout(self.inner(x))
+
+    def residual(self, x: torch.Tensor) -> torch.Tensor:
+        """x + FFN(x), the last dropout and the sum in one pass."""
+        return self.dropout.add(x, self.inner(x))
 
 
 class EncoderLayer(nn.Module):
@@ -51,35 +58,10 @@ class EncoderLayer(nn.Module):
         return self.feed_forward(self.add_attention(x, self.attention(x, x, **attention_args)))
 
     def add_attention(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
-        return self.norm1(x + self.dropout(attended))
+        return self.norm1(self.dropout.add(x, attended))
 
     def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.hook_out(self.norm2(x + self.ffn(x)))
-
-
-class DistillingLayer(nn.Module):
-    """Conv1d(k=3, circular) → BatchNorm → ELU → MaxPool(3, 2, 1): halves the length.
-
-    Hooks: out [B, ⌊(L−1)/2⌋+1, d_model]; kept [B, d_model, L_out], the input position each pooled value came from.
-    """
-
-    def __init__(self, d_model: int, padding: int = 1):
-        super().__init__()
-        self.conv = nn.Conv1d(d_model, d_model, kernel_size=3, padding=padding, padding_mode="circular")
-        self.norm = nn.BatchNorm1d(d_model)
-        self.activation = nn.ELU()
-        self.pool = nn.MaxPool1d(kernel_size=3, stride=2, padding=1)
-        self.hook_out = HookPoint("out")
-        self.hook_kept = HookPoint("kept")
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, d_model]
-        y = self.activation(self.norm(self.conv(x.transpose(1, 2))))  # [B, d_model, L]
-        if self.hook_kept.wanted():
-            pooled, kept = F.max_pool1d(y, kernel_size=3, stride=2, padding=1, return_indices=True)
-            self.hook_kept(kept)
-        else:
-            pooled = self.pool(y)
-        return self.hook_out(pooled.transpose(1, 2))
+        return self.hook_out(self.norm2(self.ffn.residual(x)))
 
 
 class Encoder(nn.Module):

@@ -58,6 +58,11 @@ def active_recorder() -> Recorder | None:
     return _ACTIVE.get()
 
 
+def observed() -> bool:
+    """A recorder or a patch is active in this context (hook sites may read or replace values)."""
+    return _ACTIVE.get() is not None or _PATCHES.get() is not None
+
+
 @contextmanager
 def patching(replacements: dict[str, torch.Tensor]) -> Iterator[None]:
     """Inside the block, hook site `name` returns `replacements[name]` (its exact shape) instead of its input."""

@@ -12,10 +12,12 @@ from .batch import Batch
 from .config import SITE_TYPES, InformerConfig
 from .decoder import Decoder, DecoderLayer
 from .embedding import DataEmbedding
-from .encoder import DistillingLayer, Encoder, EncoderLayer, EncoderStack
-from .hooks import HookPoint, name_hooks
-from .attention import POSITIONAL, option_problems
+from .distilling import DistillingLayer
+from .encoder import Encoder, EncoderLayer, EncoderStack
+from .hooks import HookPoint, name_hooks, observed
+from .attention import POSITIONAL, option_problems, resolve_kind
 from .lags import LagEmbedding, rescale_forecast
+from .row_edits import editing
 from .variants import forward_variants
 
 
@@ -125,6 +127,7 @@ class Informer(nn.Module):
         self.hook_enc_embedding = HookPoint("enc_embedding")
         self.hook_dec_embedding = HookPoint("dec_embedding")
         self.sites = self._name_sites()
+        self.learns_spans = any(hasattr(self.attention_layer(site), "span") for site in self.sites)
 
     # ---------------------------------------------------------------- naming
     def _name_sites(self) -> tuple[Site, ...]:
@@ -168,9 +171,9 @@ class Informer(nn.Module):
         """Adaptive attention span's ℓ1 term (Sukhbaatar et al. 2019, §3.2): λ/M·Σ_i z_i over the M learned spans
         (each clamped to [0, max_span], as the mask reads it), λ the site's `span_loss`; None without learned spans.
         Training adds it to the forecast loss, so that a span grows only where the loss pays for it."""
-        layers = [m for m in self.modules() if isinstance(m, AttentionLayer) and hasattr(m, "span")]
-        if not layers:
+        if not self.learns_spans:  # walking every module on each training step cost ~0.5 ms
             return None
+        layers = [m for m in self.modules() if isinstance(m, AttentionLayer) and hasattr(m, "span")]
         M = sum(m.span.numel() for m in layers)
         return sum(m.span_loss * m.span.clamp(0, m.max_span).sum() for m in layers) / M
 
@@ -215,8 +218,20 @@ class Informer(nn.Module):
 
         embedded = self.hook_enc_embedding(self.enc_embedding(batch.x_enc, batch.mark_enc))  # [B, L, d_model]
         memory = self.encoder(embedded, layer_args)  # [B, L', d_model]
-        x = self.decoder(self.hook_dec_embedding(self.embed_decoder(batch)), memory, layer_args)  # [B, L_dec, d_model]
-        return self.rescale(self.projection(x)[:, -self.config.pred_len:], batch)  # [B, pred_len, c_out]
+        x = self.decoder(self.hook_dec_embedding(self.embed_decoder(batch)), memory, layer_args,
+                         self.forecast_rows_only(head_mask, attention))  # [B, L_dec or pred_len, d_model]
+        return self.rescale(self.projection(x[:, -self.config.pred_len:]), batch)  # [B, pred_len, c_out]
+
+    def forecast_rows_only(self, head_mask: HeadMask | None, attention) -> int | None:
+        """pred_len when the decoder may drop the label rows after its last self-attention (Decoder.forward): the
+        last cross-attention is full and mixes no heads with time, and nothing observes or edits the rows (no
+        recorder, patch, row edit or head mask, whose hook sites and replacements have every row's shape); else
+        None. The variants' forward (model/variants.py) does the same."""
+        if head_mask is not None or observed() or editing() or not self.decoder.layers:
+            return None
+        cross = self.decoder.layers[-1].cross_attention
+        kind = resolve_kind(attention, cross.kind, cross.options, "cross")[0]
+        return self.config.pred_len if kind == "full" and not cross.mix else None
 
     def embed_decoder(self, batch: Batch) -> torch.Tensor:
         """The decoder's input [B, L_dec, d_model] (the "lags" embedding also reads the window before it)."""

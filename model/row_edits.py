@@ -58,6 +58,11 @@ def replacing_rows(edits: Mapping[str, RowEdit]) -> Iterator[None]:
         _EDITS.reset(token)
 
 
+def editing() -> bool:
+    """Some row edit is active in this context."""
+    return _EDITS.get() is not None
+
+
 def row_edit(site: str) -> RowEdit | None:
     """The edit of `site` in the current context, or None."""
     edits = _EDITS.get()
