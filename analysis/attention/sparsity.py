@@ -21,6 +21,8 @@ drawn from a seeded generator.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,11 +40,16 @@ from analysis.attention.recording import ATTENTION_PATTERNS, SiteRows, record_fo
 # --------------------------------------------------------------------------------------------
 # Exact maths
 # --------------------------------------------------------------------------------------------
+PARALLEL_SCORES = 1 << 24  # B·H·L_Q·L_K from which the blocks of queries are shared between the machine's cores
+
+
 def exact_sparsity(Q: torch.Tensor, K: torch.Tensor, causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """Exact M and M̄ of every query over all keys (causal: keys j ≤ i), on the q·k/√D scale, in float64.
 
     Q: [B, H, L_Q, D], K: [B, H, L_K, D] → (M [B, H, L_Q], M̄ [B, H, L_Q]).
-    Scored a block of queries at a time, so the [B, H, L_Q, L_K] score table never exists whole.
+    Scored a block of queries at a time, so the [B, H, L_Q, L_K] score table never exists whole; past PARALLEL_SCORES
+    scores (a seq_len-5760 site holds 133 million) the blocks are shared between Python threads, one per core (torch
+    lets go of the GIL in its kernels), each block's result the same whichever thread scores it.
     """
     if Q.dim() != 4 or K.dim() != 4 or Q.shape[:2] != K.shape[:2] or Q.shape[-1] != K.shape[-1]:
         raise ValueError(f"expected Q [B, H, L_Q, D] and K [B, H, L_K, D], got {list(Q.shape)} and {list(K.shape)}")
@@ -55,8 +62,9 @@ def exact_sparsity(Q: torch.Tensor, K: torch.Tensor, causal: bool) -> tuple[torc
     # ≤ 2 MB of float64 scores at a time: a block that stays in the cache through its seven passes (32 MB blocks
     # took 0.14 s for one window's first layer at seq_len 1440, 2 MB ones 0.04 s)
     chunk = max(1, (1 << 18) // max(1, B * H * L_K))
-    M_parts, Mbar_parts = [], []
-    for start in range(0, L_Q, chunk):
+    M, Mbar = Q.new_empty(B, H, L_Q, dtype=torch.float64), Q.new_empty(B, H, L_Q, dtype=torch.float64)
+
+    def score(start: int) -> None:
         stop = min(L_Q, start + chunk)
         s = (Qd[:, :, start:stop] @ Kt) * scale  # [B, H, c, L_K]
         if causal:
@@ -68,9 +76,18 @@ def exact_sparsity(Q: torch.Tensor, K: torch.Tensor, causal: bool) -> tuple[torc
         else:
             mean = s.mean(-1)
         peak = s.amax(dim=-1, keepdim=True)  # [B, H, c, 1]
-        M_parts.append(_log_sum_exp(s, peak).squeeze(-1) - mean)
-        Mbar_parts.append(peak.squeeze(-1) - mean)
-    return torch.cat(M_parts, dim=-1), torch.cat(Mbar_parts, dim=-1)
+        M[:, :, start:stop] = _log_sum_exp(s, peak).squeeze(-1) - mean
+        Mbar[:, :, start:stop] = peak.squeeze(-1) - mean
+
+    starts = range(0, L_Q, chunk)
+    workers = min(len(starts), os.cpu_count() or 1, 4) if B * H * L_Q * L_K >= PARALLEL_SCORES else 1
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="exact-m") as pool:
+            list(pool.map(score, starts))
+    else:
+        for start in starts:
+            score(start)
+    return M, Mbar
 
 
 def _log_sum_exp(s: torch.Tensor, peak: torch.Tensor) -> torch.Tensor:

@@ -60,18 +60,28 @@ def record_window(model: Informer, prepared: PreparedData, split: str, window: i
     return WindowRecord(split, int(window), int(seed), records, rows, _heads_table(model, rows, prepared.freq))
 
 
-def site_queries(model: Informer, prepared: PreparedData, record: WindowRecord, site: str) -> pd.DataFrame:
+def site_exact(model: Informer, record: WindowRecord, site: str) -> dict:
+    """The exact measures of one site of `record`: exact M, M̄ and M over every key, each [1, H, L_Q] (ConfigError for
+    an unknown site). What `site_queries` shows and `site_agreement` compares with: compute it once, hand it to both."""
+    return _exact_for_site(model, find_site(model, site), record.records)
+
+
+def site_queries(model: Informer, prepared: PreparedData, record: WindowRecord, site: str, *,
+                 exact: dict | None = None) -> pd.DataFrame:
     """`SparsityReport.queries` of one site (ConfigError for an unknown site): exact M, M̄ and M over every key of each
-    query and head, beside the sampled M̄, the selection and both ranks."""
+    query and head, beside the sampled M̄, the selection and both ranks. `exact`: `site_exact` of it, if known."""
     s = find_site(model, site)
-    exact = _exact_for_site(model, s, record.records)
+    exact = _exact_for_site(model, s, record.records) if exact is None else exact
     return _queries_table(model, s, record.records, exact, [record.window], prepared.split(record.split).timestamps)
 
 
 def site_agreement(model: Informer, prepared: PreparedData, split: str, window: int, site: str, *, seed: int = 0,
-                   seeds: int = 10) -> pd.DataFrame:
+                   seeds: int = 10, record: WindowRecord | None = None, exact: dict | None = None) -> pd.DataFrame:
     """`SparsityReport.agreement` of one site: per head, the mean and standard deviation over key-sample seeds seed …
-    seed + seeds − 1 of its top-u agreement with the exact measures. Empty for a full-attention site."""
+    seed + seeds − 1 of its top-u agreement with the exact measures. Empty for a full-attention site.
+
+    record, exact: that window's recording under `seed` and its `site_exact`, when known: a seed whose pass gives the
+    site the same queries and keys (every seed, at a first layer) takes that exact M instead of scoring it again."""
     if int(seeds) < 1:
         raise ValueError(f"seeds must be at least 1, got {seeds}")
     s = find_site(model, site)
@@ -79,6 +89,8 @@ def site_agreement(model: Informer, prepared: PreparedData, split: str, window: 
     names = [f"{s.name}.{suffix}" for suffix in ("queries", "keys", "scores", "selected")]
     pos = site_positions(model.config, s)
     known: dict[str, tuple] = {}
+    if record is not None and exact is not None and (record.split, record.window) == (split, int(window)):
+        known[s.name] = (record.records[names[0]], record.records[names[1]], exact)
     by_seed = []
     if model.attention_layer(s).kind != "prob":  # full attention: nothing is sampled
         return _summarise_agreement(pd.DataFrame(), [s.name])
@@ -91,4 +103,4 @@ def site_agreement(model: Informer, prepared: PreparedData, split: str, window: 
     return _summarise_agreement(pd.concat(by_seed, ignore_index=True), [s.name])
 
 
-__all__ = ["WindowRecord", "record_window", "site_agreement", "site_queries"]
+__all__ = ["WindowRecord", "record_window", "site_agreement", "site_exact", "site_queries"]

@@ -14,13 +14,14 @@ import streamlit as st
 from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
 from analysis.attention.sparsity import SparsityReport, sparsity_report
-from analysis.attention.sparsity_sites import WindowRecord, record_window, site_agreement, site_queries
+from analysis.attention.sparsity_sites import WindowRecord, record_window, site_agreement, site_exact, site_queries
 from ui.compute import one_thread
 from ui.lru import SharedLRU
 
 _RECORDS: SharedLRU[WindowRecord] = SharedLRU(16)
 _QUERIES: SharedLRU[pd.DataFrame] = SharedLRU(64)
 _AGREEMENT: SharedLRU[pd.DataFrame] = SharedLRU(64)
+_EXACT: SharedLRU[dict] = SharedLRU(8)
 
 
 def _made(cache: SharedLRU, key: tuple, what: str, make):
@@ -37,20 +38,30 @@ def recording(model_key: str, data_key: str, split: str, window: int, seed: int,
                  lambda: record_window(_checkpoint.model, _prepared, split, window, seed=seed))
 
 
+def exact(model_key: str, data_key: str, record: WindowRecord, site: str, _checkpoint: Checkpoint) -> dict:
+    """The exact M of one site of `record` (the recording of model_key, data_key): scored once for both tabs (at
+    seq_len 5760 a first layer's is 133 million scores)."""
+    return _made(_EXACT, (model_key, data_key, record.split, record.window, record.seed, site),
+                 f"Scoring the exact sparsity of {site}…", lambda: site_exact(_checkpoint.model, record, site))
+
+
 def queries(model_key: str, data_key: str, record: WindowRecord, site: str, _checkpoint: Checkpoint,
             _prepared: PreparedData) -> pd.DataFrame:
-    """The queries table of one site of `record` (the recording of model_key, data_key): exact M beside sampled M̄."""
+    """The queries table of one site of `record`: exact M beside sampled M̄."""
+    scored = exact(model_key, data_key, record, site, _checkpoint)
     return _made(_QUERIES, (model_key, data_key, record.split, record.window, record.seed, site),
-                 f"Scoring the exact sparsity of {site}…",
-                 lambda: site_queries(_checkpoint.model, _prepared, record, site))
+                 f"Tabulating the queries of {site}…",
+                 lambda: site_queries(_checkpoint.model, _prepared, record, site, exact=scored))
 
 
-def agreement(model_key: str, data_key: str, split: str, window: int, seed: int, seeds: int, site: str,
+def agreement(model_key: str, data_key: str, record: WindowRecord, seeds: int, site: str,
               _checkpoint: Checkpoint, _prepared: PreparedData) -> pd.DataFrame:
-    """Top-u agreement of one site over key-sample seeds seed … seed + seeds − 1."""
-    return _made(_AGREEMENT, (model_key, data_key, split, window, seed, seeds, site),
+    """Top-u agreement of one site of `record`'s window over key-sample seeds record.seed … + seeds − 1."""
+    scored = exact(model_key, data_key, record, site, _checkpoint)
+    return _made(_AGREEMENT, (model_key, data_key, record.split, record.window, record.seed, seeds, site),
                  f"Scoring {site} over {seeds} key-sample seeds…",
-                 lambda: site_agreement(_checkpoint.model, _prepared, split, window, site, seed=seed, seeds=seeds))
+                 lambda: site_agreement(_checkpoint.model, _prepared, record.split, record.window, site,
+                                        seed=record.seed, seeds=seeds, record=record, exact=scored))
 
 
 @st.cache_data(max_entries=8, show_spinner="Recording every attention site and scoring exact vs sampled sparsity…")

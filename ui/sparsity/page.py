@@ -79,7 +79,7 @@ def site_part(site: views.SiteInfo) -> pd.DataFrame:
 
 
 def site_agreement(name: str) -> pd.DataFrame:
-    return cache.agreement(model.key, data.key, split, window, seed, seeds, name, checkpoint, prepared)
+    return cache.agreement(model.key, data.key, record, seeds, name, checkpoint, prepared)
 
 
 def every_agreement() -> pd.DataFrame:

@@ -276,3 +276,17 @@ def test_bad_inputs_are_refused(model, tiny_prepared):
     training = Informer(model.config)
     with pytest.raises(ValueError, match="eval mode"):
         sparsity_report(training, tiny_prepared, "test", [0], seeds=1)
+
+
+def test_exact_sparsity_shared_between_threads_is_the_same_to_the_bit(monkeypatch):
+    """Long sites score their blocks of queries on several threads: each block's numbers are the ones one thread
+    gives, causal and not."""
+    from analysis.attention import sparsity
+    g = torch.Generator().manual_seed(3)
+    Q, K = torch.randn(1, 2, 1500, 8, generator=g), torch.randn(1, 2, 1500, 8, generator=g)  # 18 blocks of 87
+    for causal in (False, True):
+        monkeypatch.setattr(sparsity, "PARALLEL_SCORES", 1 << 60)
+        one = exact_sparsity(Q, K, causal)
+        monkeypatch.setattr(sparsity, "PARALLEL_SCORES", 1)
+        many = exact_sparsity(Q, K, causal)
+        assert all(torch.equal(a, b) for a, b in zip(one, many))

@@ -6,7 +6,7 @@ import pytest
 
 from analysis.errors import ConfigError
 from analysis.attention.sparsity import sparsity_report
-from analysis.attention.sparsity_sites import record_window, site_agreement, site_queries
+from analysis.attention.sparsity_sites import record_window, site_agreement, site_exact, site_queries
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,28 @@ def test_one_sites_queries_and_agreement_are_the_reports_rows(tiny_trained, tiny
         assert agreement.empty
     else:
         pd.testing.assert_frame_equal(agreement, want)
+    # the exact M scored once for the recording and handed to both gives the same tables
+    exact = site_exact(model, record, site)
+    pd.testing.assert_frame_equal(site_queries(model, tiny_prepared, record, site, exact=exact), theirs)
+    shared = site_agreement(model, tiny_prepared, "test", 37, site, seed=5, seeds=4, record=record, exact=exact)
+    pd.testing.assert_frame_equal(shared, agreement)
+
+
+def test_a_handed_exact_m_is_taken_only_where_the_sites_queries_and_keys_are_the_same(tiny_trained, tiny_prepared):
+    """A wrong exact M handed in shows up only on the seeds whose pass has the recording's own queries and keys (to the
+    bit): every seed at a first layer; at a later layer none (its queries change with the seed, and even under the
+    recording's own seed a pass without rows computes the selected rows by SDPA, other last bits)."""
+    import numpy as np
+    model = tiny_trained[0].model
+    record = record_window(model, tiny_prepared, "test", 37, seed=5)
+    for site, reused in (("encoder.0.0", True), ("encoder.0.1", False)):
+        true = site_exact(model, record, site)
+        wrong = {name: -value for name, value in true.items()}  # ranks reversed
+        honest = site_agreement(model, tiny_prepared, "test", 37, site, seed=5, seeds=3)
+        fed = site_agreement(model, tiny_prepared, "test", 37, site, seed=5, seeds=3, record=record, exact=wrong)
+        numbers = [c for c in honest.columns if honest[c].dtype.kind == "f"]
+        same = np.allclose(honest[numbers].to_numpy(float), fed[numbers].to_numpy(float), equal_nan=True)
+        assert same is not reused
 
 
 def test_an_unknown_site_is_named(tiny_trained, tiny_prepared):
