@@ -5,7 +5,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..hooks import HookPoint
+import torch.nn.functional as F
+
+from ..hooks import HookPoint, observed
 from ..row_edits import apply_row_edit, row_edit
 from .compressed import compressed_conv
 from .dispatch import options_for, sparse_attention
@@ -32,6 +34,35 @@ def gate_heads(context: torch.Tensor, gate: torch.Tensor | None, mean: torch.Ten
         raise ValueError(f"head replacement has shape {list(mean.shape)}, expected [L_Q, H, D] or [B, L_Q, H, D] "
                          f"for a context of shape {list(context.shape)}")
     return context * g + mean.to(context.dtype) * (1 - g)
+
+
+# --------------------------------------------------------------------------------------------
+# Head split
+# --------------------------------------------------------------------------------------------
+class _SplitHeads(torch.autograd.Function):
+    """[B, L, n, H, D] (n stacked projections) → n contiguous [B, H, L, D] in one copy; the backward writes the n
+    gradients straight back into one [B, L, n, H, D] tensor (autograd's unbind would stack them first: a second
+    copy of the whole)."""
+
+    @staticmethod
+    def forward(ctx, stacked):
+        return tuple(stacked.permute(2, 0, 3, 1, 4).contiguous().unbind(0))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        B, H, L, D = next(g for g in grads if g is not None).shape
+        out = grads[0].new_empty(B, L, len(grads), H, D)
+        for i, g in enumerate(grads):
+            if g is None:
+                out[:, :, i].zero_()
+            else:
+                out[:, :, i].copy_(g.transpose(1, 2))
+        return out
+
+
+def split_heads(stacked: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """n projections side by side, [B, L, n, H, D] → n contiguous [B, H, L, D]."""
+    return _SplitHeads.apply(stacked)
 
 
 # --------------------------------------------------------------------------------------------
@@ -104,10 +135,7 @@ class AttentionLayer(nn.Module):
         """The per-head context, after the lazy fill and before any gate: [B, L_Q, H, D]."""
         B, L_Q, _ = x_q.shape
         L_K, H = x_kv.shape[1], self.n_heads
-        Q = self.hook_queries(self.query_projection(x_q).view(B, L_Q, H, -1))  # [B, L_Q, H, D]
-        K = self.hook_keys(self.key_projection(x_kv).view(B, L_K, H, -1))  # [B, L_K, H, D]
-        V = self.hook_values(self.value_projection(x_kv).view(B, L_K, H, -1))  # [B, L_K, H, D]
-        Qh, Kh, Vh = (t.transpose(1, 2) for t in (Q, K, V))  # [B, H, L, D]
+        Qh, Kh, Vh = self.heads(x_q, x_kv)  # [B, H, L, D]
         edit = row_edit(self.hook_rows.name.rpartition(".")[0])  # a per-call row replacement (model/row_edits.py)
         need_rows = edit is not None or self.hook_rows.wanted()
         kind, options = resolve_kind(kind, self.kind, self.options, self.site_type)
@@ -118,7 +146,8 @@ class AttentionLayer(nn.Module):
                                           sample_block=self.sample_block, generator=generator,
                                           causal_sampling=self.causal_sampling, need_rows=need_rows,
                                           counts=self.active_counts, single_head_union=self.single_head_union,
-                                          need_scores=self.hook_scores.wanted())
+                                          need_scores=self.hook_scores.wanted(),
+                                          order_selected=need_rows or self.hook_selected.wanted())
         elif kind == "full":
             # The official ProbAttention never applies attention dropout; full attention does.
             result = full_attention(Qh, Kh, Vh, causal=self.causal,
@@ -132,9 +161,33 @@ class AttentionLayer(nn.Module):
         self._record(result, B, L_Q)
 
         context = result.context.transpose(1, 2)  # [B, L_Q, H, D]
-        if context.shape != Q.shape[:2] + (H, Vh.shape[-1]):
+        if context.shape != (B, L_Q, H, Vh.shape[-1]):
             raise ValueError(f"inner attention returned {tuple(context.shape)}, expected [B, L_Q, H, D]")
         return self.hook_context(context)
+
+    def heads(self, x_q: torch.Tensor, x_kv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Q, K, V projected and split into heads: [B, H, L_Q, D], [B, H, L_K, D], [B, H, L_K, D], contiguous.
+
+        Self-attention projects with one GEMM (the three weights stacked at call time; the parameters stay three
+        Linears) and splits heads with one copy; cross-attention projects K and V together. The hook sites see
+        [B, L, H, D]; where a patch replaces one, the split follows the patched tensors.
+        """
+        B, L_Q, _ = x_q.shape
+        L_K, H = x_kv.shape[1], self.n_heads
+        q, k, v = self.query_projection, self.key_projection, self.value_projection
+        if x_kv is x_q:
+            qkv = F.linear(x_q, torch.cat([q.weight, k.weight, v.weight]), torch.cat([q.bias, k.bias, v.bias]))
+            Q, K, V = qkv.view(B, L_Q, 3, H, -1).unbind(2)  # [B, L, H, D] views
+        else:
+            Q = q(x_q).view(B, L_Q, H, -1)
+            kv = F.linear(x_kv, torch.cat([k.weight, v.weight]), torch.cat([k.bias, v.bias]))
+            K, V = kv.view(B, L_K, 2, H, -1).unbind(2)
+        if not observed():  # nothing records or patches them: one copy splits the heads
+            if x_kv is x_q:
+                return split_heads(qkv.view(B, L_Q, 3, H, -1))
+            return (Q.transpose(1, 2).contiguous(), *split_heads(kv.view(B, L_K, 2, H, -1)))
+        Q, K, V = self.hook_queries(Q), self.hook_keys(K), self.hook_values(V)
+        return tuple(t.transpose(1, 2).contiguous() for t in (Q, K, V))
 
     def _sparse(self, kind: str, options: dict, Q, K, V, need_rows: bool,
                 generator: torch.Generator | None) -> AttentionResult:

@@ -1,6 +1,6 @@
 """ProbSparse self-attention (Zhou et al. 2021, §3.1): the u queries with the highest sampled sparsity M̄ attend to
 every key; the others take the lazy context. Key sampling and M̄ are in probsparse_sample.py, the encoder's fast form
-in probsparse_blocks.py."""
+in probsparse_blocks.py, the decoder's (one key sample for every query) in probsparse_causal.py."""
 from __future__ import annotations
 
 import math
@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from .full import AttentionResult
 from .probsparse_blocks import shared_sample_attention
+from .probsparse_causal import shared_sample_causal
 from .probsparse_sample import draw_key_sample, KeySample, sample_sizes, sampled_sparsity
 
 
@@ -34,7 +35,8 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
                          mean_divisor: str, decoder_lazy: str, sample_block: int, causal_sampling: bool = True,
                          generator: torch.Generator | None = None, sample: KeySample | None = None,
                          need_rows: bool = False, counts: str = "paper",
-                         single_head_union: bool = False, need_scores: bool = True) -> AttentionResult:
+                         single_head_union: bool = False, need_scores: bool = True,
+                         order_selected: bool = True) -> AttentionResult:
     """ProbSparse self-attention.
 
     1. Score every query by M̄ on U = c·⌈ln L_K⌉ sampled keys (causal: only those it may attend to, unless
@@ -45,6 +47,8 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
     counts: how u and U follow the lengths (`sample_sizes`). single_head_union (TSL, one head only): every window
     computes the rows of the whole batch's top-u queries (selected is then [B, 1, B·u], with repeats).
     need_scores=False: the encoder form (`model.attention.probsparse_blocks`) keeps M̄ in its work space (scores None).
+    order_selected=False: `selected` in no particular order (the same set: torch's top-k sorts after choosing) — the
+    shared-sample forms then skip the sort (the training step's case, where nobody reads the order).
     """
     B, H, L_Q, D = Q.shape
     L_K = K.shape[2]
@@ -52,10 +56,16 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
     scale = 1.0 / math.sqrt(D)
     if sample is None:
         sample = draw_key_sample(L_Q, L_K, U, sample_block, generator, Q.device)
-    if not causal and sample.block > 1 and not (single_head_union and H == 1 and B > 1):  # the encoder form
+    union = single_head_union and H == 1 and B > 1
+    if not causal and sample.block > 1 and not union:  # the encoder form
         return AttentionResult(*shared_sample_attention(Q, K, V, sample.draws, sample.block, u,
-                                                        U if mean_divisor == "U" else L_K, need_rows, need_scores),
+                                                        U if mean_divisor == "U" else L_K, need_rows, need_scores,
+                                                        order_selected),
                                sample)
+    if causal and sample.block >= L_Q and L_K == L_Q and not union:  # one sample for every query: the decoder's form
+        return AttentionResult(*shared_sample_causal(Q, K, V, sample.draws[0], u, mean_divisor=mean_divisor,
+                                                     causal_sampling=causal_sampling, decoder_lazy=decoder_lazy,
+                                                     need_rows=need_rows, order_selected=order_selected), sample)
 
     M_bar = sampled_sparsity(Q, K, sample, mean_divisor, causal=causal and causal_sampling)  # [B, H, L_Q]
     selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [B, H, u]

@@ -104,7 +104,8 @@ def _workers(n: int) -> ThreadPoolExecutor:
 
 # ------------------------------------------------------------------------------------------ the attention
 def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, draws: torch.Tensor, block: int,
-                            u: int, divisor: int, need_rows: bool, need_scores: bool = True
+                            u: int, divisor: int, need_rows: bool, need_scores: bool = True,
+                            order_selected: bool = True
                             ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor | None]:
     """(context [B, H, L_Q, D], rows [B, H, u, L_K] or None, selected [B, H, u], M̄ on the q·k/√D scale [B, H, L_Q]
     or None).
@@ -118,7 +119,7 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
     q, k, v = (t.reshape(BH, -1, D) for t in (Q, K, V))  # [BH, L, D]: views of contiguous inputs
     M_bar = Q.new_empty(BH, L_Q) if need_scores or torch.is_grad_enabled() else None
     if torch.is_grad_enabled() and (Q.requires_grad or K.requires_grad or V.requires_grad):
-        return _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B)
+        return _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B, order_selected)
     selected = torch.empty(BH, u, dtype=torch.long, device=Q.device)
     rows = Q.new_empty(BH, u, L_K) if need_rows else None
     out, context = Q.new_empty(BH, L_Q, D), Q.new_empty(BH, u, D)
@@ -135,7 +136,7 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
             work = oc.view(-1) if fits else Q.new_empty(c * max(per_head, u * L_K))
             scores = M_bar[a:b] if need_scores else work[work.numel() - c * L_Q:].view(c, L_Q)
             block_scores(q[a:b], kc, draws, block, divisor, work, out=scores)
-            chosen = selected[a:b] = scores.topk(u, dim=-1, sorted=True).indices  # [c, u]
+            chosen = selected[a:b] = scores.topk(u, dim=-1, sorted=order_selected).indices  # [c, u]
             flat = (chosen + torch.arange(0, c * L_Q, L_Q, device=Q.device).unsqueeze(1)).view(-1)  # [c·u] rows
             top = q[a:b].reshape(c * L_Q, D).index_select(0, flat).view(c, u, D)
             R = rows[a:b] if need_rows else work[:c * u * L_K].view(c, u, L_K)  # [c, u, L_K]
@@ -160,7 +161,7 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
             M_bar.mul_(scale).view(B, H, L_Q) if need_scores else None)
 
 
-def _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B):
+def _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B, order_selected=True):
     """The same with autograd (training): M̄ and the choice without a gradient, in chunks; the rows (SDPA or explicit)
     and the lazy fill as differentiable operations over every head at once."""
     BH, L_Q, D = q.shape
@@ -173,13 +174,29 @@ def _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B):
         for h0 in range(0, BH, chunk):
             h1 = min(BH, h0 + chunk)
             block_scores(q[h0:h1], k[h0:h1], draws, block, divisor, work, out=M_bar[h0:h1])
-        selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [BH, u]
+        selected = M_bar.topk(u, dim=-1, sorted=order_selected).indices  # [BH, u]
     flat = (selected + torch.arange(0, BH * L_Q, L_Q, device=q.device).unsqueeze(1)).view(-1)  # [BH·u] rows
     top = q.reshape(BH * L_Q, D).index_select(0, flat).view(BH, u, D)
-    rows = torch.softmax(top @ k.transpose(1, 2) * scale, dim=-1) if explicit else None  # [BH, u, L_K]
+    rows = torch.softmax((top * scale) @ k.transpose(1, 2), dim=-1) if explicit else None  # [BH, u, L_K]
     context = rows @ v if explicit else F.scaled_dot_product_attention(
         top.view(B, H, u, D), k.view(B, H, L_K, D), v.view(B, H, L_K, D), scale=scale).reshape(BH, u, D)
-    lazy = v.mean(dim=1, keepdim=True).expand(BH, L_Q, D).reshape(BH * L_Q, D)
-    out = lazy.index_copy(0, flat, context.reshape(BH * u, D).type_as(v))
-    return (out.view(B, H, L_Q, D), rows.view(B, H, u, L_K) if need_rows else None, selected.view(B, H, u),
+    out = time_major_fill(v.view(B, H, L_K, D).mean(dim=2), selected, context.type_as(v), L_Q)  # [B, L_Q, H, D]
+    return (out.transpose(1, 2), rows.view(B, H, u, L_K) if need_rows else None, selected.view(B, H, u),
             M_bar.mul_(scale).view(B, H, L_Q))
+
+
+def time_major_rows(selected: torch.Tensor, L_Q: int, H: int) -> torch.Tensor:
+    """Rows of a [B·L_Q·H, D] table (time-major: row (b·L_Q + i)·H + h) of the chosen queries. selected: [B·H, u]."""
+    BH = selected.shape[0]
+    head = torch.arange(BH, device=selected.device)
+    first = (head // H) * (L_Q * H) + head % H  # [BH]: row of query 0 of (b, h)
+    return (selected * H + first.unsqueeze(1)).view(-1)  # [BH·u]
+
+
+def time_major_fill(lazy: torch.Tensor, selected: torch.Tensor, context: torch.Tensor, L_Q: int) -> torch.Tensor:
+    """The lazy rows everywhere, the chosen queries' rows over them, laid out time-major, so that the layer merges the
+    heads without a copy: lazy [B, H, D], selected [B·H, u], context [B·H, u, D] → [B, L_Q, H, D]."""
+    B, H, D = lazy.shape
+    table = lazy.unsqueeze(1).expand(B, L_Q, H, D).reshape(B * L_Q * H, D)
+    filled = table.index_copy(0, time_major_rows(selected, L_Q, H), context.reshape(-1, D))
+    return filled.view(B, L_Q, H, D)

@@ -39,7 +39,7 @@ def test_active_count_is_c_ceil_ln_L_capped():
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("block", [1, 7])
+@pytest.mark.parametrize("block", [1, 7, 64])  # 64 ≥ L: one shared sample (the encoder's and the decoder's forms)
 def test_probsparse_with_all_queries_active_equals_full_attention(causal, block):
     Q, K, V = qkv(L_Q=30, L_K=30)
     result = prob(Q, K, V, causal=causal, factor=100, block=block)  # u = U = L: every query is selected
@@ -124,10 +124,11 @@ def test_lazy_rows_are_mean_of_values_in_the_encoder():
     torch.testing.assert_close(result.context[~lazy], full[~lazy], atol=1e-10, rtol=0)
 
 
+@pytest.mark.parametrize("block", [1, 64])
 @pytest.mark.parametrize("rule", ["cumsum", "cummean"])
-def test_lazy_rows_follow_the_cumulative_rule_in_the_causal_decoder(rule):
+def test_lazy_rows_follow_the_cumulative_rule_in_the_causal_decoder(rule, block):
     Q, K, V = qkv(L_Q=50, L_K=50)
-    result = prob(Q, K, V, causal=True, factor=2, lazy=rule)
+    result = prob(Q, K, V, causal=True, factor=2, lazy=rule, block=block)
     lazy = torch.ones(2, 3, 50, dtype=torch.bool)
     lazy.scatter_(2, result.selected, False)
     for i in range(50):
@@ -210,7 +211,7 @@ def test_mix_interleaves_heads_and_time_like_the_official_view():
 
 
 @pytest.mark.parametrize("divisor", ["U", "L_K"])
-@pytest.mark.parametrize("block", [1, 8])
+@pytest.mark.parametrize("block", [1, 8, 64])
 def test_causal_sampling_scores_only_keys_the_query_may_attend_to(divisor, block):
     Q, K, V = qkv(L_Q=30, L_K=30)
     result = prob(Q, K, V, causal=True, block=block, divisor=divisor, seed=2)

@@ -1,0 +1,92 @@
+"""ProbSparse's causal form (the decoder's self-attention) when every query shares one key sample (sample_block ≥
+L_Q, the default at the decoder's lengths), in few kernels.
+
+The same mathematics as `model.attention.probsparse_attention`'s general path (Zhou et al. 2021, §3.1, causal):
+
+- M̄ on the U shared keys as one GEMM with the keys as rows, [BH, U, L] (the reductions over the sample then run
+  along contiguous queries), each query scored only on the sampled keys j ≤ i plus its own key
+  (causal_sampling=True), or on every sampled key (the official code);
+- M̄ only chooses queries: no gradient, no [B, H, L_Q, U] table kept;
+- the u chosen queries' rows over the keys j ≤ i as one `baddbmm` onto their rows of an additive causal mask,
+  explicit while small (the flash kernel with a mask when long); the lazy rows the running mean (or sum) of V,
+  the chosen rows copied over it.
+
+Measured (issue 23, ETTh1 decoder self-attention [32, 4, 72, 16], one thread): the general path's masked_fill, amax,
+gather, mask and SDPA took ~5 ms forward and ~4 ms backward a training step.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .probsparse_blocks import time_major_rows
+
+EXPLICIT_ROWS = 1 << 20  # B·H·u·L_K up to which the chosen rows are explicit (4 MB of fp32)
+
+
+def causal_sampled_sparsity(q: torch.Tensor, k: torch.Tensor, keys: torch.Tensor, mean_divisor: str,
+                            causal_sampling: bool) -> torch.Tensor:
+    """M̄ of every query on the shared sample, unscaled. q, k: [BH, L, D]; keys: [U] → [BH, L].
+
+    causal_sampling: only the sampled keys j ≤ i and the query's own key count (n = those + 1 for "U", i + 1 for
+    "L_K"); else every sampled key (n = U or L_K), as the official code scores them.
+    """
+    BH, L, D = q.shape
+    U = keys.numel()
+    scores = torch.matmul(k.index_select(1, keys), q.transpose(1, 2))  # [BH, U, L]: q_i·k_s
+    if not causal_sampling:
+        return scores.amax(dim=1) - scores.sum(dim=1) / (U if mean_divisor == "U" else L)
+    hidden = keys.unsqueeze(1) > torch.arange(L, device=q.device)  # [U, L]: key s lies in query i's future
+    own = (q * k).sum(dim=-1)  # [BH, L]: q_i·k_i
+    # (additive -inf and a 0/1 factor: masked_fill with a broadcast mask is ~5× slower here)
+    peak = torch.maximum((scores + torch.zeros(U, L, dtype=q.dtype, device=q.device).masked_fill_(
+        hidden, float("-inf"))).amax(dim=1), own)
+    total = (scores * (~hidden).to(q.dtype)).sum(dim=1).add_(own)
+    if mean_divisor == "U":
+        n = (U - hidden.sum(dim=0) + 1).to(q.dtype)  # [L]
+    else:
+        n = torch.arange(1, L + 1, device=q.device, dtype=q.dtype)
+    return peak.sub_(total.div_(n))
+
+
+def running_values(V: torch.Tensor, decoder_lazy: str) -> torch.Tensor:
+    """Lazy rows of the causal decoder: Σ_{j≤i} v_j ("cumsum") or its mean ("cummean"). V: [B, H, L, D] → a new
+    tensor [B, L, H, D], time-major (contiguous), so that the layer merges the heads without a copy."""
+    running = V.transpose(1, 2).cumsum(dim=1)  # [B, L, H, D]
+    if decoder_lazy == "cummean":
+        counts = torch.arange(1, V.shape[2] + 1, device=V.device, dtype=V.dtype).view(-1, 1, 1)  # [L, 1, 1]
+        running = running / counts
+    return running
+
+
+def shared_sample_causal(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, keys: torch.Tensor, u: int, *,
+                         mean_divisor: str, causal_sampling: bool, decoder_lazy: str, need_rows: bool,
+                         order_selected: bool = True
+                         ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor]:
+    """(context [B, H, L, D], rows [B, H, u, L] or None, selected [B, H, u], M̄ on the q·k/√D scale [B, H, L]).
+
+    Q, K, V: [B, H, L, D] (causal self-attention, L_Q = L_K = L); keys: [U] the sample every query is scored on.
+    """
+    B, H, L, D = Q.shape
+    BH, scale = B * H, 1 / math.sqrt(D)
+    q, k, v = (t.reshape(BH, L, D) for t in (Q, K, V))  # [BH, L, D]
+    with torch.no_grad():
+        M_bar = causal_sampled_sparsity(q, k, keys, mean_divisor, causal_sampling)  # [BH, L]
+        selected = M_bar.topk(u, dim=-1, sorted=order_selected).indices  # [BH, u] (sorted: largest M̄ first)
+    flat = (selected + torch.arange(0, BH * L, L, device=Q.device).unsqueeze(1)).view(-1)  # [BH·u] rows of q
+    top = q.reshape(BH * L, D).index_select(0, flat).view(BH, u, D)  # [BH, u, D]
+    future = torch.full((L, L), float("-inf"), device=Q.device, dtype=Q.dtype).triu_(1)  # [L, L]: 0 on j ≤ i
+    mask = future.index_select(0, selected.view(-1)).view(BH, u, L)  # [BH, u, L]
+    rows = None
+    if need_rows or BH * u * L <= EXPLICIT_ROWS:
+        rows = torch.softmax(torch.baddbmm(mask, top, k.transpose(1, 2), alpha=scale), dim=-1)  # [BH, u, L]
+        context = rows @ v  # [BH, u, D]
+    else:
+        context = F.scaled_dot_product_attention(top.view(B, H, u, D), k.view(B, H, L, D), v.view(B, H, L, D),
+                                                 attn_mask=mask.view(B, H, u, L), scale=scale).reshape(BH, u, D)
+    running = running_values(v.view(B, H, L, D), decoder_lazy).view(B * L * H, D)  # time-major rows
+    out = running.index_copy_(0, time_major_rows(selected, L, H), context.reshape(BH * u, D))
+    return (out.view(B, L, H, D).transpose(1, 2), None if not need_rows else rows.view(B, H, u, L), selected.view(B, H, u),
+            M_bar.mul_(scale).view(B, H, L))
