@@ -4,9 +4,12 @@
     python benchmarks/train_speed.py --blocks 12 --steps 5
     python benchmarks/train_speed.py --csv path/to/ETTh1.csv
     python benchmarks/train_speed.py --tsl path/to/Time-Series-Library   # a fourth contestant: TSL's own Informer
+    /path/to/venv/bin/python benchmarks/train_speed.py --neuralforecast    # neuralforecast's Informer (its venv)
+    python benchmarks/train_speed.py --threads 1                          # torch's thread count (default: torch's)
 
 The machine's speed drifts (up to 60% within minutes), so seconds per epoch measured at different times
-cannot be compared. Here three contestants (four with --tsl) train in ONE process, on the CPU, in turns: a block of
+cannot be compared. Here three contestants (more with --tsl, --neuralforecast) train in ONE process, on the CPU, in
+turns: a block of
 `--steps` full training steps (forward, MSE loss, zero_grad, backward, optimiser step) of each in turn,
 every block on the same batches, after one untimed warm-up block. Ratios are taken within a block.
 
@@ -24,14 +27,29 @@ every block on the same batches, after one untimed warm-up block. Ratios are tak
                         exp_long_term_forecasting step (zeros after the label part, MSE on the last pred_len steps,
                         Adam). Its layers import einops and reformer_pytorch for other models; stand-ins that fail
                         when called replace them, so the Informer runs TSL's code only.
+  ours_S, neuralforecast
+                        with --neuralforecast: neuralforecast's `neuralforecast.models.informer.Informer` (a Lightning
+                        module; only its `forward(windows_batch)` is called, with torch.optim.Adam, its default
+                        optimiser, and MSE) against ours at matching shapes. neuralforecast's Informer is univariate: it
+                        reads one series (enc_in = dec_in = c_out = 1) and takes the time features as future exogenous
+                        columns. Shapes matched: both read features "S" of the same ETTh1 target (OT) from the same
+                        batches; its input_size = our seq_len 96, h = pred_len 24, decoder_input_size_multiplier 0.5
+                        (label_len 48), hidden_size = d_model 64, conv_hidden_size = d_ff 128, n_head 4, factor 5,
+                        dropout 0.05, encoder_layers 2, decoder_layers 1, gelu, distil; windows_batch["insample_y"] =
+                        x_enc [B, 96, 1], windows_batch["futr_exog"] = the 4 hourly time features of the 96 input and
+                        the 24 forecast steps [B, 120, 4] (its decoder reads the last 72: our mark_dec). Its own choices
+                        stay: ProbSparse cross-attention (ours: full), the distilling conv padded 2 (96 → 49; ours
+                        → 48), no time-feature bias, mean over L_K and cumsum lazy rows. ours_S is ours with default
+                        options on those batches.
 
 The issue's configuration: ETTh1 (../shared/data/ETT/ETTh1.csv relative to the repository root, or --csv),
 features M, 96/48/24, d_model 64, 4 heads, d_ff 128, e_layers 2, d_layers 1, dropout 0.05, factor 5,
 batch 32, lr 1e-4. Batches are built once, before timing, from `analysis.learning.windows.split_batches` (shuffled,
 generator seed 0); our data loading per batch is timed separately. The est. s/epoch is ms/step × the
 number of train batches (training steps only; the loading line says what iterating the loader adds).
-Last lines: `ours_vs_official_train_step_speedup: <median over blocks of official ms / ours ms>`, and with --tsl
-`ours_vs_tsl_train_step_speedup`. --profile prints where one step of ours and of each peer spends its time.
+Last lines: `ours_vs_official_train_step_speedup: <median over blocks of official ms / ours ms>`, with --tsl
+`ours_vs_tsl_train_step_speedup`, with --neuralforecast `ours_vs_neuralforecast_train_step_speedup` (neuralforecast /
+ours_S). --profile prints where 5 steps of ours and of each peer spend their time (operators by self CPU time).
 """
 from __future__ import annotations
 
@@ -67,6 +85,7 @@ Step = Callable[[Batch, torch.Tensor], float]  # one training step on (batch, y)
 class Contestant:
     name: str
     step: Step
+    batches: list = field(default_factory=list)  # the batches it trains on (cycled)
     block_ms: list[float] = field(default_factory=list)  # ms per step, one entry per timed block
     losses: list[float] = field(default_factory=list)
 
@@ -144,17 +163,50 @@ def tsl_step(prepared, folder: Path) -> Step:
     return step
 
 
+def neuralforecast_step(prepared) -> Step:
+    """neuralforecast's Informer on univariate windows (see the module docstring for how its shapes match ours_S):
+    zero_grad, forward(windows_batch), MSE, backward, Adam step."""
+    try:
+        from neuralforecast.losses.pytorch import MSE
+        from neuralforecast.models.informer import Informer as NFInformer
+    except ImportError as error:
+        sys.exit(f"error: --neuralforecast needs the neuralforecast package ({error}); run this script with the "
+                 "python of an environment that has it")
+    s = prepared.spec
+    if prepared.enc_in != 1:
+        raise ValueError("neuralforecast's Informer reads one series: prepare features 'S'")
+    model = NFInformer(h=s.pred_len, input_size=s.seq_len, futr_exog_list=[f"mark{i}" for i in range(prepared.n_marks)],
+                       decoder_input_size_multiplier=s.label_len / s.seq_len, hidden_size=SIZE["d_model"],
+                       conv_hidden_size=SIZE["d_ff"], n_head=SIZE["n_heads"], factor=SIZE["factor"],
+                       dropout=SIZE["dropout"], activation="gelu", encoder_layers=2, decoder_layers=1, distil=True,
+                       loss=MSE(), learning_rate=LEARNING_RATE, random_seed=0).to(DEVICE).train()
+    if model.label_len != s.label_len:
+        raise ValueError(f"neuralforecast's label_len is {model.label_len}, ours {s.label_len}")
+    optimiser = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)  # its configure_optimizers' default
+
+    def step(batch: Batch, y: torch.Tensor) -> float:
+        optimiser.zero_grad()
+        marks = torch.cat([batch.mark_enc, batch.mark_dec[:, -s.pred_len:]], dim=1)  # [B, seq_len + pred_len, n_marks]
+        out = model({"insample_y": batch.x_enc.float(), "futr_exog": marks.float()})  # [B, pred_len, 1]
+        loss = torch.nn.functional.mse_loss(out, y.float())
+        loss.backward()
+        optimiser.step()
+        return loss.item()
+
+    return step
+
+
 def _unavailable(name: str):
     def fail(*args, **kwargs):
         raise RuntimeError(f"{name} is not installed: only TSL's Informer is benchmarked")
     return fail
 
 
-def profile_steps(contestants: list, batches: list, steps: int = 5) -> None:
+def profile_steps(contestants: list, steps: int = 5) -> None:
     """torch.profiler over `steps` steps of each contestant: the operators by self CPU time."""
     for c in contestants:
         with torch.profiler.profile() as prof:
-            run_block(c, batches, 0, steps)
+            run_block(c, 0, steps)
         print(f"\n--- {c.name}: {steps} steps, operators by self CPU time")
         print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
 
@@ -162,8 +214,9 @@ def profile_steps(contestants: list, batches: list, steps: int = 5) -> None:
 # --------------------------------------------------------------------------------------------
 # Timing
 # --------------------------------------------------------------------------------------------
-def run_block(contestant: Contestant, batches: list, start: int, steps: int) -> float:
-    """`steps` training steps on batches start, start+1, ... (cycling) → ms per step."""
+def run_block(contestant: Contestant, start: int, steps: int) -> float:
+    """`steps` training steps on the contestant's batches start, start+1, ... (cycling) → ms per step."""
+    batches = contestant.batches
     began = time.perf_counter()
     for i in range(start, start + steps):
         batch, y = batches[i % len(batches)]
@@ -187,6 +240,25 @@ def spread(values: list[float], fmt: str = "{:.1f}") -> str:
     return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}–{fmt.format(max(values))})"
 
 
+def first_batches(prepared, n: int) -> tuple[list, int]:
+    """The first n batches of the shuffled train loader (generator seed 0), and the loader's batches per epoch."""
+    loader = split_batches(prepared, "train", BATCH_SIZE, shuffle=True, generator=torch.Generator().manual_seed(0))
+    batches = []
+    for item in loader:
+        batches.append(item)
+        if len(batches) == n:
+            break
+    return batches, len(loader)
+
+
+def ratio_line(label: str, peer: Contestant, ours: Contestant) -> list[float]:
+    """Print the per-block ratio peer / ours; → the ratios."""
+    ratios = [p / m for p, m in zip(peer.block_ms, ours.block_ms)]
+    print(f"per-block ratio {label:33s} {spread(ratios, '{:.2f}')} (ours faster in {sum(r > 1 for r in ratios)}/"
+          f"{len(ratios)} blocks)")
+    return ratios
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", type=Path, default=ROOT.parent / "shared" / "data" / "ETT" / "ETTh1.csv")
@@ -194,39 +266,46 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10, help="training steps per block")
     parser.add_argument("--batches", type=int, default=40, help="distinct batches built up front (cycled)")
     parser.add_argument("--tsl", type=Path, help="a Time-Series-Library checkout: its Informer joins the contest")
+    parser.add_argument("--neuralforecast", action="store_true",
+                        help="neuralforecast's Informer joins the contest (against ours_S: univariate, same shapes)")
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's own, e.g. OMP_NUM_THREADS)")
     parser.add_argument("--profile", action="store_true", help="also profile 5 steps of each contestant")
     args = parser.parse_args()
-    if args.blocks < 1 or args.steps < 1 or args.batches < 1:
-        sys.exit("error: --blocks, --steps and --batches must be at least 1")
+    if args.blocks < 1 or args.steps < 1 or args.batches < 1 or (args.threads is not None and args.threads < 1):
+        sys.exit("error: --blocks, --steps, --batches and --threads must be at least 1")
     if not args.csv.is_file():
         sys.exit(f"error: {args.csv} not found (the ETT data sets live in ../shared/data/ETT/; or pass --csv)")
     if args.tsl is not None and not (args.tsl / "models" / "Informer.py").is_file():
         sys.exit(f"error: {args.tsl} has no models/Informer.py (pass a Time-Series-Library checkout)")
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
 
-    prepared = prepare(load_csv(args.csv), DataSpec(target="OT", **SPEC))
-    loader = split_batches(prepared, "train", BATCH_SIZE, shuffle=True, generator=torch.Generator().manual_seed(0))
-    epoch_batches = len(loader)
-    batches = []
-    for item in loader:
-        batches.append(item)
-        if len(batches) == args.batches:
-            break
-
-    contestants = [Contestant("official", official_step(prepared)), Contestant("ours", our_step(prepared)),
-                   Contestant("ours_official_quirks", our_step(prepared, **OFFICIAL_QUIRKS))]
+    frame = load_csv(args.csv)
+    prepared = prepare(frame, DataSpec(target="OT", **SPEC))
+    batches, epoch_batches = first_batches(prepared, args.batches)
+    contestants = [Contestant("official", official_step(prepared), batches),
+                   Contestant("ours", our_step(prepared), batches),
+                   Contestant("ours_official_quirks", our_step(prepared, **OFFICIAL_QUIRKS), batches)]
     if args.tsl is not None:
-        contestants.append(Contestant("tsl", tsl_step(prepared, args.tsl)))
+        contestants.append(Contestant("tsl", tsl_step(prepared, args.tsl), batches))
+    if args.neuralforecast:
+        univariate = prepare(frame, DataSpec(target="OT", **{**SPEC, "features": "S"}))
+        batches_s, _ = first_batches(univariate, args.batches)
+        contestants += [Contestant("ours_S", our_step(univariate), batches_s),
+                        Contestant("neuralforecast", neuralforecast_step(univariate), batches_s)]
+    by_name = {c.name: c for c in contestants}
     print(f"ETTh1 ({args.csv.name}): {epoch_batches} train batches of {BATCH_SIZE}; {len(batches)} distinct batches "
           f"cycled; model {SIZE}, e_layers 2, d_layers 1; CPU, {torch.get_num_threads()} threads, torch "
           f"{torch.__version__}")
     print(f"1 warm-up block + {args.blocks} timed blocks × {args.steps} steps per contestant, interleaved "
-          "(the order rotates each block); every contestant sees the same batches")
+          "(the order rotates each block); every contestant sees the same batches (ours_S and neuralforecast the "
+          "same univariate ones)")
 
     for block in range(args.blocks + 1):
         start = block * args.steps
         order = contestants[block % len(contestants):] + contestants[:block % len(contestants)]
         for c in order:
-            ms = run_block(c, batches, start, args.steps)
+            ms = run_block(c, start, args.steps)
             if block > 0:  # block 0 is the warm-up
                 c.block_ms.append(ms)
 
@@ -238,27 +317,24 @@ def main() -> None:
         print(f"{c.name:22s} {spread(c.block_ms):>26s} {statistics.median(c.block_ms) * epoch_batches / 1e3:13.1f} "
               f"{first:10.3f} → {last:.3f}")
 
-    official, ours, quirks = (c.block_ms for c in contestants[:3])
-    speedup = [o / m for o, m in zip(official, ours)]
-    speedup_quirks = [o / m for o, m in zip(official, quirks)]
-    print(f"\nper-block ratio official / ours:                 {spread(speedup, '{:.2f}')}")
-    print(f"per-block ratio official / ours_official_quirks: {spread(speedup_quirks, '{:.2f}')}")
-    print(f"ours faster than official in {sum(r > 1 for r in speedup)}/{len(speedup)} blocks, "
-          f"ours_official_quirks in {sum(r > 1 for r in speedup_quirks)}/{len(speedup_quirks)}")
-
-    if args.tsl is not None:
-        vs_tsl = [o / m for o, m in zip(contestants[3].block_ms, ours)]
-        print(f"per-block ratio tsl / ours:                      {spread(vs_tsl, '{:.2f}')} "
-              f"(ours faster in {sum(r > 1 for r in vs_tsl)}/{len(vs_tsl)} blocks)")
+    print()
+    ours = by_name["ours"]
+    speedup = ratio_line("official / ours:", by_name["official"], ours)
+    ratio_line("official / ours_official_quirks:", by_name["official"], by_name["ours_official_quirks"])
+    vs_tsl = ratio_line("tsl / ours:", by_name["tsl"], ours) if args.tsl is not None else None
+    vs_nf = (ratio_line("neuralforecast / ours_S:", by_name["neuralforecast"], by_name["ours_S"])
+             if args.neuralforecast else None)
     if args.profile:
-        profile_steps(contestants, batches)
+        profile_steps(contestants)
 
     load_ms = time_loading(prepared, epoch_batches)
     print(f"\nour data loading (split_batches, best of 3 full passes), not in the step times above: {load_ms:.2f} "
           f"ms/batch = {load_ms * epoch_batches / 1e3:.2f} s/epoch")
     print(f"ours_vs_official_train_step_speedup: {statistics.median(speedup):.2f}")
-    if args.tsl is not None:
+    if vs_tsl is not None:
         print(f"ours_vs_tsl_train_step_speedup: {statistics.median(vs_tsl):.2f}")
+    if vs_nf is not None:
+        print(f"ours_vs_neuralforecast_train_step_speedup: {statistics.median(vs_nf):.2f}")
 
 
 if __name__ == "__main__":
