@@ -111,7 +111,8 @@ def explicit_skipped(key: str, L: int, max_gib: float) -> bool:
 
 
 def call(key: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """One forward call. ProbSparse as the model's layer calls it when nothing is recorded (no rows, no M̄ kept)."""
+    """One forward call. ProbSparse as the model's layer calls it when nothing is recorded (no rows, no M̄ kept, the
+    top u in no particular order)."""
     if key in OTHERS:
         return OTHERS[key].probsparse_attention(Q, K, V, factor=FACTOR, causal=False, mean_divisor=MEAN_DIVISOR,
                                                 decoder_lazy="cummean", sample_block=DEFAULT_BLOCK,
@@ -119,7 +120,7 @@ def call(key: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, gen: torch
     if key.startswith("prob_b"):
         return probsparse_attention(Q, K, V, factor=FACTOR, causal=False, mean_divisor=MEAN_DIVISOR,
                                     decoder_lazy="cummean", sample_block=int(key[len("prob_b"):]),
-                                    generator=gen, need_scores=False).context
+                                    generator=gen, need_scores=False, order_selected=False).context
     if key == "full_rows":
         return full_attention(Q, K, V, causal=False, need_rows=True).context
     if key == "sdpa":

@@ -19,17 +19,17 @@ Pure functions of their inputs; nothing but a thread pool is kept between calls.
 """
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import torch
 import torch.nn.functional as F
 
+from .probsparse_small import small_shared_attention, takes_small_path
+from .threads import one_torch_thread, run_chunks
+
 EXPLICIT_ROWS = 1 << 20  # B·H·u·L_K up to which the selected queries' rows are computed explicitly (4 MB)
 CACHE_FLOATS = 1 << 19  # 2 MB: the dot products of a chunk of heads (one head at L = 8192)
-PARALLEL_FLOATS = 1 << 20  # B·H·L_Q·D per thread below which a call runs in the calling thread alone
+PARALLEL_FLOATS = 1 << 16  # B·H·L_Q·D per thread below which a call runs in the calling thread alone
 WORK_FLOATS = 1 << 21  # 8 MB: the autograd path's work space for M̄
 
 
@@ -66,42 +66,6 @@ def block_scores(q: torch.Tensor, k: torch.Tensor, draws: torch.Tensor, block: i
     return M_bar
 
 
-# ------------------------------------------------------------------------------------------ threads
-_lock = threading.Lock()
-_depth = 0
-_outside = 1  # torch's threads outside `one_torch_thread`: the Python threads a call may share its chunks with
-_pool: ThreadPoolExecutor | None = None
-
-
-@contextlib.contextmanager
-def one_torch_thread():
-    """torch's kernels on one thread for the duration, restored after (concurrent and nested uses share one setting;
-    torch's thread count is the process's). Yields the thread count outside."""
-    global _depth, _outside
-    with _lock:
-        if _depth == 0:
-            _outside = torch.get_num_threads()
-            if _outside > 1:
-                torch.set_num_threads(1)
-        _depth += 1
-        outside = _outside
-    try:
-        yield outside
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _outside > 1:
-                torch.set_num_threads(_outside)
-
-
-def _workers(n: int) -> ThreadPoolExecutor:
-    global _pool
-    with _lock:
-        if _pool is None or _pool._max_workers < n:
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="probsparse")
-        return _pool
-
-
 # ------------------------------------------------------------------------------------------ the attention
 def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, draws: torch.Tensor, block: int,
                             u: int, divisor: int, need_rows: bool, need_scores: bool = True,
@@ -116,47 +80,62 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
     B, H, L_Q, D = Q.shape
     L_K, (n_all, U) = K.shape[2], draws.shape
     BH, block, scale = B * H, min(block, L_Q), 1 / math.sqrt(D)
-    q, k, v = (t.reshape(BH, -1, D) for t in (Q, K, V))  # [BH, L, D]: views of contiguous inputs
+    q, k, v = (t.reshape(BH, -1, D).contiguous() for t in (Q, K, V))  # [BH, L, D]: views of contiguous inputs
     M_bar = Q.new_empty(BH, L_Q) if need_scores or torch.is_grad_enabled() else None
     if torch.is_grad_enabled() and (Q.requires_grad or K.requires_grad or V.requires_grad):
         return _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B, order_selected)
     selected = torch.empty(BH, u, dtype=torch.long, device=Q.device)
     rows = Q.new_empty(BH, u, L_K) if need_rows else None
+    if takes_small_path(BH, L_Q, L_K, U, n_all):  # a dozen kernels a chunk (model/attention/probsparse_small)
+        out = Q.new_empty(BH, L_Q, D)
+        M_bar = M_bar if M_bar is not None else Q.new_empty(BH, L_Q)
+
+        def part(a: int, b: int) -> None:
+            small_shared_attention(q[a:b], k[a:b], v[a:b], draws[0], u, divisor, scale, out[a:b], selected[a:b],
+                                   M_bar[a:b], None if rows is None else rows[a:b], order_selected)
+
+        with torch.no_grad(), one_torch_thread() as threads:
+            workers = min(threads, BH, max(1, BH * L_Q * D // PARALLEL_FLOATS))
+            edges = [BH * i // workers for i in range(workers + 1)]
+            run_chunks(workers, lambda i: part(edges[i], edges[i + 1]), workers)
+        return (out.view(B, H, L_Q, D), rows.view(B, H, u, L_K) if need_rows else None, selected.view(B, H, u),
+                M_bar.mul_(scale).view(B, H, L_Q) if need_scores else None)
     out, context = Q.new_empty(BH, L_Q, D), Q.new_empty(BH, u, D)
-    per_head = work_floats(L_Q, D, n_all, U, block) + (0 if need_scores else L_Q)  # M̄ in the work space too
+    one_block = n_all == 1  # every query scored on the same keys: M̄ straight from one GEMM, no work space
+    per_head = (U * L_Q if one_block else work_floats(L_Q, D, n_all, U, block)) + (0 if need_scores else L_Q)
     chunk = max(1, min(BH, CACHE_FLOATS // max(per_head, u * L_K)))
 
-    def heads(h0: int, h1: int) -> None:
-        """Everything of heads h0 … h1 − 1, a cache-sized chunk at a time; a chunk's part of the output is its work
-        space (the sampled keys, their products, M̄, then the selected queries' rows) until it is written."""
-        for a in range(h0, h1, chunk):
-            b = min(h1, a + chunk)
-            c, kc, vc, oc = b - a, k[a:b], v[a:b], out[a:b]
-            fits = per_head <= L_Q * D and u * L_K <= L_Q * D
-            work = oc.view(-1) if fits else Q.new_empty(c * max(per_head, u * L_K))
-            scores = M_bar[a:b] if need_scores else work[work.numel() - c * L_Q:].view(c, L_Q)
+    def heads(a: int, b: int) -> None:
+        """Everything of heads a … b − 1 (a cache-sized chunk); with several blocks, the chunk's part of the output is
+        its work space (the sampled keys, their products, M̄, then the selected queries' rows) until it is written."""
+        c, kc, vc, oc = b - a, k[a:b], v[a:b], out[a:b]
+        work = oc.view(-1) if per_head <= L_Q * D and u * L_K <= L_Q * D else Q.new_empty(c * max(per_head, u * L_K))
+        scores = M_bar[a:b] if need_scores else work[work.numel() - c * L_Q:].view(c, L_Q)
+        if one_block:
+            products = torch.bmm(kc.index_select(1, draws[0]), q[a:b].transpose(1, 2))  # [c, U, L_Q]
+            torch.sub(products.amax(dim=1), products.sum(dim=1), alpha=1 / divisor, out=scores)
+        else:
             block_scores(q[a:b], kc, draws, block, divisor, work, out=scores)
-            chosen = selected[a:b] = scores.topk(u, dim=-1, sorted=order_selected).indices  # [c, u]
-            flat = (chosen + torch.arange(0, c * L_Q, L_Q, device=Q.device).unsqueeze(1)).view(-1)  # [c·u] rows
-            top = q[a:b].reshape(c * L_Q, D).index_select(0, flat).view(c, u, D)
-            R = rows[a:b] if need_rows else work[:c * u * L_K].view(c, u, L_K)  # [c, u, L_K]
+        chosen = selected[a:b] = scores.topk(u, dim=-1, sorted=order_selected).indices  # [c, u]
+        flat = (chosen + torch.arange(0, c * L_Q, L_Q, device=Q.device).unsqueeze(1)).view(-1)  # [c·u] rows
+        top = q[a:b].reshape(c * L_Q, D).index_select(0, flat).view(c, u, D)
+        if need_rows:  # recorded: the explicit rows
+            R = rows[a:b]  # [c, u, L_K]
             torch.baddbmm(R, top, kc.transpose(1, 2), beta=0, alpha=scale, out=R)  # q·k/√D
             R.sub_(R.amax(dim=-1, keepdim=True)).exp_()
-            total = R.sum(dim=-1, keepdim=True)
-            torch.bmm(R.div_(total) if need_rows else R, vc, out=context[a:b])
-            if not need_rows:
-                context[a:b].div_(total)
-            oc.copy_(vc.mean(dim=1, keepdim=True).expand(c, L_Q, D))  # every other query: mean(V) …
-            oc.view(c * L_Q, D).index_copy_(0, flat, context[a:b].view(c * u, D))  # … the selected: their rows
+            torch.bmm(R.div_(R.sum(dim=-1, keepdim=True)), vc, out=context[a:b])
+        else:  # the flash kernel: as fast or faster than the explicit rows at every length measured (issue 23)
+            context[a:b] = F.scaled_dot_product_attention(top.unsqueeze(0), kc.unsqueeze(0), vc.unsqueeze(0),
+                                                          scale=scale)[0]
+        oc.copy_(vc.mean(dim=1, keepdim=True).expand(c, L_Q, D))  # every other query: mean(V) …
+        oc.view(c * L_Q, D).index_copy_(0, flat, context[a:b].view(c * u, D))  # … the selected: their rows
 
     with torch.no_grad(), one_torch_thread() as threads:
-        workers = min(BH, threads, max(1, BH * L_Q * D // PARALLEL_FLOATS))
-        if workers <= 1:
-            heads(0, BH)
-        else:  # the heads shared between Python threads, each on one core: no barrier between their kernels
-            edges = [BH * w // workers for w in range(workers + 1)]
-            for part in [_workers(workers).submit(heads, a, b) for a, b in zip(edges[:-1], edges[1:])]:
-                part.result()
+        n_chunks = -(-BH // chunk)
+        workers = min(threads, BH, max(1, BH * L_Q * D // PARALLEL_FLOATS))
+        if workers > 1 and n_chunks < workers:  # at least a chunk per thread
+            chunk, n_chunks = -(-BH // workers), workers
+        run_chunks(n_chunks, lambda i: heads(i * chunk, min(BH, (i + 1) * chunk)), workers)
     return (out.view(B, H, L_Q, D), rows.view(B, H, u, L_K) if need_rows else None, selected.view(B, H, u),
             M_bar.mul_(scale).view(B, H, L_Q) if need_scores else None)
 

@@ -90,3 +90,26 @@ def test_the_key_index_is_expanded_from_the_draws_only_when_read():
     sample = draw_key_sample(100, 80, 7, 32, torch.Generator().manual_seed(0), torch.device("cpu"))
     assert sample.draws.shape == (4, 7) and "index" not in sample.__dict__
     assert torch.equal(sample.index, sample.draws.repeat_interleave(32, dim=0)[:100])
+
+
+@pytest.mark.parametrize("need_rows", [False, True])
+def test_one_key_sample_small_or_chunked_sliced_or_not_is_the_math(monkeypatch, need_rows):
+    """A call whose queries share one key sample takes the few-kernel path when small (model/attention/probsparse_small)
+    and the chunked path when not; both are the mathematics, on inputs sliced out of longer ones (not contiguous: the
+    variants instrument's memory probe passes such) as on contiguous ones."""
+    import model.attention.probsparse_small as small
+
+    Q, K, V = (t[:, :, :50] for t in data(L=70, seed=5))  # [B, H, 50, D] views with the strides of L = 70
+    assert not Q.is_contiguous()
+    draws = draw_key_sample(50, 50, 12, 64, torch.Generator().manual_seed(6), Q.device).draws
+    assert draws.shape[0] == 1
+    context, M, chosen, rows = reference(Q, K, V, draws.expand(50, -1), 9, 12)
+    answers = [blocks.shared_sample_attention(Q, K, V, draws, 64, 9, 12, need_rows=need_rows)]
+    monkeypatch.setattr(small, "SMALL_FLOATS", 0)  # now the chunked path
+    answers.append(blocks.shared_sample_attention(Q, K, V, draws, 64, 9, 12, need_rows=need_rows))
+    for got in answers:
+        torch.testing.assert_close(got[0], context, atol=1e-12, rtol=0)
+        torch.testing.assert_close(got[3], M, atol=1e-12, rtol=0)
+        assert torch.equal(got[2], chosen)
+        if need_rows:
+            torch.testing.assert_close(got[1], rows, atol=1e-12, rtol=0)

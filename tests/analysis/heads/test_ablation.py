@@ -146,7 +146,8 @@ def test_leave_one_in_and_layer_masking_are_the_masks_they_say(model, subset):
     whole = evaluate(model, subset, "test", seed=1,
                      head_mask=HeadMask(gates_with_heads_off(model, [(2, h) for h in range(4)])))
     assert layers.iloc[3].mse == pytest.approx(whole.mse, rel=1e-6) and layers.iloc[3].n_masked == 4
-    assert lo.mse.iloc[0] == layers.mse.iloc[0]
+    # the two sweeps batch their masks differently, and ProbSparse picks its kernels by a call's size: float rounding
+    assert lo.mse.iloc[0] == pytest.approx(layers.mse.iloc[0], rel=1e-9)
 
 
 def test_random_masking_masks_round_k_n_heads_and_is_reproducible(model, subset):
