@@ -1,7 +1,9 @@
 """Per-call replacement of heads' attention rows: the two baselines of attention as explanation.
 
 - uniform rows (Wiegreffe & Pinter 2019): every computed row of the head weighs the keys its query may see
-  equally (causal: its prefix, keys j ≤ i; otherwise every key);
+  equally (causal: its prefix, keys j ≤ i; otherwise every key; under a sparse kind, the keys its pattern lets the
+  query read: LogSparse's, a window's, LSH's buckets … — compressed attention's summaries are not keys and keep no
+  weight);
 - permuted rows (Jain & Wallace 2019): each computed row's weights are shuffled among those same keys (one
   permutation per row, drawn from the edit's generator).
 
@@ -85,19 +87,26 @@ def uniform_rows(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 def permuted_rows(rows: torch.Tensor, allowed: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Each row's weights shuffled among its allowed keys (an independent permutation per row; the weights of
-    keys a row may not see stay 0). rows, allowed: [..., u, L_K]."""
+    keys a row may not see stay 0). rows, allowed: [..., u, L_K]; the allowed keys need not be a prefix (a sparse
+    kind's pattern)."""
+    L_K = rows.shape[-1]
+    keys = torch.arange(L_K, device=rows.device)
     noise = torch.rand(rows.shape, generator=generator, device=generator.device).to(rows.device)
-    noise = noise.masked_fill(~allowed, 2.0)  # allowed keys sort first, in random order
-    order = noise.argsort(dim=-1)  # [..., u, L_K]: order[j] = the key whose weight lands on position j
-    return torch.gather(rows, -1, order)
+    source = noise.masked_fill(~allowed, 2.0).argsort(dim=-1)  # the allowed keys first, in random order …
+    target = torch.where(allowed, keys, keys + L_K).argsort(dim=-1)  # … land on the allowed keys in key order
+    moved = torch.zeros_like(rows).scatter_(-1, target, torch.gather(rows, -1, source))
+    return moved.masked_fill_(~allowed, 0)
 
 
 def apply_row_edit(edit: RowEdit, rows: torch.Tensor, selected: torch.Tensor | None, V: torch.Tensor,
-                   context: torch.Tensor, causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
+                   context: torch.Tensor, causal: bool,
+                   pattern: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(rows, context) with the edit's heads replaced.
 
     rows: [B, H, u, L_K] softmax rows; selected: [B, H, u] their queries (None: every query, in order);
-    V: [B, H, L_K, D]; context: [B, H, L_Q, D] after the lazy fill. Returns new tensors (inputs untouched).
+    V: [B, H, L_K, D]; context: [B, H, L_Q, D] after the lazy fill; pattern: bool [L_Q, L_K], [H, L_Q, L_K] or
+    [B, H, L_Q, L_K], the keys each query may read (a sparse kind's; None: every key, or the prefix when causal).
+    Returns new tensors (inputs untouched).
     """
     B, H, u, L_K = rows.shape
     bad = [h for h in edit.heads if not 0 <= h < H]
@@ -107,7 +116,11 @@ def apply_row_edit(edit: RowEdit, rows: torch.Tensor, selected: torch.Tensor | N
     if selected is None:
         selected = torch.arange(u, device=rows.device).expand(B, H, u)
     positions = selected[:, heads]  # [B, h, u]
-    allowed = allowed_keys(positions, L_K, causal)  # [B, h, u, L_K]
+    if pattern is None:
+        allowed = allowed_keys(positions, L_K, causal)  # [B, h, u, L_K]
+    else:
+        every = pattern.expand(B, H, *pattern.shape[-2:])[:, heads]  # [B, h, L_Q, L_K]
+        allowed = torch.gather(every, 2, positions.unsqueeze(-1).expand(-1, -1, -1, L_K))
     if edit.mode == "uniform":
         new = uniform_rows(allowed, rows.dtype)
     else:

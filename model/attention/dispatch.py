@@ -32,7 +32,7 @@ from .fixed import fixed_table
 from .logsparse import logsparse_table
 from .lsh import hash_vectors, lsh_attention_sorted, lsh_table, random_rotations, shared_keys
 from .strided import strided_table
-from .table import KeyTable, table_attention
+from .table import KeyTable, dense_pattern, table_attention
 from .window import global_positions, window_table
 
 SPARSE_KINDS = ("logsparse", "strided", "fixed", "window", "block", "compressed", "lsh", "adaptive")
@@ -53,6 +53,7 @@ class SparseResult(NamedTuple):
     context: torch.Tensor  # [B, H, L_Q, D]
     rows: torch.Tensor | None  # [B, H, L_Q, L_K] the weights on the keys (None: not asked for)
     scores: torch.Tensor | None  # [B, H, L_Q] M on the computed rows (max − mean of q·k/√D over the keys read)
+    pattern: torch.Tensor | None = None  # bool [.., L_Q, L_K] the keys each query reads, with the rows (else None)
 
 
 # Each parameter's allowed values: (type, low, high) for numbers (None allowed where the default is None), a tuple of
@@ -179,13 +180,17 @@ def sparse_attention(kind: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tenso
                 memory = (compress(K, stride, learned), compress(V, stride, learned), visible)
     context, rows, scores = table_attention(Q, K, V, table, memory=memory, need_rows=need_rows,
                                             need_scores=need_scores)
+    pattern = dense_pattern(table, L_K) if need_rows else None  # [L_Q | H, L_Q | B, H, L_Q, L_K]
     if kind == "window":
         G = global_positions(L_Q, o["globals"])
         if G:  # the global queries read every key (causal: every key up to them)
             context, rows, scores = _global_rows(Q, K, V, G, causal, context, rows, scores)
+            if pattern is not None:
+                g = torch.tensor(G, device=Q.device)
+                pattern[..., g, :] = (torch.arange(L_K, device=Q.device) <= g.view(-1, 1)) if causal else True
     if rows is not None and rows.shape[-1] != L_K:
         rows = rows[..., :L_K]  # the summaries' weights are not weights on keys: rows keep the exact part
-    return SparseResult(context, rows, scores)
+    return SparseResult(context, rows, scores, pattern)
 
 
 def _global_rows(Q, K, V, G: list[int], causal: bool, context, rows, scores):

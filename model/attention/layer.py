@@ -140,6 +140,7 @@ class AttentionLayer(nn.Module):
         need_rows = edit is not None or self.hook_rows.wanted()
         kind, options = resolve_kind(kind, self.kind, self.options, self.site_type)
 
+        pattern = None  # the keys each query may read, where a kind reads fewer than (causal) full attention
         if kind == "prob":
             result = probsparse_attention(Qh, Kh, Vh, factor=self.factor, causal=self.causal,
                                           mean_divisor=self.mean_divisor, decoder_lazy=self.decoder_lazy,
@@ -154,9 +155,10 @@ class AttentionLayer(nn.Module):
                                     dropout_p=self.attention_dropout if self.training else 0.0,
                                     need_rows=need_rows)
         else:
-            result = self._sparse(kind, options, Qh, Kh, Vh, need_rows, generator)
+            result, pattern = self._sparse(kind, options, Qh, Kh, Vh, need_rows, generator)
         if edit is not None:
-            rows, context = apply_row_edit(edit, result.rows, result.selected, Vh, result.context, self.causal)
+            rows, context = apply_row_edit(edit, result.rows, result.selected, Vh, result.context, self.causal,
+                                           pattern)
             result = result._replace(rows=rows, context=context)
         self._record(result, B, L_Q)
 
@@ -190,7 +192,7 @@ class AttentionLayer(nn.Module):
         return tuple(t.transpose(1, 2).contiguous() for t in (Q, K, V))
 
     def _sparse(self, kind: str, options: dict, Q, K, V, need_rows: bool,
-                generator: torch.Generator | None) -> AttentionResult:
+                generator: torch.Generator | None) -> tuple[AttentionResult, torch.Tensor | None]:
         """One of model/attention: with this layer's learned span / convolution / shared keys when the kind is its own,
         in their parameter-free forms when the kind is swapped in (fixed span, mean compression, separate keys)."""
         own = kind == self.kind
@@ -201,7 +203,7 @@ class AttentionLayer(nn.Module):
                              need_scores=self.hook_scores.wanted(), generator=generator,
                              span=getattr(self, "span", None) if own else None,
                              conv=getattr(self, "compress_conv", None) if own else None)
-        return AttentionResult(r.context, r.rows, None, r.scores, None)
+        return AttentionResult(r.context, r.rows, None, r.scores, None), r.pattern
 
     def project(self, context: torch.Tensor, gate: torch.Tensor | None = None,
                 mean: torch.Tensor | None = None) -> torch.Tensor:

@@ -132,3 +132,41 @@ def test_adaptive_spans_carry_the_paper_s_l1_penalty_and_it_shrinks_them():
     assert (shrunk < start).all()
     start, kept = spans_after(0.0)
     torch.testing.assert_close(kept, start)
+
+
+
+@pytest.mark.parametrize("kind", ["logsparse", "strided", "window", "block", "lsh"])
+def test_row_edits_under_a_sparse_kind_stay_inside_its_pattern(kind):
+    """Uniform rows weigh exactly the keys the kind lets each query read (not every key, not the whole prefix);
+    permuted rows move each row's weights among the same keys. The keys read are the kind's brute-force pattern for
+    the positional kinds, and the support of its own rows for LSH (its buckets depend on the rotations drawn)."""
+    from model import RowEdit, replacing_rows
+
+    config = tiny(encoder_attention=kind, decoder_attention=kind, cross_attention="lsh" if kind == "lsh" else "full")
+    model, batch = model_for(config), batch_for(config)
+    sites = {"encoder.0.0": False, "decoder_self.0": True}  # site: causal
+    names = [f"{s}.rows" for s in sites]
+
+    def rows_under(edit=None):
+        with replacing_rows(edit or {}), recording(*names) as rec:
+            run(model, batch)  # the same key-sample seed, so LSH draws the same rotations every time
+        return {s: rec.records[f"{s}.rows"][:, 1] for s in sites}  # head 1: [B, L_Q, L_K]
+
+    own = rows_under()
+    uniform = rows_under({s: RowEdit((1, 3), "uniform") for s in sites})
+    moved = rows_under({s: RowEdit((1,), "permute", torch.Generator().manual_seed(2)) for s in sites})
+    for site, causal in sites.items():
+        L = own[site].shape[-1]
+        if kind == "lsh":
+            pattern = own[site] > 0
+        else:
+            pattern = dense_pattern(positional_table(kind, L, 4, causal=causal, options={}), L)
+            pattern = (pattern if pattern.dim() == 2 else pattern[1]).expand_as(own[site])
+            assert ((own[site] > 0) <= pattern).all()
+        assert not pattern.all(dim=-1).all()  # the kind reads fewer keys than full attention
+        width = pattern.sum(-1, keepdim=True)
+        torch.testing.assert_close(uniform[site], pattern / width, atol=1e-7, rtol=0)
+        assert ((moved[site] > 0) & ~pattern).sum() == 0
+        for a, b in zip(own[site].reshape(-1, L), moved[site].reshape(-1, L)):
+            torch.testing.assert_close(a.sort().values, b.sort().values, atol=0, rtol=0)
+        assert not torch.equal(moved[site], own[site])

@@ -20,11 +20,15 @@ def test_uniform_rows_weigh_every_key_a_query_may_see_equally():
     assert torch.allclose(full, torch.full((3, 6), 1 / 6, dtype=torch.float64))
 
 
-def test_permuted_rows_shuffle_each_row_among_its_allowed_keys():
+@pytest.mark.parametrize("pattern", ["prefix", "scattered"])  # causal; a sparse kind's keys anywhere in the row
+def test_permuted_rows_shuffle_each_row_among_its_allowed_keys(pattern):
     g = torch.Generator().manual_seed(0)
     rows = torch.softmax(torch.randn(2, 3, 7, 9, generator=g), dim=-1)
     positions = torch.randint(0, 9, (2, 3, 7), generator=g)
     allowed = allowed_keys(positions, 9, causal=True)
+    if pattern == "scattered":
+        allowed = torch.rand(2, 3, 7, 9, generator=g) < 0.4
+        allowed[..., 4] = True  # at least one key a row
     rows = rows * allowed
     rows = rows / rows.sum(-1, keepdim=True)
     out = permuted_rows(rows, allowed, torch.Generator().manual_seed(1))
