@@ -80,7 +80,7 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
     B, H, L_Q, D = Q.shape
     L_K, (n_all, U) = K.shape[2], draws.shape
     BH, block, scale = B * H, min(block, L_Q), 1 / math.sqrt(D)
-    q, k, v = (t.reshape(BH, -1, D).contiguous() for t in (Q, K, V))  # [BH, L, D]: views of contiguous inputs
+    q, k, v = (t.reshape(BH, -1, D).contiguous() for t in (Q, K, V))  # [BH, L, D]: views (copies of slices)
     M_bar = Q.new_empty(BH, L_Q) if need_scores or torch.is_grad_enabled() else None
     if torch.is_grad_enabled() and (Q.requires_grad or K.requires_grad or V.requires_grad):
         return _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B, order_selected)
