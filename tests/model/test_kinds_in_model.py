@@ -170,3 +170,21 @@ def test_row_edits_under_a_sparse_kind_stay_inside_its_pattern(kind):
         for a, b in zip(own[site].reshape(-1, L), moved[site].reshape(-1, L)):
             torch.testing.assert_close(a.sort().values, b.sort().values, atol=0, rtol=0)
         assert not torch.equal(moved[site], own[site])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_window_s_pattern_includes_its_global_rows(causal):
+    """Longformer's global queries read every key (causal: every key up to them): the pattern a row edit spreads over
+    is exactly the support of the kind's own rows, global rows included."""
+    from model.attention import sparse_attention
+
+    g = torch.Generator().manual_seed(0)
+    Q, K, V = (torch.randn(2, 3, 40, 8, generator=g) for _ in range(3))
+    r = sparse_attention("window", Q, K, V, causal=causal, options={"window": 4, "globals": (0, 17, -1)},
+                         need_rows=True)
+    pattern = r.pattern.expand_as(r.rows)
+    assert torch.equal(r.rows > 0, pattern)
+    keys = torch.arange(40)
+    for q in (0, 17, 39):
+        assert torch.equal(pattern[0, 0, q], keys <= q if causal else torch.ones(40, dtype=torch.bool))
+    assert not pattern[0, 0, 5].all()
