@@ -3,9 +3,8 @@ head gate and the hook sites."""
 from __future__ import annotations
 
 import torch
-from torch import nn
-
 import torch.nn.functional as F
+from torch import nn
 
 from ..hooks import HookPoint, observed
 from ..row_edits import apply_row_edit, row_edit

@@ -24,7 +24,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .probsparse_small import small_shared_attention, takes_small_path
+from .probsparse_small import query_rows, small_shared_attention, takes_small_path
 from .threads import one_torch_thread, run_chunks
 
 EXPLICIT_ROWS = 1 << 20  # B·H·u·L_K up to which the selected queries' rows are computed explicitly (4 MB)
@@ -117,7 +117,7 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
         else:
             block_scores(q[a:b], kc, draws, block, divisor, work, out=scores)
         chosen = selected[a:b] = scores.topk(u, dim=-1, sorted=order_selected).indices  # [c, u]
-        flat = (chosen + torch.arange(0, c * L_Q, L_Q, device=Q.device).unsqueeze(1)).view(-1)  # [c·u] rows
+        flat = query_rows(chosen, L_Q)  # [c·u] rows
         top = q[a:b].reshape(c * L_Q, D).index_select(0, flat).view(c, u, D)
         if need_rows:  # recorded: the explicit rows
             R = rows[a:b]  # [c, u, L_K]
@@ -154,7 +154,7 @@ def _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B, orde
             h1 = min(BH, h0 + chunk)
             block_scores(q[h0:h1], k[h0:h1], draws, block, divisor, work, out=M_bar[h0:h1])
         selected = M_bar.topk(u, dim=-1, sorted=order_selected).indices  # [BH, u]
-    flat = (selected + torch.arange(0, BH * L_Q, L_Q, device=q.device).unsqueeze(1)).view(-1)  # [BH·u] rows
+    flat = query_rows(selected, L_Q)  # [BH·u] rows
     top = q.reshape(BH * L_Q, D).index_select(0, flat).view(BH, u, D)
     rows = torch.softmax((top * scale) @ k.transpose(1, 2), dim=-1) if explicit else None  # [BH, u, L_K]
     context = rows @ v if explicit else F.scaled_dot_product_attention(

@@ -21,9 +21,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .probsparse_blocks import time_major_rows
-
-EXPLICIT_ROWS = 1 << 20  # B·H·u·L_K up to which the chosen rows are explicit (4 MB of fp32)
+from .probsparse_blocks import EXPLICIT_ROWS, time_major_rows
+from .probsparse_small import query_rows
 
 
 def causal_sampled_sparsity(q: torch.Tensor, k: torch.Tensor, keys: torch.Tensor, mean_divisor: str,
@@ -75,7 +74,7 @@ def shared_sample_causal(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, keys
     with torch.no_grad():
         M_bar = causal_sampled_sparsity(q, k, keys, mean_divisor, causal_sampling)  # [BH, L]
         selected = M_bar.topk(u, dim=-1, sorted=order_selected).indices  # [BH, u] (sorted: largest M̄ first)
-    flat = (selected + torch.arange(0, BH * L, L, device=Q.device).unsqueeze(1)).view(-1)  # [BH·u] rows of q
+    flat = query_rows(selected, L)  # [BH·u] rows of q
     top = q.reshape(BH * L, D).index_select(0, flat).view(BH, u, D)  # [BH, u, D]
     future = torch.full((L, L), float("-inf"), device=Q.device, dtype=Q.dtype).triu_(1)  # [L, L]: 0 on j ≤ i
     mask = future.index_select(0, selected.view(-1)).view(BH, u, L)  # [BH, u, L]
@@ -88,5 +87,5 @@ def shared_sample_causal(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, keys
                                                  attn_mask=mask.view(B, H, u, L), scale=scale).reshape(BH, u, D)
     running = running_values(v.view(B, H, L, D), decoder_lazy).view(B * L * H, D)  # time-major rows
     out = running.index_copy_(0, time_major_rows(selected, L, H), context.reshape(BH * u, D))
-    return (out.view(B, L, H, D).transpose(1, 2), None if not need_rows else rows.view(B, H, u, L), selected.view(B, H, u),
-            M_bar.mul_(scale).view(B, H, L))
+    return (out.view(B, L, H, D).transpose(1, 2), rows.view(B, H, u, L) if need_rows else None,
+            selected.view(B, H, u), M_bar.mul_(scale).view(B, H, L))

@@ -27,6 +27,11 @@ def _row_offsets(BH: int, L_Q: int, device: torch.device) -> torch.Tensor:
     return torch.arange(0, BH * L_Q, L_Q, device=device).unsqueeze(1)
 
 
+def query_rows(chosen: torch.Tensor, L_Q: int) -> torch.Tensor:
+    """The rows of a head-major [BH·L_Q, D] table that hold the chosen queries: chosen [BH, u] → [BH·u] long."""
+    return (chosen + _row_offsets(chosen.shape[0], L_Q, chosen.device)).view(-1)
+
+
 def small_shared_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keys: torch.Tensor, u: int,
                            divisor: int, scale: float, out: torch.Tensor, selected: torch.Tensor,
                            M_bar: torch.Tensor | None = None, rows: torch.Tensor | None = None,
@@ -46,7 +51,7 @@ def small_shared_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ke
     products = torch.bmm(k.index_select(1, keys), q.transpose(1, 2), out=work[:c * U * L_Q].view(c, U, L_Q))
     M_bar = torch.sub(products.amax(dim=1), products.sum(dim=1), alpha=1 / divisor, out=M_bar)  # [c, L_Q]
     chosen = torch.topk(M_bar, u, dim=-1, sorted=order_selected, out=(q.new_empty(c, u), selected)).indices
-    flat = (chosen + _row_offsets(c, L_Q, q.device)).view(-1)  # [c·u] rows of q
+    flat = query_rows(chosen, L_Q)  # [c·u] rows of q
     top = torch.index_select(q.view(c * L_Q, D), 0, flat, out=work[big:big + n_top].view(c * u, D)).view(c, u, D)
     R = rows if rows is not None else work[:c * u * L_K].view(c, u, L_K)  # over the products
     torch.baddbmm(R, top, k.transpose(1, 2), beta=0, alpha=scale, out=R)  # q·k/√D
