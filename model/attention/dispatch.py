@@ -26,7 +26,7 @@ from typing import NamedTuple
 import torch
 
 from .adaptive import adaptive_table
-from .block import block_table
+from .block import block_attention, block_table
 from .compressed import compress, local_table, memory_visible
 from .fixed import fixed_table
 from .logsparse import logsparse_table
@@ -170,6 +170,12 @@ def sparse_attention(kind: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tenso
             return SparseResult(lsh_attention_sorted(Q, K, V, q_buckets, k_buckets, chunk=int(o["chunk"]),
                                                      shared=shared), None, None)
         table = lsh_table(q_buckets, k_buckets, chunk=int(o["chunk"]), causal=causal, shared=shared)
+    elif kind == "block":  # dense per (head, block) pair: no table, SDPA's kernel
+        context, rows, scores = block_attention(Q, K, V, causal=causal, blocks=int(o["blocks"]),
+                                                need_rows=need_rows, need_scores=need_scores)
+        pattern = dense_pattern(block_table(L_Q, H, causal=causal, blocks=int(o["blocks"]), device=Q.device),
+                                L_K) if need_rows else None
+        return SparseResult(context, rows, scores, pattern)
     else:
         table = positional_table(kind, L_Q, H, causal=causal, options=o, span=span, device=Q.device)
         if kind == "compressed":

@@ -17,6 +17,8 @@ masks built from each paper's definition; the Variants screen measures the atten
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import torch
@@ -99,7 +101,9 @@ class ChunkPlan:
     allowed: torch.Tensor  # [G, n_chunks, c, u] which union keys each query reads (padded queries read slot 0)
 
 
-_PLANS: dict = {}
+PLAN_BYTES = 256 << 20  # the plan cache's bound: least recently used plans go first past it
+_PLANS: OrderedDict = OrderedDict()
+_PLANS_LOCK = threading.Lock()  # sessions of the app share it
 
 
 def _plan(table: KeyTable, L_K: int, chunk: int | None) -> ChunkPlan:
@@ -108,8 +112,10 @@ def _plan(table: KeyTable, L_K: int, chunk: int | None) -> ChunkPlan:
     valid = table.valid if table.valid.dim() == 3 else table.valid.unsqueeze(0)
     key = (tuple(index.shape), str(index.device), L_K, chunk, hash(index.cpu().numpy().tobytes()),
            hash(valid.cpu().numpy().tobytes()))
-    if key in _PLANS:
-        return _PLANS[key]
+    with _PLANS_LOCK:
+        if key in _PLANS:
+            _PLANS.move_to_end(key)
+            return _PLANS[key]
     G, L_Q, n = index.shape
     best = None
     for c in ([chunk] if chunk else [8, 16, 32, 64, 128]):
@@ -127,10 +133,15 @@ def _plan(table: KeyTable, L_K: int, chunk: int | None) -> ChunkPlan:
     allowed = allowed[..., :u].clone()
     allowed[..., 0] |= ~allowed.any(dim=-1)  # a padded query reads one key (its row is dropped)
     plan = ChunkPlan(c, union, local, valid_c, allowed)
-    if len(_PLANS) > 64:
-        _PLANS.clear()
-    _PLANS[key] = plan
+    with _PLANS_LOCK:
+        _PLANS[key] = plan
+        while len(_PLANS) > 1 and sum(map(_plan_bytes, _PLANS.values())) > PLAN_BYTES:
+            _PLANS.popitem(last=False)
     return plan
+
+
+def _plan_bytes(plan: ChunkPlan) -> int:
+    return sum(t.numel() * t.element_size() for t in (plan.union, plan.local, plan.valid, plan.allowed))
 
 
 def _unions(index: torch.Tensor, valid: torch.Tensor, L_K: int, c: int) -> tuple[torch.Tensor, torch.Tensor]:

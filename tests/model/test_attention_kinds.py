@@ -85,6 +85,7 @@ def brute_window(L, w, dilation, G, causal):
 
 def brute_block(L, H, n, causal):
     size = math.ceil(L / n)
+    n = math.ceil(L / size)  # the blocks that exist (L = 9, n = 4: three blocks of 3)
     m = np.zeros((H, L, L), bool)
     for h in range(H):
         for i in range(L):
@@ -311,3 +312,41 @@ def test_the_cost_grows_as_the_paper_says(kind, low, high):
         assert big <= 4096 * 2 * 2 * 32
     assert low <= math.log(big / small) / math.log(8) <= high
     assert big < 4096 ** 2  # and always fewer than full attention's pairs
+
+
+@pytest.mark.parametrize("L, blocks", [(29, 3), (9, 4), (32, 4), (30, 7), (1, 2), (12, 12)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_block_attention_without_a_table_is_its_brute_force_pattern_on_every_row(L, blocks, causal):
+    """The dense per-pair path (SDPA, no rows) and the recorded path both equal masked attention over the paper's
+    pattern, with short last blocks and with fewer blocks than asked for (L = 9, n = 4: no query left without keys)."""
+    Q, K, V = qkv(B=2, H=5, L=L, seed=4)
+    mask = torch.from_numpy(brute_block(L, 5, blocks, causal))
+    assert bool(mask.any(-1).all())  # every query reads at least one key
+    expected = masked_attention(Q, K, V, mask)
+    fast = sparse_attention("block", Q, K, V, causal=causal, options={"blocks": blocks})
+    recorded = sparse_attention("block", Q, K, V, causal=causal, options={"blocks": blocks}, need_rows=True,
+                                need_scores=True)
+    assert (fast.context - expected).abs().max() < 1e-10
+    assert (recorded.context - expected).abs().max() < 1e-10
+    assert torch.equal(recorded.pattern.expand(2, 5, L, L), mask.expand(2, 5, L, L))
+    assert torch.allclose(recorded.rows.sum(-1), torch.ones(2, 5, L))
+    assert not bool((recorded.rows > 0)[~mask.expand(2, 5, L, L)].any())
+    s = (Q @ K.transpose(-2, -1)) / math.sqrt(Q.shape[-1])
+    allowed = mask.expand_as(s)
+    M = s.masked_fill(~allowed, float("-inf")).amax(-1) - (s * allowed).sum(-1) / allowed.sum(-1)
+    assert (recorded.scores - M).abs().max() < 1e-10
+
+
+def test_the_plan_cache_is_bounded_by_bytes_and_keeps_the_recent_plans(monkeypatch):
+    from model.attention import table as engine
+
+    monkeypatch.setattr(engine, "_PLANS", type(engine._PLANS)())
+    Q, K, V = qkv(B=1, H=2, L=200, seed=5)
+    first = positional_table("window", 200, 2, causal=False, options={"window": 3})
+    kept = engine._plan(first, 200, None)
+    monkeypatch.setattr(engine, "PLAN_BYTES", 4 * engine._plan_bytes(kept))  # two of the later ones beside it
+    for w in (4, 5, 6, 7, 8, 9):
+        sparse_attention("window", Q, K, V, causal=False, options={"window": w})
+        assert engine._plan(first, 200, None) is kept  # in use every call, so never the oldest: never rebuilt
+        assert sum(map(engine._plan_bytes, engine._PLANS.values())) <= engine.PLAN_BYTES
+    assert 2 <= len(engine._PLANS) < 7  # some of the six later plans went, the bound allowing
