@@ -114,7 +114,7 @@ def test_analysis_pages(browser, server, screenshots):  # noqa: F811 (fixtures)
 
     # pyramid: click a cell of the deepest layer; the text names the span it tiles
     open_page(page, "Distilling pyramid")
-    wait_for_charts(page, 4)
+    wait_for_charts(page, 1)  # the picture; the details are lazy tabs (Lengths open)
     at = page.evaluate(POINT_JS, ["The encoder pyramid", 17.5, 2])  # row 2 = layer 1; position 5 starts at x = 12
     page.mouse.move(at[0] + 3, at[1] + 2)
     page.wait_for_timeout(200)
@@ -124,6 +124,11 @@ def test_analysis_pages(browser, server, screenshots):  # noqa: F811 (fixtures)
     print(f"pyramid_click_seconds: {time.perf_counter() - started:.3f} (click → the cell's description shown)")
     settle(page)
     shoot(page, screenshots, "5-pyramid")
+    open_tab(page, "Attention rows per encoder layer")
+    wait_for_charts(page, 2)
+    settle(page)
+    assert "Lazy queries:" in main_text(page)  # the rows view's account of the lazy queries
+    shoot(page, screenshots, "5b-pyramid-rows")
 
     # attribution: run Integrated Gradients, the checks appear
     open_page(page, "Attribution")

@@ -315,8 +315,11 @@ def sparsity(w: Walk) -> None:
 def pyramid(w: Walk) -> None:
     w.open("pyramid", "Distilling pyramid", "The encoder pyramid")
     w.slider("position", "Position (0", "position 1 tiles")
-    w.choose("rows: head", "Head", 2, "Softmax rows of head 2")
     w.slider("window", "Window (0", "Window 1 of the test split")
+    w.tab("tab: survival", "Max-pool survival", "Max-pool survival: fraction")
+    w.tab("tab: attention rows", "Attention rows per encoder layer", "Softmax rows of head 0")
+    w.choose("rows: head", "Head", 2, "Softmax rows of head 2")
+    w.slider("window, rows open", "Window (0", "Window 2 of the test split")
 
 
 def ablation(w: Walk) -> None:

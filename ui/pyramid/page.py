@@ -3,7 +3,7 @@ max-pooling keeps, feature norms, and each encoder layer's attention rows.
 
 The report (analysis.attention.pyramid.pyramid_report) is computed once per (model, data, split, window, seed)
 and cached; choosing a layer, a position or a head only slices it, and reruns only its fragment (the stack,
-or the attention rows).
+or the attention rows). The details below the picture are lazy tabs: only the open one is drawn.
 """
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ stacked = len(config.e_layers) > 1
 encoder = f"stack {','.join(map(str, config.e_layers))}" if stacked else f"{config.e_layers[0]} layers"
 st.caption(f"Window {window} of the {split} split: encoder input {split_stamps[0]} → {split_stamps[-1]} "
            f"({config.seq_len} steps) · encoder {encoder}"
-           f"{', distilling on' if config.distil else ', distilling off'} · key-sample seed {seed}.")
+           f"{', distilling on' if config.distil else ', distilling off'} · key-sample seed {seed} · "
+           + ("every recorded length matches the formula ✓." if report.lengths_match else
+              "**a recorded length differs from the formula ✗** (see Lengths below)."))
 
 # ------------------------------------------------------------------------------------------ the picture
 cells = cache.cells(model.key, data.key, split, window, seed, report, config.seq_len)
@@ -106,39 +108,51 @@ def the_stack() -> None:
 
 the_stack()
 
-# ------------------------------------------------------------------------------------------ lengths
-# Markdown tables, and the long per-position table only when asked for: an st.dataframe grid costs the browser
-# ~0.3 s to draw on two cores, and a window change redraws the page (issue 23).
-left, right = st.columns([1, 1], gap="large")
-with left:
-    st.subheader("Lengths")
-    widgets.small_table(views.lengths_view(report.lengths), f"{stem}-lengths", "py_lengths")
-    analytic, recorded = report.encoder_output_length
-    verdict = "✓ every recorded length matches the formula" if report.lengths_match else \
-        "✗ a recorded length differs from the formula"
-    st.markdown(f"{verdict} (layers, distilling outputs, pool indices, replica outputs). Joined encoder output: "
-                f"analytic {analytic}, recorded {recorded} {'✓' if analytic == recorded else '✗'}.")
-with right:
-    st.subheader("Which pool input won")
-    st.caption("Per output position i of each distilling step: the fraction of channels whose max came from "
-               "input 2i − 1, 2i or 2i + 1 (they sum to 1). Below: their mean over the positions of each step.")
-    kept = views.kept_view(report.kept)
-    if not stacked:
-        kept = kept.drop(columns="replica")
-    shares = [c for c in kept.columns if c.startswith("from")]
-    steps = [c for c in ("replica", "step") if c in kept.columns]
-    widgets.small_table(kept.groupby(steps, as_index=False)[shares].mean(), f"{stem}-pool-winners-mean",
-                        "py_kept_mean", formats={c: "{:.3f}" for c in shares})
-    every = st.expander(f"Every output position ({len(kept):,} rows)", key="py_kept_open", on_change="rerun")
-    if every.open:
-        with every:
-            widgets.table(kept, f"{stem}-pool-winners", "py_kept", height=260,
-                          column_config={c: st.column_config.NumberColumn(format="%.3f") for c in shares})
+lazy_csv_download(lambda: cells.drop(columns=["row", "x0"]), f"{stem}-positions", "py_positions",
+                  "Download every position: span, reach, timestamps, norm (CSV)")
 
-# ------------------------------------------------------------------------------------------ survival and norms
-spans = report.spans[["replica", "level", "position", "span_start", "span_end"]]
-if len(report.survival):
-    survival = report.survival.merge(spans, left_on=["replica", "step", "input_position"],
+
+# ------------------------------------------------------------------------------------------ the details, in lazy tabs
+# Only the open tab is drawn: each plotly chart costs the browser ~0.15-0.3 s to redraw inside a Streamlit page on two
+# cores, and a window change redraws everything drawn (issue 23: with the survival, norm and rows charts all on the
+# page, a window change at seq_len 1440 took 1.5 s). Markdown tables, and the long per-position table only when asked
+# for (an st.dataframe grid costs the browser ~0.3 s to draw).
+def lengths_tab() -> None:
+    left, right = st.columns([1, 1], gap="large")
+    with left:
+        st.subheader("Lengths")
+        widgets.small_table(views.lengths_view(report.lengths), f"{stem}-lengths", "py_lengths")
+        analytic, recorded = report.encoder_output_length
+        verdict = "✓ every recorded length matches the formula" if report.lengths_match else \
+            "✗ a recorded length differs from the formula"
+        st.markdown(f"{verdict} (layers, distilling outputs, pool indices, replica outputs). Joined encoder output: "
+                    f"analytic {analytic}, recorded {recorded} {'✓' if analytic == recorded else '✗'}.")
+    with right:
+        st.subheader("Which pool input won")
+        st.caption("Per output position i of each distilling step: the fraction of channels whose max came from "
+                   "input 2i − 1, 2i or 2i + 1 (they sum to 1). Below: their mean over the positions of each step.")
+        kept = views.kept_view(report.kept)
+        if not stacked:
+            kept = kept.drop(columns="replica")
+        shares = [c for c in kept.columns if c.startswith("from")]
+        steps = [c for c in ("replica", "step") if c in kept.columns]
+        widgets.small_table(kept.groupby(steps, as_index=False)[shares].mean(), f"{stem}-pool-winners-mean",
+                            "py_kept_mean", formats={c: "{:.3f}" for c in shares})
+        every = st.expander(f"Every output position ({len(kept):,} rows)", key="py_kept_open", on_change="rerun")
+        if every.open:
+            with every:
+                widgets.table(kept, f"{stem}-pool-winners", "py_kept", height=260,
+                              column_config={c: st.column_config.NumberColumn(format="%.3f") for c in shares})
+
+
+SPANS = ["replica", "level", "position", "span_start", "span_end"]
+
+
+def survival_tab() -> None:
+    if not len(report.survival):
+        st.info("No distilling step in this model (distilling off, or one encoder layer per replica).")
+        return
+    survival = report.survival.merge(report.spans[SPANS], left_on=["replica", "step", "input_position"],
                                      right_on=["replica", "level", "position"], how="left")
     z, keys = views.level_matrix(survival, ["replica", "step"], "input_position", "survived")
     lengths_of = report.lengths.set_index(["replica", "level"])["analytic_length"]
@@ -151,26 +165,22 @@ if len(report.survival):
                   f"{stem}-survival", "py_survival")
     lazy_csv_download(lambda: report.survival, f"{stem}-survival", "py_survival_table",
                       "Download survival table (CSV)")
-else:
-    st.info("No distilling step in this model (distilling off, or one encoder layer per replica).")
-
-norms = report.norms.merge(spans, on=["replica", "level", "position"], how="left")
-z, keys = views.level_matrix(norms, ["replica", "level"], "position", "norm")
-titles = [views.row_title(r, lv, int(np.isfinite(row).sum()), stacked) for (r, lv), row in zip(keys, z)]
-widgets.chart(charts.level_heatmap(z, titles, views.level_spans(norms, ["replica", "level"], "position"),
-                                   "Feature norm ‖x‖₂ over d_model of each layer's output", "‖x‖₂",
-                                   "position in the layer"),
-              f"{stem}-norms", "py_norms")
-lazy_csv_download(lambda: cells.drop(columns=["row", "x0"]), f"{stem}-positions", "py_positions",
-                  "Download every position: span, reach, timestamps, norm (CSV)")
 
 
-# ------------------------------------------------------------------------------------------ attention rows
+def norms_tab() -> None:
+    norms = report.norms.merge(report.spans[SPANS], on=["replica", "level", "position"], how="left")
+    z, keys = views.level_matrix(norms, ["replica", "level"], "position", "norm")
+    titles = [views.row_title(r, lv, int(np.isfinite(row).sum()), stacked) for (r, lv), row in zip(keys, z)]
+    widgets.chart(charts.level_heatmap(z, titles, views.level_spans(norms, ["replica", "level"], "position"),
+                                       "Feature norm ‖x‖₂ over d_model of each layer's output", "‖x‖₂",
+                                       "position in the layer"),
+                  f"{stem}-norms", "py_norms")
+
+
 @st.fragment
 def attention_rows() -> None:
     """One encoder layer's softmax rows for one head. A fragment: choosing the layer or the head reruns only
-    this part (it slices the cached report), not the picture, tables and heatmaps above."""
-    st.subheader("Attention rows per encoder layer")
+    this part (it slices the cached report), not the picture above."""
     site_names = [r.site for r in report.attention]
     by_site = {r.site: r for r in report.attention}
     a, b = st.columns([2, 1], gap="medium")
@@ -182,7 +192,12 @@ def attention_rows() -> None:
     attention_rows_view.draw(by_site[site_name], head, step_stamps, stem, "py_rows")
 
 
-attention_rows()
+TABS = {"Lengths and pool winners": lengths_tab, "Max-pool survival": survival_tab, "Feature norms": norms_tab,
+        "Attention rows per encoder layer": attention_rows}
+for tab, draw in zip(st.tabs(list(TABS), key="py_tab", on_change="rerun"), TABS.values()):
+    if tab.open:
+        with tab:
+            draw()
 
 
 # ------------------------------------------------------------------------------------------ side by side

@@ -9,7 +9,7 @@ from analysis.attention.pyramid import pyramid_report
 from analysis.learning.workflow import prepare_for_checkpoint
 from ui.pyramid import cache as screen_cache
 from ui.pyramid import tables as views
-from tests.ui.helpers import array, figure, grid, markdown_tables
+from tests.ui.helpers import array, charts, figure, grid, markdown_tables
 from tests.conftest import SAMPLE_CSV
 
 PAGE = "ui/pyramid/page.py"
@@ -20,6 +20,14 @@ def report_for(tiny_trained):
     checkpoint = tiny_trained[0]
     prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
     return lambda split, window, seed=0: pyramid_report(checkpoint.model, prepared, split, window, seed=seed)
+
+
+def _tab(at, name: str):
+    """Open a detail tab (lazy tabs: only the open one is drawn)."""
+    at.session_state["py_tab"] = name
+    at.run()
+    assert not at.exception, at.exception
+    return at
 
 
 def _link(at) -> list[float]:
@@ -54,13 +62,18 @@ def test_renders_lengths_picture_survival_norms_and_rows(open_app, report_for, m
     assert len(inputs["text"][0]) == len(half_steps) and inputs["text"][0][0] != ""  # each step's time in the hover
     # the default choice: the deepest layer, position 0, which tiles input steps 0–1
     assert _link(at) == [12.0, 13.0, 2.0, 0.0]
+    drawn = [c["layout"]["title"]["text"] for c in charts(at)]
+    assert not any(t.startswith(("Max-pool survival", "Feature norm", "Softmax rows")) for t in drawn), drawn  # lazy
+    _tab(at, "Max-pool survival")
     survival = grid(figure(at, "Max-pool survival")["data"][0]["z"], float)
     np.testing.assert_allclose(survival[0], report.survival.survived)
+    _tab(at, "Feature norms")
     norms = grid(figure(at, "Feature norm")["data"][0]["z"], float)
     np.testing.assert_allclose(norms[0], report.norms[report.norms.level == 0].norm)
     np.testing.assert_allclose(norms[1, :24], report.norms[report.norms.level == 1].norm)
     assert np.isnan(norms[1, 24:]).all()
     rows = report.attention[0]
+    _tab(at, "Attention rows per encoder layer")
     np.testing.assert_allclose(grid(figure(at, "Softmax rows")["data"][0]["z"], float),
                                rows.rows[0, 0][np.argsort(rows.selected[0, 0])])
     assert len(calls) == 1
@@ -78,6 +91,7 @@ def test_choosing_a_position_a_layer_and_a_head_reslices(open_app, report_for, m
     at.selectbox(key="py_row").set_value("0:0").run()
     assert not at.exception
     assert _link(at) == [0.0, 1.0, 1.0, 0.0]
+    _tab(at, "Attention rows per encoder layer")
     at.selectbox(key="py_site").set_value("encoder.0.1").run()
     at.selectbox(key="py_head").set_value(3).run()
     assert not at.exception
@@ -88,7 +102,7 @@ def test_choosing_a_position_a_layer_and_a_head_reslices(open_app, report_for, m
 
 
 def test_the_window_changes_the_recorded_data(open_app, report_for):
-    at = open_app(PAGE)
+    at = _tab(open_app(PAGE), "Feature norms")
     before = grid(figure(at, "Feature norm")["data"][0]["z"], float)
     at.slider(key="py_window_test").set_value(9).run()
     assert not at.exception
