@@ -350,3 +350,20 @@ def test_the_plan_cache_is_bounded_by_bytes_and_keeps_the_recent_plans(monkeypat
         assert engine._plan(first, 200, None) is kept  # in use every call, so never the oldest: never rebuilt
         assert sum(map(engine._plan_bytes, engine._PLANS.values())) <= engine.PLAN_BYTES
     assert 2 <= len(engine._PLANS) < 7  # some of the six later plans went, the bound allowing
+
+
+@pytest.mark.parametrize("L, blocks", [(12, 3), (10, 4)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_block_attention_s_gradient_is_the_masked_attention_s(L, blocks, causal):
+    """Training goes through the SDPA groups and their writes into one context: its gradient equals masked attention's
+    over the brute-force pattern (and passes torch's finite-difference check)."""
+    from model.attention.block import block_attention
+
+    Q, K, V = (t.requires_grad_() for t in qkv(B=1, H=3, L=L, D=4, seed=6))
+    mask = torch.from_numpy(brute_block(L, 3, blocks, causal))
+    torch.autograd.gradcheck(lambda q, k, v: block_attention(q, k, v, causal=causal, blocks=blocks)[0], (Q, K, V))
+    weights = torch.randn(1, 3, L, 4, generator=torch.Generator().manual_seed(7))
+    ours = torch.autograd.grad((block_attention(Q, K, V, causal=causal, blocks=blocks)[0] * weights).sum(), (Q, K, V))
+    theirs = torch.autograd.grad((masked_attention(Q, K, V, mask) * weights).sum(), (Q, K, V))
+    for a, b in zip(ours, theirs):
+        assert (a - b).abs().max() < 1e-10
