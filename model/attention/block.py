@@ -21,7 +21,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .table import CHUNK_NUMBERS, KeyTable
+from .table import CHUNK_NUMBERS, KeyTable, softmax_and_sparsity
 
 
 def block_targets(L: int, H: int, *, causal: bool, blocks: int, device=None) -> tuple[int, torch.Tensor]:
@@ -108,10 +108,8 @@ def _explicit(Qp, Kp, Vp, own, short, key_ok, target, need_rows: bool):
             allowed = torch.where(own[a:z].view(-1, 1, 1), tril, allowed)
         allowed = allowed & torch.where(short[a:z].view(-1, 1, 1), key_ok.view(1, 1, size), True)
         s = ((Qp[:, a:z] @ Kp[:, a:z].transpose(-2, -1)) * scale).masked_fill(~allowed, float("-inf"))
-        p = torch.softmax(s, dim=-1)
+        p, M[:, a:z] = softmax_and_sparsity(s, None)  # M over the finite (allowed) scores, as the table engine's
         context[:, a:z] = p @ Vp[:, a:z]
-        with torch.no_grad():
-            M[:, a:z] = s.amax(-1) - torch.where(allowed, s, 0).sum(-1) / allowed.sum(-1)
         if rows is not None:
             first = target.flatten()[a:z].view(1, -1, 1, 1) * size
             at = (first + torch.arange(size, device=Qp.device)).expand(B, z - a, size, size)

@@ -219,7 +219,7 @@ def table_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, table: Ke
             scores = torch.cat([scores, mem.masked_fill(~vis, float("-inf"))], dim=-1)
             if w is not None:
                 w = torch.cat([w, w.new_ones(*w.shape[:-1], M)], dim=-1)
-        p, m = _softmax(scores, w, need_scores)
+        p, m = softmax_and_sparsity(scores, w, need_scores)
         if need_scores:
             sparsity[:, :, a:z] = m
         out = p[..., :u] @ V_u
@@ -239,7 +239,7 @@ def table_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, table: Ke
     return context, rows, sparsity
 
 
-def _softmax(scores: torch.Tensor, weight: torch.Tensor | None,
+def softmax_and_sparsity(scores: torch.Tensor, weight: torch.Tensor | None,
              need_scores: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(softmax over the last axis — w·exp(s)/Σ w·exp(s) with a soft weight, multiplied so a zero weight has a
     gradient —, and M = max − mean of the finite scores, without gradient, when asked for)."""
@@ -280,7 +280,7 @@ def _gathered(Q, K, V, table: KeyTable, memory, need_rows: bool, need_scores: bo
             scores = torch.cat([scores, mem], dim=-1)
             if w is not None:
                 w = torch.cat([w, w.new_ones(*w.shape[:-1], M)], dim=-1)
-        p, m = _softmax(scores, w, need_scores)
+        p, m = softmax_and_sparsity(scores, w, need_scores)
         if need_scores:
             sparsity[:, :, start:stop] = m
         out = (p[..., :n].unsqueeze(-2) @ gather_rows(V, idx)).squeeze(-2)
@@ -294,5 +294,5 @@ def _gathered(Q, K, V, table: KeyTable, memory, need_rows: bool, need_scores: bo
     return context, rows, sparsity if need_scores else None
 
 
-__all__ = ["CHUNK_NUMBERS", "KeyTable", "dedupe", "dense_pattern", "gather_rows", "table_attention",
-           "table_from_mask"]
+__all__ = ["CHUNK_NUMBERS", "KeyTable", "dedupe", "dense_pattern", "gather_rows", "softmax_and_sparsity",
+           "table_attention", "table_from_mask"]
