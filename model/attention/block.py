@@ -83,7 +83,7 @@ def block_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, causal
             elif count:
                 at = chosen.nonzero().flatten()
                 context[:, at] = F.scaled_dot_product_attention(Qp[:, at], Kp[:, at], Vp[:, at], **how)
-    context = context.view(B, H, n * size, -1)[:, :, :L]
+    context = context.reshape(B, H, n * size, -1)[:, :, :L]  # (CUDA's SDPA may return it strided)
     if rows is not None:
         rows = rows.view(B, H, n * size, n * size)[:, :, :L, :L]
     if M is not None:

@@ -171,8 +171,9 @@ def lsh_attention_sorted(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, q_bu
     lse_all, out_all = [], []
     for lse, out, qi in zip(lse_rounds, out_rounds, query_rounds):
         place = qi.masked_fill(qi < 0, L_Q)  # padded slots land in a spare row
-        lse_q = torch.full((B, H, L_Q + 1), float("-inf"), dtype=Q.dtype, device=device).scatter(-1, place, lse)
-        out_q = Q.new_zeros(B, H, L_Q + 1, out.shape[-1]).scatter(2, place.unsqueeze(-1).expand_as(out), out)
+        # (each buffer takes its source's type: under autocast logsumexp is float32 and the products bf16)
+        lse_q = torch.full((B, H, L_Q + 1), float("-inf"), dtype=lse.dtype, device=device).scatter(-1, place, lse)
+        out_q = out.new_zeros(B, H, L_Q + 1, out.shape[-1]).scatter(2, place.unsqueeze(-1).expand_as(out), out)
         lse_all.append(lse_q[:, :, :L_Q])
         out_all.append(out_q[:, :, :L_Q])
     lse_stack = torch.stack(lse_all)  # [R, B, H, L_Q]

@@ -128,7 +128,7 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
             context[a:b] = F.scaled_dot_product_attention(top.unsqueeze(0), kc.unsqueeze(0), vc.unsqueeze(0),
                                                           scale=scale)[0]
         oc.copy_(vc.mean(dim=1, keepdim=True).expand(c, L_Q, D))  # every other query: mean(V) …
-        oc.view(c * L_Q, D).index_copy_(0, flat, context[a:b].view(c * u, D))  # … the selected: their rows
+        oc.view(c * L_Q, D).index_copy_(0, flat, context[a:b].view(c * u, D).to(oc.dtype))  # … the selected: rows
 
     with torch.no_grad(), one_torch_thread() as threads:
         n_chunks = -(-BH // chunk)
@@ -177,5 +177,5 @@ def time_major_fill(lazy: torch.Tensor, selected: torch.Tensor, context: torch.T
     heads without a copy: lazy [B, H, D], selected [B·H, u], context [B·H, u, D] → [B, L_Q, H, D]."""
     B, H, D = lazy.shape
     table = lazy.unsqueeze(1).expand(B, L_Q, H, D).reshape(B * L_Q * H, D)
-    filled = table.index_copy(0, time_major_rows(selected, L_Q, H), context.reshape(-1, D))
+    filled = table.index_copy(0, time_major_rows(selected, L_Q, H), context.reshape(-1, D).to(table.dtype))
     return filled.view(B, L_Q, H, D)

@@ -86,6 +86,7 @@ def shared_sample_causal(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, keys
         context = F.scaled_dot_product_attention(top.view(B, H, u, D), k.view(B, H, L, D), v.view(B, H, L, D),
                                                  attn_mask=mask.view(B, H, u, L), scale=scale).reshape(BH, u, D)
     running = running_values(v.view(B, H, L, D), decoder_lazy).view(B * L * H, D)  # time-major rows
-    out = running.index_copy_(0, time_major_rows(selected, L, H), context.reshape(BH * u, D))
+    # (under CUDA autocast the running means are float32, cumsum's type there, and the rows bf16)
+    out = running.index_copy_(0, time_major_rows(selected, L, H), context.reshape(BH * u, D).to(running.dtype))
     return (out.view(B, L, H, D).transpose(1, 2), rows.view(B, H, u, L) if need_rows else None,
             selected.view(B, H, u), M_bar.mul_(scale).view(B, H, L))

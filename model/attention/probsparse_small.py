@@ -59,7 +59,7 @@ def small_shared_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ke
     total = R.sum(dim=-1, keepdim=True)  # [c, u, 1]
     context = torch.bmm(R.div_(total), v) if rows is not None else torch.bmm(R, v).div_(total)  # [c, u, D]
     out.copy_(v.mean(dim=1, keepdim=True).expand(c, L_Q, D))  # every query: mean(V) …
-    out.view(c * L_Q, D).index_copy_(0, flat, context.view(c * u, D))  # … the chosen: their rows
+    out.view(c * L_Q, D).index_copy_(0, flat, context.view(c * u, D).to(out.dtype))  # … the chosen: their rows
 
 
 def takes_small_path(BH: int, L_Q: int, L_K: int, U: int, n_blocks: int) -> bool:
