@@ -14,7 +14,8 @@ from . import screen_report, state, widgets
 from .jobs import TrainJob
 from .tables import config_rows
 
-DEVICE_NAMES = {"cuda": "CUDA", "mps": "MPS", "cpu": "CPU"}
+DEVICE_NAMES = {"cuda": "CUDA (training steps in bf16, every analysis in float32)",
+                "mps": "MPS (training steps in fp16, every analysis in float32)", "cpu": "CPU"}
 
 
 def adopt(job: TrainJob) -> bool:

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from model import Batch, Informer, Site, recording
+from model import Batch, Informer, Site, key_generator, recording
 
 from analysis.data import PreparedData
 from analysis.attention.positions import LAZY_ROWS, lazy_rule, site_positions
@@ -44,7 +44,7 @@ def record_forward(model: Informer, batch: Batch, seed: int, *patterns: str) -> 
     """One forward pass with the key sample drawn from `seed`, recording the hook sites matching `patterns`."""
     _check_eval(model)
     device = next(model.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(int(seed))
+    generator = key_generator(int(seed))
     with recording(*patterns) as rec:
         model(batch.to(device), generator=generator)
     return {name: t.cpu() for name, t in rec.records.items()}
@@ -62,7 +62,7 @@ def record_until(model: Informer, batch: Batch, seed: int, *names: str) -> dict[
     full-attention site's scores) leaves the pass to run to its end."""
     _check_eval(model)
     device = next(model.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(int(seed))
+    generator = key_generator(int(seed))
     wanted = set(names)
     with recording(*names) as rec:
         plain = rec.record

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, autocast_context
+from model import Informer, key_generator
 
 from analysis.compare.baselines import LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast, split_histories
 from analysis.data import PreparedData, seasonal_period
@@ -106,13 +106,12 @@ def forecast_windows(model: Informer, prepared: PreparedData, split: str, window
     if model.training:
         raise ValueError("the model is in training mode; analyse a model in eval mode (checkpoints load that way)")
     device = next(model.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(seed)
+    generator = key_generator(seed)
     dataset = WindowDataset(prepared, split)
     preds, trues = [], []
     for start in range(0, len(windows), batch_size):
         batch, y = collate([dataset[int(w)] for w in windows[start:start + batch_size]])
-        with autocast_context(device):
-            preds.append(model(batch.to(device), generator=generator).float().cpu().numpy())
+        preds.append(model(batch.to(device), generator=generator).float().cpu().numpy())
         trues.append(y.numpy())
         if progress is not None:
             progress(min(len(windows), start + batch_size), len(windows))

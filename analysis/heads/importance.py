@@ -30,7 +30,7 @@ import pandas as pd
 import torch
 from captum.attr import IntegratedGradients, Saliency
 
-from model import Batch, HeadMask, Informer
+from model import Batch, HeadMask, Informer, key_generator
 
 from analysis.data import PreparedData
 from analysis.errors import ConfigError
@@ -85,7 +85,7 @@ def head_importance(model: Informer, prepared: PreparedData, split: str = "val",
     means = None if means is None else tuple(m.to(device=device, dtype=p.dtype) for m in means)
     prepared = limit_windows(prepared, split, max_windows)
 
-    generator = torch.Generator(device=device).manual_seed(seed)
+    generator = key_generator(seed)
     state = {"at": generator.get_state()}
 
     def forward(gates, x_enc, mark_enc, x_dec, mark_dec, y):

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import HeadMask, Informer, autocast_context
+from model import HeadMask, Informer, key_generator
 
 from analysis.data import PreparedData
 from analysis.errors import ConfigError
@@ -137,7 +137,7 @@ def evaluate_masks(model: Informer, prepared: PreparedData, split: str, gates: t
     window_sq, window_abs = [], []  # per window batch: [n, B]
     windows = 0
 
-    generator = torch.Generator(device=device).manual_seed(seed)
+    generator = key_generator(seed)
     model.eval()
     for batch, y in split_batches(prepared, split, batch_size):
         batch = batch.to(device)
@@ -147,8 +147,7 @@ def evaluate_masks(model: Informer, prepared: PreparedData, split: str, gates: t
         start_state = generator.get_state()
         for idx, g in zip(chunks, chunk_gates):
             generator.set_state(start_state)  # every chunk draws the key samples of this window batch
-            with autocast_context(device):
-                out = model(batch, head_mask=HeadMask(g, means, variants=True), generator=generator)
+            out = model(batch, head_mask=HeadMask(g, means, variants=True), generator=generator)  # float32
             out = out.float().cpu().to(torch.float64).view(len(idx), B, pred_len, -1)  # [v, B, pred_len, c_out]
             err = out - y  # [v, B, pred_len, c_out]
             sq, ab = err.square(), err.abs()

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import HeadMask, Informer, recording
+from model import HeadMask, Informer, key_generator, recording
 
 from analysis.data import PreparedData
 from analysis.errors import ConfigError
@@ -74,7 +74,7 @@ def mean_contexts(model: Informer, prepared: PreparedData, split: str = "train",
     picks = np.unique(np.linspace(0, n - 1, num=min(n, max_windows)).round().astype(int))
     device = next(model.parameters()).device
     sums: dict[str, torch.Tensor] = {}
-    generator = torch.Generator(device=device).manual_seed(seed)
+    generator = key_generator(seed)
     for start in range(0, len(picks), batch_size):
         batch, _ = collate([dataset[int(i)] for i in picks[start:start + batch_size]])
         with recording("*.context") as rec:
@@ -147,7 +147,7 @@ def masked_window_forecast(model: Informer, prepared: PreparedData, split: str, 
     batch = batch.to(device)
 
     def run(m):
-        out = model(batch, head_mask=m, generator=torch.Generator(device=device).manual_seed(seed))
+        out = model(batch, head_mask=m, generator=key_generator(seed))
         return out[0].float().cpu().numpy()  # [pred_len, c_out]
 
     base, masked = run(None), run(mask)

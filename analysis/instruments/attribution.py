@@ -44,7 +44,7 @@ import pandas as pd
 import torch
 from captum.attr import IntegratedGradients
 
-from model import Batch, Informer, recording
+from model import Batch, Informer, key_generator, recording
 
 from analysis.data import PreparedData
 from analysis.learning.windows import WindowDataset, decoder_values
@@ -130,7 +130,7 @@ def forecast_function(model: Informer, mark_enc: torch.Tensor, mark_dec: torch.T
         N = x_enc.shape[0]
         x_dec = decoder_values(x_enc, c.label_len, c.pred_len)  # [N, label_len + pred_len, enc_in]
         batch = Batch(x_enc, mark_enc.expand(N, -1, -1), x_dec, mark_dec.expand(N, -1, -1))
-        generator = torch.Generator(device=x_enc.device).manual_seed(seed)
+        generator = key_generator(seed)
         out = model(batch, generator=generator, attention=attention)  # [N, pred_len, c_out]
         return out[:, step - 1, column_index]  # [N]
 

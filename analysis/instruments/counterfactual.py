@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, HeadMask, Informer, Site, recording
+from model import Batch, HeadMask, Informer, Site, key_generator, recording
 
 from analysis.data import PreparedData
 from analysis.errors import ConfigError
@@ -127,7 +127,7 @@ class Counterfactual:
 @torch.no_grad()
 def _run(model: Informer, batch: Batch, seed: int, head_mask: HeadMask | None, patterns: tuple[str, ...]):
     device = next(model.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(int(seed))
+    generator = key_generator(int(seed))
     if head_mask is not None:
         head_mask = HeadMask(head_mask.gates.to(device), None if head_mask.means is None else
                              tuple(None if m is None else m.to(device) for m in head_mask.means))

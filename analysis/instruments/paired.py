@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model import Informer, autocast_context, replacing_rows
+from model import Informer, key_generator, replacing_rows
 
 from analysis.data import PreparedData
 from analysis.compare.verdict import chosen_windows
@@ -64,8 +64,8 @@ def paired_forecast(model: Informer, batches, seed: int, *, edits: dict | None =
     device = next(model.parameters()).device
     out = []
     for b, (batch, _) in enumerate(batches):
-        generator = torch.Generator(device=device).manual_seed(seed * 1_000_003 + b)
-        with replacing_rows(edits or {}), autocast_context(device):
+        generator = key_generator(seed * 1_000_003 + b)
+        with replacing_rows(edits or {}):
             out.append(model(batch.to(device), generator=generator, attention=attention).float().cpu().numpy())
     return np.concatenate(out).astype(np.float64)
 

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, HeadMask, Informer, patching, recording
+from model import Batch, HeadMask, Informer, key_generator, patching, recording
 
 from analysis.data import PreparedData
 from analysis.errors import ConfigError
@@ -97,7 +97,7 @@ def restored_share(clean: np.ndarray, corrupt: np.ndarray, patched: np.ndarray, 
 def _forward(model: Informer, batch: Batch, seed: int, patterns: tuple[str, ...] = (),
              patches: dict[str, torch.Tensor] | None = None, head_mask: HeadMask | None = None):
     device = next(model.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(int(seed))
+    generator = key_generator(int(seed))
     with patching(patches or {}):
         if not patterns:
             return model(batch.to(device), head_mask=head_mask, generator=generator), {}

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, recording
+from model import Informer, key_generator, recording
 from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, KeyTable, options_for, positional_table, sample_sizes
 from model.attention.compressed import local_table
 from model.attention.lsh import hash_vectors, lsh_table, random_rotations
@@ -85,7 +85,7 @@ def _full_qk(model: Informer, batches, seed: int):
     device = next(model.parameters()).device
     for b, (batch, _) in enumerate(batches):
         with recording(*(f"{n}.{k}" for n in names for k in ("queries", "keys"))) as rec:
-            model(batch.to(device), generator=torch.Generator(device=device).manual_seed(seed * 1_000_003 + b),
+            model(batch.to(device), generator=key_generator(seed * 1_000_003 + b),
                   attention=swap_for("full"))
         yield {n: tuple(rec.records[f"{n}.{k}"].float().cpu().transpose(1, 2) for k in ("queries", "keys"))
                for n in names}

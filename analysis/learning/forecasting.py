@@ -9,6 +9,7 @@ from analysis.checkpoints.folder import Checkpoint
 from analysis.data import SeriesFrame
 from analysis.learning.windows import forecast_batch
 from analysis.errors import DataError
+from model import key_generator
 
 
 def forecast_future(checkpoint: Checkpoint, frame: SeriesFrame, *, seed: int = 0) -> pd.DataFrame:
@@ -24,7 +25,7 @@ def forecast_future(checkpoint: Checkpoint, frame: SeriesFrame, *, seed: int = 0
     model = checkpoint.model
     device = next(model.parameters()).device
     with torch.no_grad():
-        out = model(batch.to(device), generator=torch.Generator(device=device).manual_seed(seed))  # [1, pred, c_out]
+        out = model(batch.to(device), generator=key_generator(seed))  # [1, pred, c_out]
     values = schema.scaler.inverse_transform(out[0].float().cpu().numpy(), schema.target_columns)
     broken = ~np.isfinite(values).all(axis=0)
     if broken.any():

@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from model import HeadMask, Informer, InformerConfig, autocast_context, pick_device
+from model import HeadMask, Informer, InformerConfig, autocast_context, key_generator, pick_device
 
 from analysis.data import PreparedData
 from analysis.learning.schedules import SCHEDULES, RangeTest, choose_rate, learning_rate_at, range_rates
@@ -153,13 +153,12 @@ def predict(model: Informer, prepared: PreparedData, split: str, *, batch_size: 
     """Forecasts and truths for every window of a split, standardised: two arrays [N, pred_len, c_out].
     progress(done, total): called after every batch with the windows forecast so far."""
     device = device or next(model.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(seed)
+    generator = key_generator(seed)
     preds, trues = [], []
     model.eval()
     total, done = len(WindowDataset(prepared, split)), 0
     for batch, y in split_batches(prepared, split, batch_size):
-        with autocast_context(device):
-            out = model(batch.to(device), head_mask=head_mask, generator=generator, attention=attention)
+        out = model(batch.to(device), head_mask=head_mask, generator=generator, attention=attention)  # float32
         preds.append(out.float().cpu().numpy())
         trues.append(y.numpy())
         done += len(y)
@@ -220,7 +219,7 @@ def range_test(prepared: PreparedData, config: InformerConfig, settings: TrainSe
     model = Informer(config).to(device).train()
     optimiser = make_adam(model, 1e-5, device)
     shuffle_gen = torch.Generator().manual_seed(settings.seed + 2)
-    key_gen = torch.Generator(device=device).manual_seed(settings.seed + 3)
+    key_gen = key_generator(settings.seed + 3)
     rates, losses = range_rates(steps), []
     batches = iter(())
     for rate in rates:
@@ -252,7 +251,7 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
     model = Informer(config).to(device)
     optimiser = make_adam(model, peak, device)
     shuffle_gen = torch.Generator().manual_seed(settings.seed)
-    key_gen = torch.Generator(device=device).manual_seed(settings.seed + 1)
+    key_gen = key_generator(settings.seed + 1)
     loader = split_batches(prepared, "train", settings.batch_size, shuffle=True, generator=shuffle_gen)
     steps = len(loader) if settings.max_steps_per_epoch is None else min(len(loader), settings.max_steps_per_epoch)
     planned = max(1, settings.epochs * steps)

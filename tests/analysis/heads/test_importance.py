@@ -52,7 +52,7 @@ def test_saliency_equals_a_manual_autograd_average_over_windows(model, tiny_prep
 
 
 def test_saliency_matches_central_finite_differences_in_float64(model, tiny_prepared):
-    double = copy.deepcopy(model).double()
+    double = copy.deepcopy(model).double().cpu()  # (the fixture trains on CUDA where there is one)
     one = limit_windows(tiny_prepared, "test", 1)
     result = head_importance(double, one, "test", seed=0)
     batch, y = next(iter(split_batches(one, "test", 1)))
