@@ -113,3 +113,21 @@ def test_one_key_sample_small_or_chunked_sliced_or_not_is_the_math(monkeypatch, 
         assert torch.equal(got[2], chosen)
         if need_rows:
             torch.testing.assert_close(got[1], rows, atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("block", [16, 70])  # several blocks; one sample for every query
+@pytest.mark.parametrize("need_rows", [False, True])
+def test_the_batched_form_a_gpu_takes_is_the_math_without_autograd(block, need_rows):
+    """On a GPU every head goes at once (no cache-sized chunks on threads): the same numbers as the math."""
+    Q, K, V = data(seed=7)
+    draws = draw_key_sample(70, 70, 12, block, torch.Generator().manual_seed(8), Q.device).draws
+    index = draws.repeat_interleave(block, dim=0)[:70]
+    context, M, chosen, rows = reference(Q, K, V, index, 10, 12)
+    with torch.no_grad():
+        got = blocks.shared_sample_attention(Q, K, V, draws, block, 10, 12, need_rows=need_rows, batched=True)
+    torch.testing.assert_close(got[0], context, atol=1e-12, rtol=0)
+    torch.testing.assert_close(got[3], M, atol=1e-12, rtol=0)
+    assert torch.equal(got[2].sort(-1).values, chosen.sort(-1).values)
+    if need_rows:
+        assert torch.equal(got[2], chosen)
+        torch.testing.assert_close(got[1], rows, atol=1e-12, rtol=0)
