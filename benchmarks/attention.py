@@ -22,6 +22,11 @@ how far ru_maxrss rose (the peak extra resident memory of the call).
 
     python benchmarks/attention.py            # L = 96, 512, 2048, 8192 (several minutes on 2 cores)
     python benchmarks/attention.py --quick    # L = 96, 512, 3 rounds (smoke run)
+    python benchmarks/attention.py --device cuda --dtype bf16   # on a GPU: CUDA-event-free timing after a
+                                              # synchronize per call; memory = the rise of torch's peak allocation
+
+On CUDA the thread settings do not apply (one setting, the machine's threads) and memory is read in this process
+(torch.cuda.max_memory_allocated over the call, less what was allocated before it).
 """
 from __future__ import annotations
 
@@ -59,6 +64,8 @@ INPUT_SEED = 0
 SAMPLE_SEED = 1234
 MAX_EXPLICIT_GIB = 6.0  # skip the explicit full-attention path above this estimated footprint
 SPEEDUP_LENGTH = 8192
+DEVICE = torch.device("cpu")  # --device
+DTYPE = torch.float32  # --dtype
 
 
 @dataclass(frozen=True)
@@ -98,12 +105,13 @@ def rounds_for(L: int) -> int:
 
 def make_inputs(L: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     gen = torch.Generator().manual_seed(INPUT_SEED + L)
-    return tuple(torch.randn(B, H, L, D, generator=gen) for _ in range(3))  # type: ignore[return-value]
+    return tuple(torch.randn(B, H, L, D, generator=gen).to(DEVICE, DTYPE)  # type: ignore[return-value]
+                 for _ in range(3))
 
 
 def explicit_bytes(L: int) -> int:
     """The explicit path holds two [B, H, L, L] fp32 tensors at its peak (scores and rows)."""
-    return 2 * B * H * L * L * 4
+    return 2 * B * H * L * L * torch.finfo(DTYPE).bits // 8
 
 
 def explicit_skipped(key: str, L: int, max_gib: float) -> bool:
@@ -131,17 +139,40 @@ def call(key: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, gen: torch
 def interleaved_ms(keys: list[str], L: int, rounds: int) -> dict[str, float]:
     """Median ms of each method over `rounds` rounds of one call each, the methods interleaved within a round."""
     Q, K, V = make_inputs(L)
-    gen = torch.Generator().manual_seed(SAMPLE_SEED)
+    gen = torch.Generator().manual_seed(SAMPLE_SEED)  # on the CPU, as the model draws (model.key_generator)
     times: dict[str, list[float]] = {key: [] for key in keys}
     with torch.no_grad():
         for key in keys:
             call(key, Q, K, V, gen)  # warm-up
         for _ in range(rounds):
             for key in keys:
+                synchronize()
                 start = time.perf_counter()
                 call(key, Q, K, V, gen)
+                synchronize()
                 times[key].append((time.perf_counter() - start) * 1e3)
     return {key: statistics.median(values) for key, values in times.items()}
+
+
+def synchronize() -> None:
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def device_peak_extra_mib(key: str, L: int) -> float:
+    """On CUDA: how far torch's peak allocation rose over one call, above what was allocated before it."""
+    gen = torch.Generator().manual_seed(SAMPLE_SEED)  # on the CPU, as the model draws (model.key_generator)
+    with torch.no_grad():
+        call(key, *make_inputs(WARMUP_LENGTH), gen)
+        Q, K, V = make_inputs(L)
+        synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        out = call(key, Q, K, V, gen)
+        synchronize()
+        extra = (torch.cuda.max_memory_allocated() - before) / 2**20
+    del out, Q, K, V
+    return extra
 
 
 def maxrss_kib() -> int:
@@ -181,8 +212,11 @@ LAUNCHER = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).return
 
 
 def peak_extra_mib(key: str, L: int, against: list[Path]) -> float:
+    if DEVICE.type == "cuda":
+        return device_peak_extra_mib(key, L)
+    dtype = "bf16" if DTYPE == torch.bfloat16 else "fp32"
     child = [sys.executable, str(Path(__file__).resolve()), *[f"--against={a}" for a in against],
-             "--_memory-child", key, str(L)]
+             f"--dtype={dtype}", "--_memory-child", key, str(L)]
     cmd = [sys.executable, "-c", LAUNCHER, *child]
     done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy(), check=False)
     if done.returncode != 0:
@@ -216,8 +250,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-explicit-gib", type=float, default=MAX_EXPLICIT_GIB,
                         help="skip the explicit full path when its two LxL tensors exceed this (default 6)")
     parser.add_argument("--no-memory", action="store_true", help="time only; skip the memory child processes")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the inputs live (default cpu)")
+    parser.add_argument("--dtype", choices=("fp32", "bf16"), default="fp32", help="the inputs' type (default fp32)")
     parser.add_argument("--_memory-child", nargs=2, metavar=("METHOD", "L"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    global DEVICE, DTYPE
+    DEVICE, DTYPE = torch.device(args.device), {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
     for folder in args.against:
         load_other(folder)
 
@@ -228,9 +266,11 @@ def main(argv: list[str] | None = None) -> int:
 
     lengths = tuple(args.lengths) if args.lengths else (QUICK_LENGTHS if args.quick else LENGTHS)
     rounds = (lambda L: args.rounds) if args.rounds else ((lambda L: 3) if args.quick else rounds_for)
-    settings = sorted(set(args.threads or [1, os.cpu_count() or 1]))
+    default_threads = [os.cpu_count() or 1] if DEVICE.type == "cuda" else [1, os.cpu_count() or 1]
+    settings = sorted(set(args.threads or default_threads))
     meths = methods()
-    print(f"torch {torch.__version__}; B={B} H={H} D={D} fp32, no_grad; ProbSparse non-causal, factor={FACTOR}, "
+    where = torch.cuda.get_device_name() if DEVICE.type == "cuda" else "CPU"
+    print(f"torch {torch.__version__} on {where}; B={B} H={H} D={D} {args.dtype}, no_grad; ProbSparse non-causal, factor={FACTOR}, "
           f"mean_divisor={MEAN_DIVISOR!r}, default sample_block={DEFAULT_BLOCK}; thread settings {settings}")
     print("ProbSparse approximates: only its u = 5·⌈ln L⌉ selected queries get softmax rows, the lazy rows are "
           "mean(V) — a different answer from SDPA's exact attention, by design.")

@@ -2,6 +2,8 @@
 
     python benchmarks/long_inputs.py                          # ETTm1 (../shared/data/ETT/ETTm1.csv), L = 96 1440
     python benchmarks/long_inputs.py --lengths 96 1440 5760   # 5760 takes a few minutes more
+    python benchmarks/long_inputs.py --device cuda            # the model on the GPU, as the app puts it there
+                                                              # (each call synchronizes before its clock stops)
 
 For every length, a small Informer (d_model 32, 4 heads, 3 encoder layers, label_len = L/2, pred_len 96; seeded,
 untrained: training is not what is timed, and a validation pass at L = 5760 alone takes minutes) is saved, then each
@@ -50,7 +52,7 @@ def _build(length: int, csv: Path, folder: Path) -> None:
     save_checkpoint(folder, model, DataSchema.of(prepared, frame.datetime_column), {"note": "untrained"})
 
 
-def _run(call: str, folder: str, csv: str, out) -> None:
+def _run(call: str, folder: str, csv: str, out, device: str = "cpu") -> None:
     import torch
 
     from analysis.checkpoints.folder import load_checkpoint
@@ -60,7 +62,7 @@ def _run(call: str, folder: str, csv: str, out) -> None:
     torch.set_num_threads(2)
     checkpoint = load_checkpoint(folder)
     prepared = prepare_for_checkpoint(checkpoint, load_csv(csv))
-    model, window = checkpoint.model, 100
+    model, window = checkpoint.model.to(device), 100
     started = time.perf_counter()
     if call == "sparsity":
         from analysis.attention.sparsity import sparsity_report
@@ -91,8 +93,11 @@ def _run(call: str, folder: str, csv: str, out) -> None:
     elif call == "sweep":
         from analysis.heads.ablation import head_sweep
         head_sweep(model, prepared, "test", seed=0, max_windows=32)
+    if device == "cuda":
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - started
-    out.put((seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+    gpu = torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else None
+    out.put((seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, gpu))
 
 
 def main() -> None:
@@ -100,6 +105,7 @@ def main() -> None:
     parser.add_argument("--csv", type=Path, default=ETTM1)
     parser.add_argument("--lengths", type=int, nargs="+", default=[96, 1440])
     parser.add_argument("--calls", nargs="+", default=list(CALLS), choices=CALLS)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the model runs")
     args = parser.parse_args()
     if not args.csv.is_file():
         sys.exit(f"{args.csv} not found: pass --csv (ETTm1 lives in ../shared/data/ETT/)")
@@ -116,13 +122,15 @@ def main() -> None:
                   flush=True)
             for call in args.calls:
                 queue = ctx.Queue()
-                child = ctx.Process(target=_run, args=(call, str(folder), str(args.csv), queue))
+                child = ctx.Process(target=_run, args=(call, str(folder), str(args.csv), queue, args.device))
                 child.start()
-                seconds, peak = queue.get()
+                seconds, peak, gpu = queue.get()
                 child.join()
                 worst = max(worst, seconds)
-                rows.append({"seq_len": length, "call": call, "seconds": round(seconds, 2), "peak_mib": round(peak)})
-                print(f"  {call:15s} {seconds:7.2f} s   peak RSS {peak:7.0f} MiB", flush=True)
+                rows.append({"seq_len": length, "call": call, "seconds": round(seconds, 2), "peak_mib": round(peak),
+                             **({} if gpu is None else {"gpu_peak_mib": round(gpu)})})
+                on_gpu = "" if gpu is None else f"   GPU peak {gpu:7.0f} MiB"
+                print(f"  {call:15s} {seconds:7.2f} s   peak RSS {peak:7.0f} MiB{on_gpu}", flush=True)
     print(json.dumps(rows))
     print(f"long_inputs_seconds_max {worst:.2f}")
 

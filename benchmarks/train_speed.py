@@ -6,6 +6,9 @@
     python benchmarks/train_speed.py --tsl path/to/Time-Series-Library   # a fourth contestant: TSL's own Informer
     /path/to/venv/bin/python benchmarks/train_speed.py --neuralforecast    # neuralforecast's Informer (its venv)
     python benchmarks/train_speed.py --threads 1                          # torch's thread count (default: torch's)
+    python benchmarks/train_speed.py --device cuda   # on a GPU: every contestant there; ours in its training loop's
+                                                     # bf16 autocast, the peers in fp32 (their scripts' default,
+                                                     # use_amp off); each step ends in loss.item(), a synchronize
 
 The machine's speed drifts (up to 60% within minutes), so seconds per epoch measured at different times
 cannot be compared. Here three contestants (more with --tsl, --neuralforecast) train in ONE process, on the CPU, in
@@ -71,7 +74,7 @@ from analysis.checkpoints.official import OFFICIAL_QUIRKS  # noqa: E402
 from analysis.learning.training import config_for, make_adam, training_step  # noqa: E402
 from analysis.learning.windows import split_batches  # noqa: E402
 from benchmarks import official_style  # noqa: E402
-from model import Batch, Informer  # noqa: E402
+from model import Batch, Informer, key_generator  # noqa: E402
 
 SPEC = dict(features="M", seq_len=96, label_len=48, pred_len=24)
 SIZE = dict(d_model=64, n_heads=4, d_ff=128, dropout=0.05, factor=5)
@@ -124,7 +127,7 @@ def our_step(prepared, **options) -> Step:
     torch.manual_seed(0)
     model = Informer(config_for(prepared, e_layers=(2,), d_layers=1, **SIZE, **options)).to(DEVICE).train()
     optimiser = make_adam(model, LEARNING_RATE, DEVICE)
-    key_gen = torch.Generator(device=DEVICE).manual_seed(1)
+    key_gen = key_generator(1)  # as the training loop draws its key samples
 
     return lambda batch, y: training_step(model, optimiser, batch, y, DEVICE, key_gen)
 
@@ -154,8 +157,9 @@ def tsl_step(prepared, folder: Path) -> Step:
         optimiser.zero_grad()
         y_dec = batch.x_dec.float()
         dec_inp = torch.cat([y_dec[:, :s.label_len, :], torch.zeros_like(y_dec[:, -s.pred_len:, :])], dim=1)
-        out = model(batch.x_enc.float(), batch.mark_enc.float(), dec_inp, batch.mark_dec.float())
-        loss = criterion(out[:, -s.pred_len:, :], y.float())
+        out = model(batch.x_enc.float().to(DEVICE), batch.mark_enc.float().to(DEVICE), dec_inp.to(DEVICE),
+                    batch.mark_dec.float().to(DEVICE))
+        loss = criterion(out[:, -s.pred_len:, :], y.float().to(DEVICE))
         loss.backward()
         optimiser.step()
         return loss.item()
@@ -187,8 +191,9 @@ def neuralforecast_step(prepared) -> Step:
     def step(batch: Batch, y: torch.Tensor) -> float:
         optimiser.zero_grad()
         marks = torch.cat([batch.mark_enc, batch.mark_dec[:, -s.pred_len:]], dim=1)  # [B, seq_len + pred_len, n_marks]
-        out = model({"insample_y": batch.x_enc.float(), "futr_exog": marks.float()})  # [B, pred_len, 1]
-        loss = torch.nn.functional.mse_loss(out, y.float())
+        out = model({"insample_y": batch.x_enc.float().to(DEVICE),
+                     "futr_exog": marks.float().to(DEVICE)})  # [B, pred_len, 1]
+        loss = torch.nn.functional.mse_loss(out, y.float().to(DEVICE))
         loss.backward()
         optimiser.step()
         return loss.item()
@@ -270,7 +275,10 @@ def main() -> None:
                         help="neuralforecast's Informer joins the contest (against ours_S: univariate, same shapes)")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's own, e.g. OMP_NUM_THREADS)")
     parser.add_argument("--profile", action="store_true", help="also profile 5 steps of each contestant")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where every contestant trains")
     args = parser.parse_args()
+    global DEVICE
+    DEVICE = torch.device(args.device)
     if args.blocks < 1 or args.steps < 1 or args.batches < 1 or (args.threads is not None and args.threads < 1):
         sys.exit("error: --blocks, --steps, --batches and --threads must be at least 1")
     if not args.csv.is_file():
@@ -294,8 +302,9 @@ def main() -> None:
         contestants += [Contestant("ours_S", our_step(univariate), batches_s),
                         Contestant("neuralforecast", neuralforecast_step(univariate), batches_s)]
     by_name = {c.name: c for c in contestants}
+    where = torch.cuda.get_device_name() if DEVICE.type == "cuda" else "CPU"
     print(f"ETTh1 ({args.csv.name}): {epoch_batches} train batches of {BATCH_SIZE}; {len(batches)} distinct batches "
-          f"cycled; model {SIZE}, e_layers 2, d_layers 1; CPU, {torch.get_num_threads()} threads, torch "
+          f"cycled; model {SIZE}, e_layers 2, d_layers 1; {where}, {torch.get_num_threads()} threads, torch "
           f"{torch.__version__}")
     print(f"1 warm-up block + {args.blocks} timed blocks × {args.steps} steps per contestant, interleaved "
           "(the order rotates each block); every contestant sees the same batches (ours_S and neuralforecast the "
