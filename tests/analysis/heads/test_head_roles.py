@@ -55,7 +55,7 @@ def test_profiles_are_the_mass_by_lag_of_the_recorded_rows(model, tiny_prepared)
 def test_matching_recovers_a_permutation_of_the_heads(model, tiny_prepared):
     permutation = [2, 0, 3, 1]
     other = permuted_heads(model, permutation)
-    batch = window_batch(tiny_prepared, "val", [0, 5])
+    batch = window_batch(tiny_prepared, "val", [0, 5]).to(next(model.parameters()).device)  # (CUDA where present)
     g = lambda: torch.Generator().manual_seed(0)  # noqa: E731
     torch.testing.assert_close(model(batch, generator=g()), other(batch, generator=g()))  # the same function
     a = head_profiles(model, tiny_prepared, "val", max_windows=8)
