@@ -50,6 +50,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # `python benchmarks/attention.py` puts benchmarks/ first, not the root
     sys.path.insert(0, str(REPO_ROOT))
 
+from model import key_generator  # noqa: E402
 from model.attention import full_attention, probsparse_attention  # noqa: E402
 from model.config import InformerConfig  # noqa: E402
 
@@ -139,7 +140,7 @@ def call(key: str, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, gen: torch
 def interleaved_ms(keys: list[str], L: int, rounds: int) -> dict[str, float]:
     """Median ms of each method over `rounds` rounds of one call each, the methods interleaved within a round."""
     Q, K, V = make_inputs(L)
-    gen = torch.Generator().manual_seed(SAMPLE_SEED)  # on the CPU, as the model draws (model.key_generator)
+    gen = key_generator(SAMPLE_SEED)  # on the CPU, as the model draws
     times: dict[str, list[float]] = {key: [] for key in keys}
     with torch.no_grad():
         for key in keys:
@@ -161,7 +162,7 @@ def synchronize() -> None:
 
 def device_peak_extra_mib(key: str, L: int) -> float:
     """On CUDA: how far torch's peak allocation rose over one call, above what was allocated before it."""
-    gen = torch.Generator().manual_seed(SAMPLE_SEED)  # on the CPU, as the model draws (model.key_generator)
+    gen = key_generator(SAMPLE_SEED)  # on the CPU, as the model draws
     with torch.no_grad():
         call(key, *make_inputs(WARMUP_LENGTH), gen)
         Q, K, V = make_inputs(L)
@@ -191,7 +192,7 @@ def own_hwm_kib() -> int | None:
 
 def memory_child(key: str, L: int) -> dict:
     """Runs in a fresh process: the rise of ru_maxrss over one call at L."""
-    gen = torch.Generator().manual_seed(SAMPLE_SEED)
+    gen = key_generator(SAMPLE_SEED)
     with torch.no_grad():
         call(key, *make_inputs(WARMUP_LENGTH), gen)  # load kernels, touch the allocator
         Q, K, V = make_inputs(L)

@@ -86,13 +86,12 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
     L_K, (n_all, U) = K.shape[2], draws.shape
     BH, block, scale = B * H, min(block, L_Q), 1 / math.sqrt(D)
     q, k, v = (t.reshape(BH, -1, D).contiguous() for t in (Q, K, V))  # [BH, L, D]: views (copies of slices)
+    on_cpu = Q.device.type == "cpu"
+    if (not on_cpu if batched is None else batched) or \
+            (torch.is_grad_enabled() and (Q.requires_grad or K.requires_grad or V.requires_grad)):
+        return _differentiable(q, k, v, draws, block, u, divisor, need_rows, Q.new_empty(BH, L_Q), B, order_selected,
+                               work_floats_max=WORK_FLOATS if on_cpu else DEVICE_WORK_FLOATS)
     M_bar = Q.new_empty(BH, L_Q) if need_scores or torch.is_grad_enabled() else None
-    if batched is None:
-        batched = Q.device.type != "cpu"
-    if batched or (torch.is_grad_enabled() and (Q.requires_grad or K.requires_grad or V.requires_grad)):
-        M_bar = M_bar if M_bar is not None else Q.new_empty(BH, L_Q)
-        return _differentiable(q, k, v, draws, block, u, divisor, need_rows, M_bar, B, order_selected,
-                               work_floats_max=DEVICE_WORK_FLOATS if Q.device.type != "cpu" else WORK_FLOATS)
     selected = torch.empty(BH, u, dtype=torch.long, device=Q.device)
     rows = Q.new_empty(BH, u, L_K) if need_rows else None
     if takes_small_path(BH, L_Q, L_K, U, n_all):  # a dozen kernels a chunk (model/attention/probsparse_small)

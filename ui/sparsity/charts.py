@@ -63,10 +63,9 @@ def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, 
     heads = [f"head {h}" for h in range(H)]
     # Hover data per cell is numbers only (the query's position; 1 if selected): at seq_len 1440 the strings per
     # cell (span, segment, state) were 70 % of the figure's 367 kB and most of its build. A query's span and segment
-    # follow from its position: shown once, in the title of the hover, for sites that summarise spans.
+    # follow from its position: one line of the hover template says it, for sites that summarise spans.
     widths = pd.DatetimeIndex(positions["span_end"]) - pd.DatetimeIndex(positions["span_start"])
-    longest = widths.max() if L_Q else pd.Timedelta(0)
-    span_note = "" if longest <= pd.Timedelta(0) else \
+    span_note = "" if not (widths > pd.Timedelta(0)).any() else \
         f"<br>(summarises the input steps from here to {str(widths.median()).removeprefix('0 days ')} later)"
     custom = np.stack([np.broadcast_to(positions["position"].to_numpy(), (H, L_Q)), selected.astype(np.int8)],
                       axis=-1)
