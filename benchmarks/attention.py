@@ -12,7 +12,8 @@ Methods, all on [B, H, L, D] = [4, 8, L, 64] fp32 inputs under torch.no_grad():
 * with --against DIR, the default ProbSparse of another checkout (e.g. before a change), in the same rounds.
 
 Timing: in this process, at 1 torch thread and at the machine's threads (`--threads`); for each thread setting and
-length the methods are interleaved round by round (one call of each per round, after one warm-up call each), so a
+length the methods are interleaved round by round (one call of each per round, after one warm-up call each; each
+round starts one method later, so that no method always follows the same one), so a
 change of the machine's load between rounds moves every method alike; each method's median over the rounds. Rounds:
 20 up to L = 512, 7 at 2048, 5 at 8192. Speed x = SDPA's median / the method's; the headline takes the worse of the
 thread settings.
@@ -145,9 +146,9 @@ def interleaved_ms(keys: list[str], L: int, rounds: int) -> dict[str, float]:
     with torch.no_grad():
         for key in keys:
             call(key, Q, K, V, gen)  # warm-up
-        for _ in range(rounds):
-            for key in keys:
-                synchronize()
+        for r in range(rounds):
+            for key in keys[r % len(keys):] + keys[:r % len(keys)]:  # each round starts one method later: none
+                synchronize()  # always follows the same one (whose caches and threads it would inherit)
                 start = time.perf_counter()
                 call(key, Q, K, V, gen)
                 synchronize()

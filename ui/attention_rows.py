@@ -20,6 +20,24 @@ MAX_LABELS = 12  # query labels written on the y axis; the hover names every row
 # measurement on every draw: 40 of them were a third of the chart's 0.3 s in Chromium at seq_len 1440)
 LOG_FLOOR = 1e-6  # weights below this are drawn as this on the log scale
 MAX_HOVER_CELLS = 20_000  # cells up to which each carries its timestamp and weight for the hover
+MAX_KEY_COLUMNS = 1440  # keys drawn one column each up to this; longer rows are drawn in bins of keys (a chart is
+# narrower than that in pixels; at seq_len 5760 a first layer's rows were 259,200 cells)
+
+
+def key_bin_width(L_K: int) -> int:
+    """How many neighbouring keys one column stands for: 1 up to MAX_KEY_COLUMNS keys, else the fewest that fit."""
+    return max(1, -(-L_K // MAX_KEY_COLUMNS))
+
+
+def binned_max(z: np.ndarray, width: int) -> np.ndarray:
+    """The largest weight of each run of `width` keys: [u, L_K] → [u, ⌈L_K / width⌉] (the last run may be shorter).
+    The largest, not the sum: a peak keeps its height whatever the bin, and the log colour of a bin is its peak's."""
+    if width == 1:
+        return z
+    u, L_K = z.shape
+    padded = np.zeros((u, -(-L_K // width) * width), dtype=z.dtype)  # weights are ≥ 0: padding never wins
+    padded[:, :L_K] = z
+    return padded.reshape(u, -1, width).max(axis=-1)
 
 
 def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequence[str], title: str,
@@ -33,16 +51,21 @@ def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequen
     x = list(range(len(key_stamps)))
     step = max(1, len(x) // 12)
     every = max(1, -(-len(labels) // MAX_LABELS))
-    z = (np.log10(np.maximum(rows.z, LOG_FLOOR)) if log else rows.z).astype(np.float32)  # float32: half the JSON
+    width = key_bin_width(len(key_stamps))
+    drawn = binned_max(rows.z, width)
+    z = (np.log10(np.maximum(drawn, LOG_FLOOR)) if log else drawn).astype(np.float32)  # float32: half the JSON
     what = "log₁₀ weight" if log else "weight"
-    if rows.z.size <= MAX_HOVER_CELLS:  # each cell's timestamp and true weight in its hover
+    if width > 1:  # a column is a bin of keys: the hover names its first key and its peak
+        custom, hover = None, f"%{{y}}<br>keys from %{{x}} (a bin of {width})<br>largest {what} %{{z:.4g}}<extra></extra>"
+        title += f" (drawn in bins of {width} keys: each cell the bin's largest weight)"
+    elif rows.z.size <= MAX_HOVER_CELLS:  # each cell's timestamp and true weight in its hover
         custom = np.stack([np.broadcast_to(np.asarray(key_stamps, dtype=object), rows.z.shape),
                            np.broadcast_to(rows.z, rows.z.shape)], axis=-1)
         hover = "%{y}<br>key %{x} · %{customdata[0]}<br>weight %{customdata[1]:.4g}<extra></extra>"
     else:  # per-cell hover data would multiply the page's JSON (16 MB for 816 × 360): the axes carry the times
         custom, hover = None, f"%{{y}}<br>key %{{x}}<br>{what} %{{z:.4g}}<extra></extra>"
-    heatmap = go.Heatmap(  # x: the key index, plotly's default (an explicit list of L_K numbers cost more to draw)
-        z=z, y=labels, customdata=custom, colorscale=WEIGHTS, zmin=np.log10(LOG_FLOOR) if log else 0,
+    heatmap = go.Heatmap(  # x: key positions from x0 by dx (an explicit list of L_K numbers cost more to draw)
+        z=z, x0=0, dx=width, y=labels, customdata=custom, colorscale=WEIGHTS, zmin=np.log10(LOG_FLOOR) if log else 0,
         colorbar=dict(title=dict(text=what), thickness=12), hovertemplate=hover)
     return go.Figure([heatmap], layout(
         title, min(MAX_HEIGHT, max(260, 120 + 16 * len(labels))), legend=False,

@@ -6,8 +6,10 @@ The same mathematics as `model.attention.probsparse_attention`'s general path (Z
   the block's queries);
 - M̄ = max over the sample − q·(Σ sampled k)/n: the keys are gathered with one more row, their sum, so the same GEMM
   gives the sum of a query's sampled dot products (no second pass); M̄ only chooses queries, so it takes no gradient;
-- the u queries with the largest M̄ get their softmax rows over every key (the flash kernel of
-  `scaled_dot_product_attention`, or explicit rows when they are short or recorded), the others mean(V).
+- the u queries with the largest M̄ get their softmax rows over every key, the others mean(V). Without autograd the
+  rows are explicit, over the spent work space, with torch's fused softmax in place: at L = 8192 (B 4, H 8, D 64,
+  one thread) a call took 240 ms against 256 with the flash kernel of `scaled_dot_product_attention` (issue 23;
+  the flash kernel rounds its exponentials less finely, and 50 queries fill its 32-query blocks badly).
 
 Without autograd the heads are done a few at a time, each chunk's part of the output its work space until it is
 written (the call needs little more than its output, as `scaled_dot_product_attention` does), its dot products small
@@ -97,15 +99,10 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
     if takes_small_path(BH, L_Q, L_K, U, n_all):  # a dozen kernels a chunk (model/attention/probsparse_small)
         out = Q.new_empty(BH, L_Q, D)
         M_bar = M_bar if M_bar is not None else Q.new_empty(BH, L_Q)
-
-        def part(a: int, b: int) -> None:
-            small_shared_attention(q[a:b], k[a:b], v[a:b], draws[0], u, divisor, scale, out[a:b], selected[a:b],
-                                   M_bar[a:b], None if rows is None else rows[a:b], order_selected)
-
-        with torch.no_grad(), one_torch_thread() as threads:
-            workers = min(threads, BH, max(1, BH * L_Q * D // PARALLEL_FLOATS))
-            edges = [BH * i // workers for i in range(workers + 1)]
-            run_chunks(workers, lambda i: part(edges[i], edges[i + 1]), workers)
+        # One thread, the calling one: at L = 96 (B 4, H 8, D 64) the heads split between two Python threads took
+        # 2.1-2.5 ms where one thread takes 1.3-1.7 (issue 23): each of the dozen short kernels hands the GIL over.
+        with torch.no_grad(), one_torch_thread():
+            small_shared_attention(q, k, v, draws[0], u, divisor, scale, out, selected, M_bar, rows, order_selected)
         return (out.view(B, H, L_Q, D), rows.view(B, H, u, L_K) if need_rows else None, selected.view(B, H, u),
                 M_bar.mul_(scale).view(B, H, L_Q) if need_scores else None)
     out, context = Q.new_empty(BH, L_Q, D), Q.new_empty(BH, u, D)
@@ -127,14 +124,11 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
         chosen = selected[a:b] = scores.topk(u, dim=-1, sorted=order_selected).indices  # [c, u]
         flat = query_rows(chosen, L_Q)  # [c·u] rows
         top = q[a:b].reshape(c * L_Q, D).index_select(0, flat).view(c, u, D)
-        if need_rows:  # recorded: the explicit rows
-            R = rows[a:b]  # [c, u, L_K]
-            torch.baddbmm(R, top, kc.transpose(1, 2), beta=0, alpha=scale, out=R)  # q·k/√D
-            R.sub_(R.amax(dim=-1, keepdim=True)).exp_()
-            torch.bmm(R.div_(R.sum(dim=-1, keepdim=True)), vc, out=context[a:b])
-        else:  # the flash kernel: as fast or faster than the explicit rows at every length measured (issue 23)
-            context[a:b] = F.scaled_dot_product_attention(top.unsqueeze(0), kc.unsqueeze(0), vc.unsqueeze(0),
-                                                          scale=scale)[0]
+        # The explicit rows, softmax in place (one fused pass a row): recorded, or over the work space, whose M̄ and
+        # products are spent once the queries are chosen.
+        R = rows[a:b] if need_rows else work[:c * u * L_K].view(c, u, L_K)  # [c, u, L_K]
+        torch.baddbmm(R, top, kc.transpose(1, 2), beta=0, alpha=scale, out=R)  # q·k/√D
+        torch.bmm(torch.softmax(R, dim=-1, out=R), vc, out=context[a:b])
         oc.copy_(vc.mean(dim=1, keepdim=True).expand(c, L_Q, D))  # every other query: mean(V) …
         oc.view(c * L_Q, D).index_copy_(0, flat, context[a:b].view(c * u, D).to(oc.dtype))  # … the selected: rows
 

@@ -55,9 +55,7 @@ def small_shared_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ke
     top = torch.index_select(q.view(c * L_Q, D), 0, flat, out=work[big:big + n_top].view(c * u, D)).view(c, u, D)
     R = rows if rows is not None else work[:c * u * L_K].view(c, u, L_K)  # over the products
     torch.baddbmm(R, top, k.transpose(1, 2), beta=0, alpha=scale, out=R)  # q·k/√D
-    R.sub_(R.amax(dim=-1, keepdim=True)).exp_()
-    total = R.sum(dim=-1, keepdim=True)  # [c, u, 1]
-    context = torch.bmm(R.div_(total), v) if rows is not None else torch.bmm(R, v).div_(total)  # [c, u, D]
+    context = torch.bmm(torch.softmax(R, dim=-1, out=R), v)  # [c, u, D]: the softmax in place, one fused pass a row
     out.copy_(v.mean(dim=1, keepdim=True).expand(c, L_Q, D))  # every query: mean(V) …
     out.view(c * L_Q, D).index_copy_(0, flat, context.view(c * u, D).to(out.dtype))  # … the chosen: their rows
 

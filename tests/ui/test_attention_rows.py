@@ -48,3 +48,21 @@ def test_a_long_history_is_cut_to_the_recent_steps_beside_the_forecast():
     assert cut["timestamp"].nunique() == 384 and cut["timestamp"].iloc[-1] == stamps[-1]
     short = history[history["timestamp"] >= stamps[-50]]
     assert recent(short, 12) is short  # short histories are drawn whole
+
+
+def test_rows_longer_than_a_chart_is_wide_are_drawn_in_bins_that_keep_each_peak():
+    from ui.attention_rows import MAX_KEY_COLUMNS, binned_max, key_bin_width
+    rows = _rows(45, 5760)
+    rows.z[3, 4321] = 0.9  # a spike must keep its height in its bin
+    fig = rows_heatmap(rows, [f"s{i}" for i in range(45)], [f"2024-01-01 {i}" for i in range(5760)], "t", False)
+    z = np.asarray(fig.data[0].z)
+    width = key_bin_width(5760)
+    assert width == 4 and z.shape == (45, MAX_KEY_COLUMNS) and fig.data[0].dx == width
+    for r in (0, 3, 44):  # each cell is the largest weight of its bin of keys, computed bin by bin
+        expected = [rows.z[r, b * width:(b + 1) * width].max() for b in range(MAX_KEY_COLUMNS)]
+        np.testing.assert_allclose(z[r], expected, rtol=1e-6)
+    assert z[3, 4321 // width] == np.float32(0.9)
+    assert "bins of 4 keys" in fig.layout.title.text and "bin of 4" in fig.data[0].hovertemplate
+    ragged = binned_max(np.arange(10.0).reshape(1, 10), 4)  # the last bin is shorter: keys 8 and 9
+    np.testing.assert_array_equal(ragged, [[3.0, 7.0, 9.0]])
+    assert key_bin_width(MAX_KEY_COLUMNS) == 1 and key_bin_width(MAX_KEY_COLUMNS + 1) == 2
