@@ -57,7 +57,7 @@ def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequen
     what = "log₁₀ weight" if log else "weight"
     if width > 1:  # a column is a bin of keys: the hover names its first key and its peak
         custom, hover = None, f"%{{y}}<br>keys from %{{x}} (a bin of {width})<br>largest {what} %{{z:.4g}}<extra></extra>"
-        title += f" (drawn in bins of {width} keys: each cell the bin's largest weight)"
+        title += f" · bins of {width} keys"
     elif rows.z.size <= MAX_HOVER_CELLS:  # each cell's timestamp and true weight in its hover
         custom = np.stack([np.broadcast_to(np.asarray(key_stamps, dtype=object), rows.z.shape),
                            np.broadcast_to(rows.z, rows.z.shape)], axis=-1)
@@ -138,6 +138,10 @@ def draw(site_rows: SiteRows, head: int, step_stamps: Sequence[str], file_stem: 
                                f"{len(rows.query_positions)} computed rows × {L_K} keys",
                                site_rows.kind == "decoder_self", log),
                   f"{file_stem}-{site_rows.site}-h{head}-rows{'-log' if log else ''}", key)
+    if key_bin_width(L_K) > 1:
+        st.caption(f"{L_K} keys are more than the chart has pixels: each column is a bin of {key_bin_width(L_K)} "
+                   "neighbouring keys coloured by the largest weight in it (a peak keeps its height; the hover "
+                   "names the bin's first key).")
     if site_rows.level:
         st.caption(f"After {site_rows.level} distilling step(s) each query and key stands for a span of input "
                    "steps; the labels give the span's first timestamp.")

@@ -100,11 +100,22 @@ def _log_sum_exp(s: torch.Tensor, peak: torch.Tensor) -> torch.Tensor:
 
 
 def _top_mask(scores: np.ndarray, u: int) -> np.ndarray:
-    """Boolean [..., L]: True at the u largest entries of each row (ties broken by position, earliest first)."""
-    order = np.argsort(-scores, axis=-1, kind="stable")[..., :u]
-    mask = np.zeros(scores.shape, dtype=bool)
-    np.put_along_axis(mask, order, True, axis=-1)
-    return mask
+    """Boolean [..., L]: True at the u largest entries of each row (ties broken by position, earliest first).
+
+    By the u-th largest value of each row (a partition, not a sort: 0.1 against 1.7 ms a [4, 5760] site): every entry
+    above it, then the earliest entries equal to it until there are u. NaN never ranks above a number."""
+    L = scores.shape[-1]
+    if u >= L:
+        return np.ones(scores.shape, dtype=bool)
+    if np.isnan(scores).any():  # the sort's order (NaN last) without thinking about NaN in a partition
+        order = np.argsort(-scores, axis=-1, kind="stable")[..., :u]
+        mask = np.zeros(scores.shape, dtype=bool)
+        np.put_along_axis(mask, order, True, axis=-1)
+        return mask
+    kth = np.partition(scores, L - u, axis=-1)[..., L - u:L - u + 1]  # [..., 1]: the u-th largest
+    above, tied = scores > kth, scores == kth
+    wanted = u - above.sum(axis=-1, keepdims=True)  # how many of the tied entries make the top u
+    return above | (tied & (np.cumsum(tied, axis=-1) <= wanted))
 
 
 @dataclass(frozen=True, eq=False)

@@ -62,7 +62,7 @@ def test_rows_longer_than_a_chart_is_wide_are_drawn_in_bins_that_keep_each_peak(
         expected = [rows.z[r, b * width:(b + 1) * width].max() for b in range(MAX_KEY_COLUMNS)]
         np.testing.assert_allclose(z[r], expected, rtol=1e-6)
     assert z[3, 4321 // width] == np.float32(0.9)
-    assert "bins of 4 keys" in fig.layout.title.text and "bin of 4" in fig.data[0].hovertemplate
+    assert fig.layout.title.text.endswith("· bins of 4 keys") and "bin of 4" in fig.data[0].hovertemplate
     ragged = binned_max(np.arange(10.0).reshape(1, 10), 4)  # the last bin is shorter: keys 8 and 9
     np.testing.assert_array_equal(ragged, [[3.0, 7.0, 9.0]])
     assert key_bin_width(MAX_KEY_COLUMNS) == 1 and key_bin_width(MAX_KEY_COLUMNS + 1) == 2

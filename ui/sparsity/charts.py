@@ -116,6 +116,10 @@ def selected_series_figure(series: pd.DataFrame, marks: pd.DataFrame, column: st
         xaxis=dict(title=dict(text="timestamp")), yaxis=dict(title=dict(text=column))))
 
 
+MAX_SVG_POINTS = 1500  # queries up to which the scatter is SVG; above, WebGL (at seq_len 5760 the SVG markers of a first
+# layer's 5,760 queries were most of the tab's 3 s in Chromium)
+
+
 def exact_vs_sampled_figure(hq: pd.DataFrame, against: str, against_label: str, in_exact_top: np.ndarray,
                             title: str) -> go.Figure:
     """Per query of one head: sampled M̄ (y) vs an exact measure (x); colour = ProbSparse's choice,
@@ -125,11 +129,12 @@ def exact_vs_sampled_figure(hq: pd.DataFrame, against: str, against_label: str, 
               (False, True, "lazy · in exact top-u (missed)", EXACT, "x"),
               (False, False, "lazy · not in exact top-u", EXACT, "circle-open")]
     traces = []
+    kind = go.Scattergl if len(hq) > MAX_SVG_POINTS else go.Scatter
     for sel, top, name, colour, symbol in groups:
         part = hq[(hq["selected"].to_numpy() == sel) & (in_exact_top == top)]
         if not len(part):
             continue
-        traces.append(go.Scatter(
+        traces.append(kind(
             x=part[against], y=part["sampled_mbar"], mode="markers", name=f"{name} ({len(part)})",
             marker=dict(color=colour, symbol=symbol, size=8, line=dict(width=1.5, color=colour)),
             customdata=np.stack([part["position"], stamps(part["timestamp"]), part["rank_sampled"],

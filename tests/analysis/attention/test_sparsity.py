@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 import torch
 
 from analysis.attention.stats import lag_profile, row_entropy
@@ -214,6 +215,25 @@ def test_topk_agreement_by_hand():
     assert np.allclose(topk_agreement(x, x, 7).overlap, 1.0) and np.allclose(topk_agreement(x, x, 7).jaccard, 1.0)
     with pytest.raises(ValueError):
         topk_agreement(sampled, exact, 7)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 5), st.integers(0, 2**31 - 1), st.sampled_from(["normal", "ties", "nan"]))
+def test_the_top_u_mask_is_the_stable_sorts_first_u(L, rows, seed, kind):
+    """The partition-based top-u mask selects what a stable descending sort's first u entries are (earliest among ties,
+    NaN last), for every u, with heavy ties and NaN."""
+    from analysis.attention.sparsity import _top_mask
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(rows, L)) if kind == "normal" else rng.integers(0, 3, size=(rows, L)).astype(float)
+    if kind == "nan":
+        x[rng.random(x.shape) < 0.3] = np.nan
+    for u in range(1, L + 1):
+        order = np.argsort(-x, axis=-1, kind="stable")[..., :u]
+        expected = np.zeros(x.shape, dtype=bool)
+        np.put_along_axis(expected, order, True, axis=-1)
+        got = _top_mask(x, u)
+        assert (got.sum(-1) == u).all()
+        np.testing.assert_array_equal(got, expected)
 
 
 def test_spearman_by_the_textbook_formula():

@@ -45,19 +45,23 @@ def test_one_sites_queries_and_agreement_are_the_reports_rows(tiny_trained, tiny
 
 def test_a_handed_exact_m_is_taken_only_where_the_sites_queries_and_keys_are_the_same(tiny_trained, tiny_prepared):
     """A wrong exact M handed in shows up only on the seeds whose pass has the recording's own queries and keys (to the
-    bit): every seed at a first layer; at a later layer none (its queries change with the seed, and even under the
-    recording's own seed a pass without rows computes the selected rows by SDPA, other last bits)."""
+    bit): at a first layer every seed; at a later layer only the recording's own seed (other seeds choose other rows
+    below it; a pass with or without recorded rows computes them with the same kernels, so its own seed repeats it)."""
     import numpy as np
     model = tiny_trained[0].model
     record = record_window(model, tiny_prepared, "test", 37, seed=5)
-    for site, reused in (("encoder.0.0", True), ("encoder.0.1", False)):
-        true = site_exact(model, record, site)
-        wrong = {name: -value for name, value in true.items()}  # ranks reversed
-        honest = site_agreement(model, tiny_prepared, "test", 37, site, seed=5, seeds=3)
-        fed = site_agreement(model, tiny_prepared, "test", 37, site, seed=5, seeds=3, record=record, exact=wrong)
+
+    def shows(exact, seed: int, seeds: int, site: str) -> bool:
+        honest = site_agreement(model, tiny_prepared, "test", 37, site, seed=seed, seeds=seeds)
+        fed = site_agreement(model, tiny_prepared, "test", 37, site, seed=seed, seeds=seeds, record=record,
+                             exact=exact)
         numbers = [c for c in honest.columns if honest[c].dtype.kind == "f"]
-        same = np.allclose(honest[numbers].to_numpy(float), fed[numbers].to_numpy(float), equal_nan=True)
-        assert same is not reused
+        return not np.allclose(honest[numbers].to_numpy(float), fed[numbers].to_numpy(float), equal_nan=True)
+
+    for site, elsewhere in (("encoder.0.0", True), ("encoder.0.1", False)):
+        wrong = {name: -value for name, value in site_exact(model, record, site).items()}  # ranks reversed
+        assert shows(wrong, 5, 1, site)  # the recording's own seed: its own queries and keys
+        assert shows(wrong, 6, 2, site) is elsewhere  # seeds 6 and 7
 
 
 def test_an_unknown_site_is_named(tiny_trained, tiny_prepared):
