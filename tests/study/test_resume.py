@@ -23,7 +23,7 @@ SEEDS = [str(s) for s in range(8)]
 def _command(out: Path, *extra: str) -> list[str]:
     return [sys.executable, "cli.py", "study", "--csv", str(SAMPLE_CSV), "--target", "load", "--features", "S",
             "--seq-len", "48", "--label-len", "24", "--pred-len", "12", "--d-model", "16", "--n-heads", "2",
-            "--d-ff", "16", "--epochs", "1", "--max-steps", "150", "--analyses", "errors,sweep", "--max-windows",
+            "--d-ff", "16", "--epochs", "1", "--max-steps", "40", "--analyses", "errors,sweep", "--max-windows",
             "64", "--cpus", "1", "--out", str(out), *extra]
 
 
