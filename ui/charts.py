@@ -85,6 +85,24 @@ def thin(series: pd.Series, limit: int = MAX_LINE_POINTS) -> pd.Series:
     return series.iloc[sorted(keep)]
 
 
+SCATTER_CELLS = (120, 80)  # a scatter's plot area (≤ ~500 × 330 px in the page) in cells of ~4 px, half a marker:
+# one drawn point a cell
+
+
+def one_per_cell(x: np.ndarray, y: np.ndarray, x_range: tuple[float, float], y_range: tuple[float, float],
+                 cells: tuple[int, int] = SCATTER_CELLS) -> np.ndarray:
+    """Indices (ascending) of the first point in each occupied cell of a `cells` grid over the ranges: a dense
+    scatter drawn this way looks the same (the other points of a cell sit under the drawn one's marker) and sends
+    at most cells_x · cells_y points. Non-finite points are left out."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    finite = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
+    (x0, x1), (y0, y1), (nx, ny) = x_range, y_range, cells
+    cx = np.clip(((x[finite] - x0) / ((x1 - x0) or 1.0) * nx).astype(np.int64), 0, nx - 1)
+    cy = np.clip(((y[finite] - y0) / ((y1 - y0) or 1.0) * ny).astype(np.int64), 0, ny - 1)
+    _, first = np.unique(cx * ny + cy, return_index=True)
+    return np.sort(finite[first])
+
+
 def stamps(values) -> np.ndarray:
     """Timestamps as short strings for hover text."""
     return pd.DatetimeIndex(values).strftime(STAMP).to_numpy()

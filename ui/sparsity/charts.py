@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import HISTORY, SEQUENTIAL, TRUTH, layout, stamps, vline
+from ui.charts import HISTORY, SEQUENTIAL, TRUTH, layout, one_per_cell, stamps, vline
 from ui.sparsity.tables import SiteInfo
 
 SELECTED = "#d62728"
@@ -116,26 +116,33 @@ def selected_series_figure(series: pd.DataFrame, marks: pd.DataFrame, column: st
         xaxis=dict(title=dict(text="timestamp")), yaxis=dict(title=dict(text=column))))
 
 
-MAX_SVG_POINTS = 1500  # queries up to which the scatter is SVG; above, WebGL (at seq_len 5760 the SVG markers of a first
-# layer's 5,760 queries were most of the tab's 3 s in Chromium)
+MAX_SCATTER_POINTS = 1500  # lazy, non-top queries up to which each is drawn; above, one a cell of ~4 px (at seq_len
+# 5760 the 5,760 markers of a first layer were ~2 s of the tab's 2.5 s in Chromium, SVG or WebGL)
 
 
 def exact_vs_sampled_figure(hq: pd.DataFrame, against: str, against_label: str, in_exact_top: np.ndarray,
                             title: str) -> go.Figure:
     """Per query of one head: sampled M̄ (y) vs an exact measure (x); colour = ProbSparse's choice,
-    symbol = in the exact top-u."""
+    symbol = in the exact top-u. Every selected or exact-top query is drawn; the lazy, non-top bulk of a long input
+    one point a cell of the chart (`ui.charts.one_per_cell`: the others lie under it), its legend saying so."""
     groups = [(True, True, "selected · in exact top-u", SELECTED, "circle"),
               (True, False, "selected · not in exact top-u", SELECTED, "x"),
               (False, True, "lazy · in exact top-u (missed)", EXACT, "x"),
               (False, False, "lazy · not in exact top-u", EXACT, "circle-open")]
+    x_all, y_all = hq[against].to_numpy(np.float64), hq["sampled_mbar"].to_numpy(np.float64)
+    ranges = [(np.nanmin(v), np.nanmax(v)) if np.isfinite(v).any() else (0.0, 1.0) for v in (x_all, y_all)]
     traces = []
-    kind = go.Scattergl if len(hq) > MAX_SVG_POINTS else go.Scatter
     for sel, top, name, colour, symbol in groups:
         part = hq[(hq["selected"].to_numpy() == sel) & (in_exact_top == top)]
         if not len(part):
             continue
-        traces.append(kind(
-            x=part[against], y=part["sampled_mbar"], mode="markers", name=f"{name} ({len(part)})",
+        label = f"{name} ({len(part)})"
+        if not sel and not top and len(part) > MAX_SCATTER_POINTS:  # the bulk of a long input
+            drawn = part.iloc[one_per_cell(part[against], part["sampled_mbar"], *ranges)]
+            label = f"{name} ({len(part)}, {len(drawn)} drawn)"
+            part = drawn
+        traces.append(go.Scatter(
+            x=part[against], y=part["sampled_mbar"], mode="markers", name=label,
             marker=dict(color=colour, symbol=symbol, size=8, line=dict(width=1.5, color=colour)),
             customdata=np.stack([part["position"], stamps(part["timestamp"]), part["rank_sampled"],
                                  part["rank_exact"]], axis=1),

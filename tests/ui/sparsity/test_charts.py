@@ -1,16 +1,18 @@
-"""The exact-vs-sampled scatter: every query drawn once, in its group; WebGL when the queries are many."""
+"""The exact-vs-sampled scatter: every selected or exact-top query drawn; a long input's lazy bulk drawn one point a
+cell of the chart, every occupied cell still drawn."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
-from ui.sparsity.charts import MAX_SVG_POINTS, exact_vs_sampled_figure
+from ui.charts import SCATTER_CELLS, one_per_cell
+from ui.sparsity.charts import MAX_SCATTER_POINTS, exact_vs_sampled_figure
 
 
 def _queries(n: int, u: int) -> tuple[pd.DataFrame, np.ndarray]:
     rng = np.random.default_rng(0)
-    exact, sampled = rng.normal(size=n), rng.normal(size=n)
+    exact = rng.normal(size=n)
+    sampled = exact + rng.normal(scale=0.3, size=n)
     selected = np.zeros(n, bool)
     selected[np.argsort(-sampled)[:u]] = True
     in_top = np.zeros(n, bool)
@@ -22,17 +24,39 @@ def _queries(n: int, u: int) -> tuple[pd.DataFrame, np.ndarray]:
     return hq, in_top
 
 
-def test_each_query_is_one_point_of_its_group_and_long_inputs_draw_in_webgl():
-    for n, u, kind in ((96, 25, go.Scatter), (5760, 45, go.Scattergl)):
+def _cells(x, y, hq) -> set:
+    (x0, x1), (y0, y1) = [(hq[c].min(), hq[c].max()) for c in ("exact_m", "sampled_mbar")]
+    nx, ny = SCATTER_CELLS
+    return {(min(int((a - x0) / (x1 - x0) * nx), nx - 1), min(int((b - y0) / (y1 - y0) * ny), ny - 1))
+            for a, b in zip(x, y)}
+
+
+def test_each_point_sits_at_its_query_and_a_long_inputs_bulk_keeps_every_occupied_cell():
+    for n, u in ((96, 25), (5760, 45)):
         hq, in_top = _queries(n, u)
         fig = exact_vs_sampled_figure(hq, "exact_m", "exact M", in_top, "t")
-        assert all(isinstance(t, kind) for t in fig.data)
-        positions = np.concatenate([np.asarray(t.customdata)[:, 0].astype(int) for t in fig.data])
-        assert sorted(positions) == list(range(n))  # every query once
-        for t in fig.data:  # each point sits at its query's numbers, in the group its name says
+        drawn = np.concatenate([np.asarray(t.customdata)[:, 0].astype(int) for t in fig.data])
+        assert len(set(drawn)) == len(drawn)  # no query twice
+        bulk = ~hq["selected"].to_numpy() & ~in_top
+        assert set(np.flatnonzero(~bulk)) <= set(drawn)  # every selected or exact-top query is drawn
+        for t in fig.data:  # each point at its query's numbers, in the group its name says
             at = np.asarray(t.customdata)[:, 0].astype(int)
             np.testing.assert_allclose(t.x, hq["exact_m"].to_numpy()[at])
             np.testing.assert_allclose(t.y, hq["sampled_mbar"].to_numpy()[at])
             assert hq["selected"].to_numpy()[at].all() == t.name.startswith("selected")
-            assert in_top[at].all() == ("in exact top-u" in t.name and "not in" not in t.name)
-    assert 96 <= MAX_SVG_POINTS < 5760
+        last = fig.data[-1]
+        assert last.name.startswith(f"lazy · not in exact top-u ({bulk.sum()}")
+        if n <= MAX_SCATTER_POINTS:
+            assert len(drawn) == n
+        else:  # thinned: fewer points, but every cell a bulk query occupies still has a drawn point
+            assert len(last.x) < bulk.sum() and last.name.endswith(f"{len(last.x)} drawn)")
+            assert _cells(last.x, last.y, hq) == _cells(hq["exact_m"][bulk], hq["sampled_mbar"][bulk], hq)
+
+
+def test_one_point_per_cell_by_hand():
+    x = np.array([0.0, 0.1, 0.9, 1.0, np.nan, 0.55])
+    y = np.array([0.0, 0.05, 0.9, 1.0, 0.5, 0.2])
+    keep = one_per_cell(x, y, (0.0, 1.0), (0.0, 1.0), cells=(2, 2))
+    np.testing.assert_array_equal(keep, [0, 2, 5])  # 1 shares 0's cell, 3 shares 2's, NaN is left out
+    flat = one_per_cell(np.ones(4), np.arange(4.0), (1.0, 1.0), (0.0, 3.0), cells=(3, 4))  # a zero-width range
+    np.testing.assert_array_equal(flat, [0, 1, 2, 3])
