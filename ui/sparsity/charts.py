@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import HISTORY, SEQUENTIAL, TRUTH, layout, one_per_cell, stamps, vline
+from ui.charts import HISTORY, SEQUENTIAL, TRUTH, layout, one_per_cell, stamps, thin, vline
 from ui.sparsity.tables import SiteInfo
 
 SELECTED = "#d62728"
@@ -69,8 +69,11 @@ def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, 
         f"<br>(summarises the input steps from here to {str(widths.median()).removeprefix('0 days ')} later)"
     custom = np.stack([np.broadcast_to(positions["position"].to_numpy(), (H, L_Q)), selected.astype(np.int8)],
                       axis=-1)
+    steps = np.diff(x.to_numpy()).astype("timedelta64[ms]").astype(np.int64)  # ms: plotly's unit for a date step
+    regular = len(x) > 2 and (steps == steps[0]).all() and steps[0] > 0  # evenly spaced: a start and a step
+    where = dict(x0=x[0], dx=int(steps[0])) if regular else dict(x=x)  # not L_Q dates
     traces = [go.Heatmap(
-        z=z, x=x, y=heads, customdata=custom, colorscale=SEQUENTIAL,
+        z=z, **where, y=heads, customdata=custom, colorscale=SEQUENTIAL,
         colorbar=dict(title=dict(text=score), thickness=12),
         hovertemplate="%{y} · query %{customdata[0]}<br>%{x}" + span_note +
                       f"<br>{score} = %{{z:.4g}}<br>selected: %{{customdata[1]}} (1: a softmax row, 0: lazy)"
@@ -101,6 +104,7 @@ def selected_series_figure(series: pd.DataFrame, marks: pd.DataFrame, column: st
     traces = []
     for part, colour, dash in (("encoder input", TRUTH, "solid"), ("future (truth, not an input)", HISTORY, "dot")):
         rows = series[series["part"] == part]
+        rows = rows.loc[thin(rows["value"]).index]  # a long input: the min and max of each bucket of steps
         if len(rows):
             traces.append(go.Scatter(x=rows["timestamp"], y=rows["value"], mode="lines", name=part,
                                      line=dict(color=colour, width=1.6, dash=dash)))

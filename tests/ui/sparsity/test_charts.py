@@ -60,3 +60,34 @@ def test_one_point_per_cell_by_hand():
     np.testing.assert_array_equal(keep, [0, 2, 5])  # 1 shares 0's cell, 3 shares 2's, NaN is left out
     flat = one_per_cell(np.ones(4), np.arange(4.0), (1.0, 1.0), (0.0, 3.0), cells=(3, 4))  # a zero-width range
     np.testing.assert_array_equal(flat, [0, 1, 2, 3])
+
+
+def test_the_score_heatmap_places_evenly_spaced_queries_by_a_start_and_a_step():
+    from ui.sparsity.charts import score_heatmap
+    n = 5760
+    stamps = pd.date_range("2017-08-25", periods=n, freq="15min")
+    pos = pd.DataFrame({"position": np.arange(n), "timestamp": stamps, "span_start": stamps, "span_end": stamps,
+                        "segment": "input"})
+    z, selected = np.random.default_rng(0).random((4, n)), np.zeros((4, n), bool)
+    fig = score_heatmap(z, pos, selected, "M", "t")
+    assert fig.data[0].x is None and pd.Timestamp(fig.data[0].x0) == stamps[0] and fig.data[0].dx == 15 * 60 * 1000
+    gap = pos.copy()
+    gap.loc[100:, "timestamp"] += pd.Timedelta("1h")  # a gap: every query keeps its own timestamp
+    fig = score_heatmap(z, gap, selected, "M", "t")
+    assert fig.data[0].x0 is None and list(pd.DatetimeIndex(fig.data[0].x)) == list(gap["timestamp"])
+
+
+def test_the_selected_series_line_of_a_long_input_keeps_each_buckets_extremes():
+    from ui.charts import MAX_LINE_POINTS
+    from ui.sparsity.charts import selected_series_figure
+    n = 5856
+    values = np.sin(np.arange(n) / 50.0)
+    values[4321] = 9.0  # a spike survives
+    series = pd.DataFrame({"timestamp": pd.date_range("2017-08-25", periods=n, freq="15min"), "value": values,
+                           "part": np.where(np.arange(n) < 5760, "encoder input", "future (truth, not an input)")})
+    marks = pd.DataFrame({"timestamp": series["timestamp"][:2], "value": values[:2], "position": [0, 1],
+                          "span": ["a", "b"], "rank": [1, 2]})
+    fig = selected_series_figure(series, marks, "OT", "t", series["timestamp"][5760])
+    line = fig.data[0]
+    assert len(line.x) <= MAX_LINE_POINTS + 2 and max(line.y) == 9.0 and min(line.y) == values[:5760].min()
+    assert len(fig.data[1].x) == 96  # the short future part is drawn whole
