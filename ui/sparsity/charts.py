@@ -120,7 +120,7 @@ def selected_series_figure(series: pd.DataFrame, marks: pd.DataFrame, column: st
         xaxis=dict(title=dict(text="timestamp")), yaxis=dict(title=dict(text=column))))
 
 
-MAX_SCATTER_POINTS = 1500  # lazy, non-top queries up to which each is drawn; above, one a cell of ~4 px (at seq_len
+MAX_SCATTER_POINTS = 1000  # lazy, non-top queries up to which each is drawn; above, one a cell of ~4 px (at seq_len
 # 5760 the 5,760 markers of a first layer were ~2 s of the tab's 2.5 s in Chromium, SVG or WebGL)
 
 
