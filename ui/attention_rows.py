@@ -56,7 +56,8 @@ def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequen
     z = (np.log10(np.maximum(drawn, LOG_FLOOR)) if log else drawn).astype(np.float32)  # float32: half the JSON
     what = "log₁₀ weight" if log else "weight"
     if width > 1:  # a column is a bin of keys: the hover names its first key and its peak
-        custom, hover = None, f"%{{y}}<br>keys from %{{x}} (a bin of {width})<br>largest {what} %{{z:.4g}}<extra></extra>"
+        custom = None
+        hover = f"%{{y}}<br>keys from %{{x}} (a bin of {width})<br>largest {what} %{{z:.4g}}<extra></extra>"
         title += f" · bins of {width} keys"
     elif rows.z.size <= MAX_HOVER_CELLS:  # each cell's timestamp and true weight in its hover
         custom = np.stack([np.broadcast_to(np.asarray(key_stamps, dtype=object), rows.z.shape),
@@ -65,7 +66,8 @@ def rows_heatmap(rows: HeadRows, query_stamps: Sequence[str], key_stamps: Sequen
     else:  # per-cell hover data would multiply the page's JSON (16 MB for 816 × 360): the axes carry the times
         custom, hover = None, f"%{{y}}<br>key %{{x}}<br>{what} %{{z:.4g}}<extra></extra>"
     heatmap = go.Heatmap(  # x: key positions from x0 by dx (an explicit list of L_K numbers cost more to draw)
-        z=z, x0=0, dx=width, y=labels, customdata=custom, colorscale=WEIGHTS, zmin=np.log10(LOG_FLOOR) if log else 0,
+        z=z, x0=0, dx=width, y=labels, customdata=custom, colorscale=WEIGHTS,
+        zmin=np.log10(LOG_FLOOR) if log else 0,
         colorbar=dict(title=dict(text=what), thickness=12), hovertemplate=hover)
     return go.Figure([heatmap], layout(
         title, min(MAX_HEIGHT, max(260, 120 + 16 * len(labels))), legend=False,
