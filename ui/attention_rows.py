@@ -140,8 +140,8 @@ def draw(site_rows: SiteRows, head: int, step_stamps: Sequence[str], file_stem: 
                                f"{len(rows.query_positions)} computed rows × {L_K} keys",
                                site_rows.kind == "decoder_self", log),
                   f"{file_stem}-{site_rows.site}-h{head}-rows{'-log' if log else ''}", key)
-    if key_bin_width(L_K) > 1:
-        st.caption(f"{L_K} keys are more than the chart has pixels: each column is a bin of {key_bin_width(L_K)} "
+    if (width := key_bin_width(L_K)) > 1:
+        st.caption(f"{L_K} keys are more than the chart has pixels: each column is a bin of {width} "
                    "neighbouring keys coloured by the largest weight in it (a peak keeps its height; the hover "
                    "names the bin's first key).")
     if site_rows.level:

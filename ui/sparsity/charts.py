@@ -124,6 +124,12 @@ MAX_SCATTER_POINTS = 1000  # lazy, non-top queries up to which each is drawn; ab
 # 5760 the 5,760 markers of a first layer were ~2 s of the tab's 2.5 s in Chromium, SVG or WebGL)
 
 
+def thins_bulk(hq: pd.DataFrame, in_exact_top: np.ndarray) -> bool:
+    """Whether `exact_vs_sampled_figure` draws the lazy, non-top queries one a cell (there are more than
+    MAX_SCATTER_POINTS of them) rather than each."""
+    return int((~hq["selected"].to_numpy() & ~in_exact_top).sum()) > MAX_SCATTER_POINTS
+
+
 def exact_vs_sampled_figure(hq: pd.DataFrame, against: str, against_label: str, in_exact_top: np.ndarray,
                             title: str) -> go.Figure:
     """Per query of one head: sampled M̄ (y) vs an exact measure (x); colour = ProbSparse's choice,
@@ -141,7 +147,7 @@ def exact_vs_sampled_figure(hq: pd.DataFrame, against: str, against_label: str, 
         if not len(part):
             continue
         label = f"{name} ({len(part)})"
-        if not sel and not top and len(part) > MAX_SCATTER_POINTS:  # the bulk of a long input
+        if not sel and not top and thins_bulk(hq, in_exact_top):  # the bulk of a long input
             drawn = part.iloc[one_per_cell(part[against], part["sampled_mbar"], *ranges)]
             label = f"{name} ({len(part)}, {len(drawn)} drawn)"
             part = drawn

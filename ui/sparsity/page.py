@@ -197,11 +197,11 @@ def exact_vs_sampled(site: views.SiteInfo, head: int) -> None:
                     f"{int((hq['selected'].to_numpy() & top).sum())} of them are in the exact top-u "
                     f"(u = {site.u} of L_Q = {site.L_Q}; a random choice would hit {site.u * site.u / site.L_Q:.1f} "
                     "on average).")
-        thinned = int((~hq["selected"].to_numpy() & ~top).sum()) > charts.MAX_SCATTER_POINTS
         st.caption("Red: the queries ProbSparse gave a softmax row (top-u by the sampled M̄); blue: lazy. "
                    "Filled / open: in / not in the top-u by the exact measure; crosses are the disagreements."
                    + (" The lazy queries outside the exact top-u are drawn one per cell of about 4 px (the others "
-                      "lie under its marker; the Every head tab's CSV has every query)." if thinned else ""))
+                      "lie under its marker; the Every head tab's CSV has every query)." if charts.thins_bulk(hq, top)
+                      else ""))
         if causal:
             st.caption("Causal site: the exact M uses only the keys j ≤ i a query may attend to; compare with "
                        "'every key' to separate sampling error from the mask mismatch.")
