@@ -9,10 +9,14 @@ start, before any browser connects: it prints that token's URL when there is one
 the torch-free half of the app ready (pandas, plotly, the bundled sample parsed: ui/server.py), so that a fresh
 server's first page does not wait for them.
 """
-import streamlit as st
-from starlette.middleware import Middleware
+from hugepages import prefer_huge_pages
 
-from ui.access import AccessMiddleware
-from ui.server import lifespan
+prefer_huge_pages()  # before anything imports torch (it reads the setting at its first tensor)
+
+import streamlit as st  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
+
+from ui.access import AccessMiddleware  # noqa: E402
+from ui.server import lifespan  # noqa: E402
 
 app = st.App("informer_lab.py", lifespan=lifespan, middleware=[Middleware(AccessMiddleware)])

@@ -11,9 +11,13 @@ import logging
 import pkgutil
 import sys
 
-import cli_commands
-from analysis.errors import InformerLabError
-from cli_commands._output import run_command
+from hugepages import prefer_huge_pages
+
+prefer_huge_pages()  # before anything imports torch (it reads the setting at its first tensor)
+
+import cli_commands  # noqa: E402
+from analysis.errors import InformerLabError  # noqa: E402
+from cli_commands._output import run_command  # noqa: E402
 
 
 class Parser(argparse.ArgumentParser):

@@ -30,6 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hugepages import prefer_huge_pages  # noqa: E402
+
+prefer_huge_pages()  # as the app runs; the spawned children inherit it
+
 ETTM1 = ROOT.parent / "shared" / "data" / "ETT" / "ETTm1.csv"
 CALLS = ("sparsity", "pyramid", "masking", "mean_contexts", "qk_map", "counterfactual", "patching", "compare",
          "sweep")

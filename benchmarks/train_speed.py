@@ -64,10 +64,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from hugepages import prefer_huge_pages  # noqa: E402
+
+prefer_huge_pages()  # as the app runs (before torch's first tensor)
+
+import torch  # noqa: E402
 
 from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
 from analysis.checkpoints.official import OFFICIAL_QUIRKS  # noqa: E402

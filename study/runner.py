@@ -25,6 +25,7 @@ from typing import Callable
 import pandas as pd
 
 from analysis.errors import ConfigError, InformerLabError
+from hugepages import worker_setting
 
 from . import folder as disk
 from . import ray_session, tasks
@@ -49,8 +50,10 @@ def _ray(address: str | None, num_cpus: int | None, dashboard: bool = False):
         return ray, False
     if address:
         # a cluster's workers import this project from a copy of it (the runtime environment's working_dir)
-        return ray_session.join(address, runtime_env={"working_dir": str(ROOT), "excludes": EXCLUDES}), True
-    return ray_session.start_local(num_cpus, env_vars={"PYTHONPATH": str(ROOT)}, dashboard=dashboard), True
+        return ray_session.join(address, runtime_env={"working_dir": str(ROOT), "excludes": EXCLUDES,
+                                                      "env_vars": worker_setting()}), True
+    return ray_session.start_local(num_cpus, env_vars={"PYTHONPATH": str(ROOT), **worker_setting()},
+                                   dashboard=dashboard), True
 
 
 def _progress_actor(ray):
