@@ -21,8 +21,9 @@ Peak memory runs each (method, L) in a fresh child process (this script with a h
 builds the inputs, warms the method up at L=16, reads ru_maxrss, calls the method once at L and reports
 how far ru_maxrss rose (the peak extra resident memory of the first call); it then frees that output, resets the
 process's high-water mark (`/proc/self/clear_refs`) and reports how far it rises over a second call at L (a repeat
-call: the method's working memory, without what the first call pays once, such as library code paged in and the
-BLAS library's buffers). The headline memory ratio is the repeat call's; the first call's stands beside it.
+call: without what the first call pays once, such as library code paged in and what a library keeps after its first
+use of a kernel; nor what the process kept from the first call). The headline memory ratio is the repeat call's; the
+first call's stands beside it.
 
     python benchmarks/attention.py            # L = 96, 512, 2048, 8192 (several minutes on 2 cores)
     python benchmarks/attention.py --quick    # L = 96, 512, 3 rounds (smoke run)
