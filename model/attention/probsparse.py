@@ -1,6 +1,6 @@
 """ProbSparse self-attention (Zhou et al. 2021, §3.1): the u queries with the highest sampled sparsity M̄ attend to
 every key; the others take the lazy context. Key sampling and M̄ are in probsparse_sample.py, the encoder's fast form
-in probsparse_blocks.py, the decoder's (one key sample for every query) in probsparse_causal.py."""
+in probsparse_blocks.py, the decoder's (a few key samples shared by blocks of queries) in probsparse_causal.py."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from .full import AttentionResult
 from .probsparse_blocks import shared_sample_attention
-from .probsparse_causal import shared_sample_causal
+from .probsparse_causal import MAX_BLOCKS as MAX_CAUSAL_BLOCKS, shared_sample_causal
 from .probsparse_sample import draw_key_sample, KeySample, sample_sizes, sampled_sparsity
 
 
@@ -62,10 +62,11 @@ def probsparse_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, *, f
                                                         U if mean_divisor == "U" else L_K, need_rows, need_scores,
                                                         order_selected),
                                sample)
-    if causal and sample.block >= L_Q and L_K == L_Q and not union:  # one sample for every query: the decoder's form
-        return AttentionResult(*shared_sample_causal(Q, K, V, sample.draws[0], u, mean_divisor=mean_divisor,
-                                                     causal_sampling=causal_sampling, decoder_lazy=decoder_lazy,
-                                                     need_rows=need_rows, order_selected=order_selected), sample)
+    if causal and len(sample.draws) <= MAX_CAUSAL_BLOCKS and L_K == L_Q and not union:  # the decoder's form
+        return AttentionResult(*shared_sample_causal(Q, K, V, sample.draws, min(sample.block, L_Q), u,
+                                                     mean_divisor=mean_divisor, causal_sampling=causal_sampling,
+                                                     decoder_lazy=decoder_lazy, need_rows=need_rows,
+                                                     order_selected=order_selected), sample)
 
     M_bar = sampled_sparsity(Q, K, sample, mean_divisor, causal=causal and causal_sampling)  # [B, H, L_Q]
     selected = M_bar.topk(u, dim=-1, sorted=True).indices  # [B, H, u]

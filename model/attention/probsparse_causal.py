@@ -1,10 +1,10 @@
-"""ProbSparse's causal form (the decoder's self-attention) when every query shares one key sample (sample_block ≥
-L_Q, the default at the decoder's lengths), in few kernels.
+"""ProbSparse's causal form (the decoder's self-attention) when its queries share a few key samples (one per block of
+sample_block queries: one at the decoder's usual lengths, a few for a long label_len), in few kernels.
 
 The same mathematics as `model.attention.probsparse_attention`'s general path (Zhou et al. 2021, §3.1, causal):
 
-- M̄ on the U shared keys as one GEMM with the keys as rows, [BH, U, L] (the reductions over the sample then run
-  along contiguous queries), each query scored only on the sampled keys j ≤ i plus its own key
+- M̄ on a block's U shared keys as one GEMM with the keys as rows, [BH, U, block] (the reductions over the sample
+  then run along contiguous queries), each query scored only on the sampled keys j ≤ i plus its own key
   (causal_sampling=True), or on every sampled key (the official code);
 - M̄ only chooses queries: no gradient, no [B, H, L_Q, U] table kept;
 - the u chosen queries' rows over the keys j ≤ i as one `baddbmm` onto their rows of an additive causal mask,
@@ -12,7 +12,9 @@ The same mathematics as `model.attention.probsparse_attention`'s general path (Z
   the chosen rows copied over it.
 
 Measured (issue 23, ETTh1 decoder self-attention [32, 4, 72, 16], one thread): the general path's masked_fill, amax,
-gather, mask and SDPA took ~5 ms forward and ~4 ms backward a training step.
+gather, mask and SDPA took ~5 ms forward and ~4 ms backward a training step. A long label_len made the decoder longer
+than sample_block, and it went to the general path, whose boolean mask SDPA converts with a `where` over [B, H, u, L]:
+[64, 4, 816, 8] (label 720 + pred 96, two blocks) took 95.5 ms a call there, 66.3 here; 1248 queries 161 → 125 ms.
 """
 from __future__ import annotations
 
@@ -24,29 +26,33 @@ import torch.nn.functional as F
 from .probsparse_blocks import EXPLICIT_ROWS, time_major_rows
 from .probsparse_small import query_rows
 
+MAX_BLOCKS = 32  # key samples up to which this form scores block by block (the official per-query sample: general)
+
 
 def causal_sampled_sparsity(q: torch.Tensor, k: torch.Tensor, keys: torch.Tensor, mean_divisor: str,
-                            causal_sampling: bool) -> torch.Tensor:
-    """M̄ of every query on the shared sample, unscaled. q, k: [BH, L, D]; keys: [U] → [BH, L].
+                            causal_sampling: bool, start: int = 0) -> torch.Tensor:
+    """M̄ of queries start … start + c − 1 on their shared sample, unscaled. q: [BH, c, D] (those queries), k: [BH, L,
+    D] (every key); keys: [U] → [BH, c].
 
     causal_sampling: only the sampled keys j ≤ i and the query's own key count (n = those + 1 for "U", i + 1 for
     "L_K"); else every sampled key (n = U or L_K), as the official code scores them.
     """
-    BH, L, D = q.shape
-    U = keys.numel()
-    scores = torch.matmul(k.index_select(1, keys), q.transpose(1, 2))  # [BH, U, L]: q_i·k_s
+    BH, c, D = q.shape
+    L, U = k.shape[1], keys.numel()
+    scores = torch.matmul(k.index_select(1, keys), q.transpose(1, 2))  # [BH, U, c]: q_i·k_s
     if not causal_sampling:
         return scores.amax(dim=1) - scores.sum(dim=1) / (U if mean_divisor == "U" else L)
-    hidden = keys.unsqueeze(1) > torch.arange(L, device=q.device)  # [U, L]: key s lies in query i's future
-    own = (q * k).sum(dim=-1)  # [BH, L]: q_i·k_i
+    position = torch.arange(start, start + c, device=q.device)  # [c]: the queries i
+    hidden = keys.unsqueeze(1) > position  # [U, c]: key s lies in query i's future
+    own = (q * k[:, start:start + c]).sum(dim=-1)  # [BH, c]: q_i·k_i
     # (additive -inf and a 0/1 factor: masked_fill with a broadcast mask is ~5× slower here)
-    peak = torch.maximum((scores + torch.zeros(U, L, dtype=q.dtype, device=q.device).masked_fill_(
+    peak = torch.maximum((scores + torch.zeros(U, c, dtype=q.dtype, device=q.device).masked_fill_(
         hidden, float("-inf"))).amax(dim=1), own)
     total = (scores * (~hidden).to(q.dtype)).sum(dim=1).add_(own)
     if mean_divisor == "U":
-        n = (U - hidden.sum(dim=0) + 1).to(q.dtype)  # [L]
+        n = (U - hidden.sum(dim=0) + 1).to(q.dtype)  # [c]
     else:
-        n = torch.arange(1, L + 1, device=q.device, dtype=q.dtype)
+        n = (position + 1).to(q.dtype)
     return peak.sub_(total.div_(n))
 
 
@@ -60,19 +66,21 @@ def running_values(V: torch.Tensor, decoder_lazy: str) -> torch.Tensor:
     return running
 
 
-def shared_sample_causal(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, keys: torch.Tensor, u: int, *,
-                         mean_divisor: str, causal_sampling: bool, decoder_lazy: str, need_rows: bool,
+def shared_sample_causal(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, draws: torch.Tensor, block: int, u: int,
+                         *, mean_divisor: str, causal_sampling: bool, decoder_lazy: str, need_rows: bool,
                          order_selected: bool = True
                          ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor]:
     """(context [B, H, L, D], rows [B, H, u, L] or None, selected [B, H, u], M̄ on the q·k/√D scale [B, H, L]).
 
-    Q, K, V: [B, H, L, D] (causal self-attention, L_Q = L_K = L); keys: [U] the sample every query is scored on.
+    Q, K, V: [B, H, L, D] (causal self-attention, L_Q = L_K = L); draws: [n_blocks, U], row b the keys queries
+    b·block … (b + 1)·block − 1 are scored on (the last block may be partial).
     """
     B, H, L, D = Q.shape
     BH, scale = B * H, 1 / math.sqrt(D)
     q, k, v = (t.reshape(BH, L, D) for t in (Q, K, V))  # [BH, L, D]
     with torch.no_grad():
-        M_bar = causal_sampled_sparsity(q, k, keys, mean_divisor, causal_sampling)  # [BH, L]
+        M_bar = torch.cat([causal_sampled_sparsity(q[:, a:a + block], k, keys, mean_divisor, causal_sampling, start=a)
+                           for a, keys in zip(range(0, L, block), draws)], dim=1)  # [BH, L]
         selected = M_bar.topk(u, dim=-1, sorted=order_selected).indices  # [BH, u] (sorted: largest M̄ first)
     flat = query_rows(selected, L)  # [BH·u] rows of q
     top = q.reshape(BH * L, D).index_select(0, flat).view(BH, u, D)  # [BH, u, D]

@@ -1,6 +1,6 @@
-"""ProbSparse's decoder form (one key sample for every query, model/attention/probsparse_causal.py) against the
-mathematics written out on the same sample: M̄ on the allowed keys, the top u, their causal softmax rows, the running
-mean or sum of V for the rest; forward, rows and gradients, explicit or flash rows."""
+"""ProbSparse's decoder form (a few key samples, one per block of queries: model/attention/probsparse_causal.py)
+against the mathematics written out on the same sample: M̄ on the allowed keys, the top u, their causal softmax rows,
+the running mean or sum of V for the rest; forward, rows and gradients, explicit or flash rows."""
 from __future__ import annotations
 
 import math
@@ -18,12 +18,15 @@ def data(B=2, H=3, L=30, D=8, seed=0):
     return tuple(torch.randn(B, H, L, D, generator=g, dtype=torch.float64) for _ in range(3))
 
 
-def reference(Q, K, V, keys, u, divisor, causal_sampling, lazy):
-    """Per query i, written out: its scores on the sampled keys it may see (and its own), M̄, the top u, their rows."""
+def reference(Q, K, V, index, u, divisor, causal_sampling, lazy):
+    """Per query i, written out: its scores on its sampled keys index[i] it may see (and its own), M̄, the top u,
+    their rows. index: [L, U] (or [U], one sample for every query)."""
     B, H, L, D = Q.shape
+    index = index.expand(L, -1) if index.dim() == 1 else index
     s = torch.einsum("bhid,bhjd->bhij", Q, K) / math.sqrt(D)  # [B, H, L, L]
     M = torch.empty(B, H, L, dtype=Q.dtype)
     for i in range(L):
+        keys = index[i]
         if causal_sampling:
             seen = [j for j in keys.tolist() if j <= i] + [i]
             n = len(seen) if divisor == "U" else i + 1
@@ -59,6 +62,42 @@ def test_the_decoder_form_is_causal_probsparse_written_out(L, factor, divisor, c
     if torch.equal(result.selected, chosen):
         torch.testing.assert_close(result.rows, rows, atol=1e-10, rtol=0)
         torch.testing.assert_close(result.context, context, atol=1e-10, rtol=0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(L=st.integers(2, 40), block=st.integers(1, 16), factor=st.integers(1, 6), divisor=st.sampled_from(["U", "L_K"]),
+       causal_sampling=st.booleans(), lazy=st.sampled_from(["cummean", "cumsum"]), seed=st.integers(0, 1000))
+def test_blocks_of_queries_with_their_own_samples_are_causal_probsparse_written_out(L, block, factor, divisor,
+                                                                                    causal_sampling, lazy, seed):
+    """A decoder longer than sample_block (a long label_len): each block of queries scored on its own sample."""
+    Q, K, V = data(L=L, seed=seed)
+    result = probsparse_attention(Q, K, V, factor=factor, causal=True, mean_divisor=divisor, decoder_lazy=lazy,
+                                  sample_block=block, causal_sampling=causal_sampling,
+                                  generator=torch.Generator().manual_seed(seed), need_rows=True)
+    assert result.sample.draws.shape[0] == -(-L // block)
+    u = result.selected.shape[-1]
+    context, M, chosen, rows = reference(Q, K, V, result.key_index, u, divisor, causal_sampling, lazy)
+    torch.testing.assert_close(result.scores, M, atol=1e-10, rtol=0)
+    assert torch.allclose(M.gather(-1, result.selected), M.topk(u, dim=-1).values, atol=1e-10, rtol=0)
+    if torch.equal(result.selected, chosen):
+        torch.testing.assert_close(result.rows, rows, atol=1e-10, rtol=0)
+        torch.testing.assert_close(result.context, context, atol=1e-10, rtol=0)
+
+
+def test_a_decoder_of_many_samples_takes_the_general_path_and_agrees_with_the_blocks(monkeypatch):
+    """Past MAX_BLOCKS samples (the official per-query sample) the general path answers; both agree on the same draws."""
+    Q, K, V = data(L=40, seed=4)
+    kwargs = dict(factor=3, causal=True, mean_divisor="U", decoder_lazy="cummean", sample_block=2, need_rows=True)
+    blocks = probsparse_attention(Q, K, V, generator=torch.Generator().manual_seed(2), **kwargs)
+    called = []
+    monkeypatch.setattr(causal_form, "shared_sample_causal", lambda *a, **k: called.append(1))
+    monkeypatch.setattr("model.attention.probsparse.shared_sample_causal", lambda *a, **k: called.append(1))
+    monkeypatch.setattr("model.attention.probsparse.MAX_CAUSAL_BLOCKS", 19)  # 20 samples: the general path
+    general = probsparse_attention(Q, K, V, generator=torch.Generator().manual_seed(2), **kwargs)
+    assert not called and torch.equal(general.sample.draws, blocks.sample.draws)
+    torch.testing.assert_close(general.scores, blocks.scores, atol=1e-10, rtol=0)
+    assert torch.equal(general.selected.sort(-1).values, blocks.selected.sort(-1).values)
+    torch.testing.assert_close(general.context, blocks.context, atol=1e-10, rtol=0)
 
 
 @pytest.mark.parametrize("lazy", ["cummean", "cumsum"])
