@@ -85,7 +85,8 @@ def test_blocks_of_queries_with_their_own_samples_are_causal_probsparse_written_
 
 
 def test_a_decoder_of_many_samples_takes_the_general_path_and_agrees_with_the_blocks(monkeypatch):
-    """Past MAX_BLOCKS samples (the official per-query sample) the general path answers; both agree on the same draws."""
+    """Past MAX_BLOCKS samples (as the official per-query sample) the general path answers; on the same draws both
+    agree."""
     Q, K, V = data(L=40, seed=4)
     kwargs = dict(factor=3, causal=True, mean_divisor="U", decoder_lazy="cummean", sample_block=2, need_rows=True)
     blocks = probsparse_attention(Q, K, V, generator=torch.Generator().manual_seed(2), **kwargs)
@@ -101,21 +102,22 @@ def test_a_decoder_of_many_samples_takes_the_general_path_and_agrees_with_the_bl
 
 
 @pytest.mark.parametrize("lazy", ["cummean", "cumsum"])
-def test_gradients_are_those_of_the_written_out_math(lazy, monkeypatch):
+@pytest.mark.parametrize("block", [64, 7])  # one key sample; four, one per block of 7 queries
+def test_gradients_are_those_of_the_written_out_math(lazy, block, monkeypatch):
     Q, K, V = data(L=24, seed=3)
     leaves = [t.clone().requires_grad_() for t in (Q, K, V)]
-    got = probsparse_attention(*leaves, factor=3, causal=True, mean_divisor="U", decoder_lazy=lazy, sample_block=64,
+    got = probsparse_attention(*leaves, factor=3, causal=True, mean_divisor="U", decoder_lazy=lazy, sample_block=block,
                                generator=torch.Generator().manual_seed(1))
     g = torch.randn(got.context.shape, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
     ours = torch.autograd.grad(got.context, leaves, g)
     refs = [t.clone().requires_grad_() for t in (Q, K, V)]
-    want = reference(*refs, got.sample.draws[0], got.selected.shape[-1], "U", True, lazy)[0]
+    want = reference(*refs, got.key_index, got.selected.shape[-1], "U", True, lazy)[0]
     theirs = torch.autograd.grad(want, refs, g)
     for a, b in zip(ours, theirs):
         torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
     monkeypatch.setattr(causal_form, "EXPLICIT_ROWS", 0)  # long rows: the flash kernel with the causal mask
-    flash = probsparse_attention(*leaves, factor=3, causal=True, mean_divisor="U", decoder_lazy=lazy, sample_block=64,
-                                 generator=torch.Generator().manual_seed(1))
+    flash = probsparse_attention(*leaves, factor=3, causal=True, mean_divisor="U", decoder_lazy=lazy,
+                                 sample_block=block, generator=torch.Generator().manual_seed(1))
     torch.testing.assert_close(flash.context, got.context, atol=1e-10, rtol=0)
     assert flash.rows is None and torch.equal(flash.selected, got.selected)
     for a, b in zip(torch.autograd.grad(flash.context, leaves, g), ours):
