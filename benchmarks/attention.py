@@ -259,6 +259,11 @@ def steady(mib: tuple[float, float | None] | None) -> float | None:
     return mib[0] if mib[1] is None else mib[1]
 
 
+def first_call(mib: tuple[float, float | None] | None) -> float | None:
+    """A method's first-call memory figure (None where memory was not measured)."""
+    return None if mib is None else mib[0]
+
+
 def fmt(value: float | None, spec: str) -> str:
     return "n/a" if value is None or math.isnan(value) else format(value, spec)
 
@@ -337,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             sdpa_ms, sdpa_mib = results[(threads, "sdpa", L)], steady(memory.get(("sdpa", L)))
             for m in meths:
                 ms, mib = results[(threads, m.key, L)], steady(memory.get((m.key, L)))
-                first = (memory.get((m.key, L)) or (None, None))[0]
+                first = first_call(memory.get((m.key, L)))
                 if ms is None:
                     print(f"{threads:>7} {L:>5}  {m.label:<34} {'skipped (memory)':>20}   "
                           f"(needs ~{explicit_bytes(L) / 2**30:.0f} GiB)")
@@ -353,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         by = ", ".join(f"{t} thread(s) {fmt(x, '.1f')}" for t, x in zip(settings, speedups))
         print(f"probsparse_vs_sdpa_speedup_L{L}: {fmt(worst, '.2f')}   (the worse of: {by})")
     mem = ratio(steady(memory.get((prob, SPEEDUP_LENGTH))), steady(memory.get(("sdpa", SPEEDUP_LENGTH))))
-    firsts = [(memory.get((key, SPEEDUP_LENGTH)) or (None, None))[0] for key in (prob, "sdpa")]
+    firsts = [first_call(memory.get((key, SPEEDUP_LENGTH))) for key in (prob, "sdpa")]
     print(f"probsparse_vs_sdpa_memory_L{SPEEDUP_LENGTH}: {fmt(mem, '.2f')}   (a repeat call; the first call in a "
           f"fresh process: {fmt(ratio(*firsts), '.2f')})")
     return 0
