@@ -4,8 +4,8 @@ By subject (ARCHITECTURE.md): data/ (files to scaled splits, no torch), learning
 checkpoints/ (saving, checks, safe reading, imports from other code), attention/ (recordings, M and M̄, the pyramid),
 heads/ (masks, ablation, importance, roles, faithfulness), instruments/ (query/key map, counterfactual, patching,
 attribution, attention variants), planted/ (series with a known answer, the self-test), compare/ (baselines, the
-full-attention counterfactual, the verdict), reports/ (the offline HTML report); errors.py, outputs.py and
-intervals.py serve them all.
+full-attention counterfactual, the verdict), reports/ (the offline HTML report); errors.py, outputs.py,
+intervals.py (intervals over windows and seeds) and discoveries.py (false discoveries across heads) serve them all.
 
 Until issue 24 the modules sat side by side (`analysis.sparsity`, `analysis.checkpoint`, …). Code written against
 those names keeps working: `FORMER` maps each onto its place, and importing a former name gives the module itself

@@ -4,7 +4,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pandas as pd
+
 from analysis.heads import ablation
+from analysis.heads.lists import head_lists
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 
@@ -81,10 +84,12 @@ def summary(args, table, n_heads_total: int) -> str:
     base, rows = table.iloc[0], table.iloc[1:]
     worst = rows.loc[rows["delta_mse"].idxmax()]
     what = f"{worst['site']}:{int(worst['head'])}" if worst["head"] >= 0 else worst["site"]
+    interval = ("no interval" if pd.isna(worst["delta_mse_lo"]) else
+                f"[{worst['delta_mse_lo']:+.6f}, {worst['delta_mse_hi']:+.6f}]")
     line = (f"{args.study} ({args.mode}) on {args.split}: baseline mse {base['mse']:.6f}; largest delta_mse "
-            f"{worst['delta_mse']:+.6f} [{worst['delta_mse_lo']:+.6f}, {worst['delta_mse_hi']:+.6f}] ({what})")
+            f"{worst['delta_mse']:+.6f} {interval} ({what})")
     if args.study == "single":
-        kept = ablation.removable_heads(table)
-        line += (f"; {len(kept)} of {len(rows)} heads removable alone (upper 95% bound of delta_mse under "
-                 f"{ablation.REMOVABLE:.0%} of the baseline)")
+        line += "; " + head_lists(table).summary()
+    elif pd.isna(rows["delta_mse_lo"]).all():
+        line += "; " + str(rows["interval"].iloc[0] or "no interval")
     return f"{line}; {len(rows)} masks written to {args.out}"

@@ -35,4 +35,11 @@ def run(args) -> int:
     extra = "" if result.convergence_delta is None else f"; IG convergence delta {result.convergence_delta:.3g}"
     print(f"spearman rank correlation of importance with single-head delta_mse: {rho:.4f} "
           f"({len(table)} heads, {result.windows} {args.split} windows{extra}); written to {args.out}")
+    tested = int(result.table["excess_p"].notna().sum())
+    if tested:
+        print(f"above the null reference (the same head against the errors of windows half the split away): "
+              f"{int(result.table['above_null'].sum())} of {len(table)} heads after Benjamini-Hochberg at q = 0.05 "
+              f"across {tested} heads (raw, the interval alone: {int(result.table['above_null_raw'].sum())})")
+    else:
+        print(f"above the null reference: no head can be listed, {result.table['interval'].iloc[0]}")
     return 0

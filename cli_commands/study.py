@@ -112,9 +112,13 @@ def run(args) -> int:
                f"over {mse.get('seeds', '?')} seeds"
         if mse.get("interval"):
             line += f" ({mse['interval']})"
-        if removable:
-            line += (f"; removable heads {removable['with_interval_mean']:.1f} of {removable['heads']} with the "
-                     f"interval ({removable['by_point_mean']:.1f} by point estimates)")
+        if removable.get("runs_with_interval"):
+            line += (f"; removable heads {removable['with_interval_mean']:.1f} of {removable['heads']} (BH at q 0.05; "
+                     f"raw {removable['raw_mean']:.1f}, by point estimates {removable['by_point_mean']:.1f})")
+            if removable["runs_with_interval"] < removable["runs"]:
+                line += f" over the {removable['runs_with_interval']} of {removable['runs']} runs with an interval"
+        elif removable:
+            line += "; removable heads: " + removable.get("no_interval", "no interval")
         if "roles_in_every_seed" in entry:
             line += f"; heads with one role in every seed: {entry['heads_with_a_stable_role']}"
         print(line)

@@ -4,10 +4,12 @@ Per setting (the grid values; one group when there is no grid):
 - test error: mean, spread and t interval over seeds (analysis.intervals.across_seeds);
 - heads matched by their lag profiles to the first seed's heads (analysis.heads.roles), so that "head 2 of
   decoder_self.0" means the same head in every seed; the role × seed matrix; the roles found in every seed;
-- removable heads: per run, the heads whose single-head ΔMSE upper bound is under 5 % of the baseline (the
-  interval accounted for), against the count by point estimates; over seeds: mean, min and max;
-- importance stability: the Spearman ρ of matched heads' ΔMSE (and gradient importance) between seeds, with an
-  interval from resampling the matched heads;
+- removable heads: per run, the heads shown to cost under 5 % of the baseline (one-sided test, Benjamini–Hochberg
+  across the run's heads: analysis.heads.lists), beside the raw count (the interval alone) and the count by point
+  estimates; over seeds: mean, min and max over the runs that have intervals. A run whose sweep scored too few
+  windows for an interval counts no head as removable and is named (`runs_without_interval`);
+- importance stability: the Spearman ρ of matched heads' ΔMSE (and gradient importance) between seeds, with a t
+  interval over seeds (the jackknife of the pairwise mean);
 - top-u agreement: overlap@u per matched head over seeds;
 - the model against seasonal naive per run (`model_vs_baselines`), with a warning that qualifies every finding above
   when some runs' models are no better than it.
@@ -21,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.heads.ablation import REMOVABLE
+from analysis.heads.lists import REMOVABLE, head_lists
 from analysis.heads.roles import HeadProfiles, importance_stability, role_matrix
 from analysis.intervals import across_seeds
 
@@ -93,19 +95,33 @@ def summarise(out: str | Path) -> dict:
         rows = []
         for setting, sweep in _groups(read["sweep"]):
             for run, part in sweep.groupby("run", sort=False):
-                baseline = float(part["mse"].iloc[0])
-                heads = part[part["site"] != "baseline"]
+                lists = head_lists(part.reset_index(drop=True))
+                heads = lists.table
+                tested = lists.tested > 0
                 rows.append({"setting": setting, "run": run, "seed": int(part["seed"].iloc[0]), "heads": len(heads),
-                             "removable_with_interval": int((heads["delta_mse_hi"] < REMOVABLE * baseline).sum()),
-                             "removable_by_point": int((heads["delta_mse"] < REMOVABLE * baseline).sum())})
+                             "tested": lists.tested,
+                             "removable_with_interval": int(heads["removable"].sum()) if tested else np.nan,
+                             "removable_raw": int(heads["removable_raw"].sum()) if tested else np.nan,
+                             "removable_by_point": int((heads["delta_mse"] < REMOVABLE * lists.baseline_mse).sum()),
+                             "interval": "" if tested else str(heads["interval"].iloc[0] or "no interval")})
         removable = pd.DataFrame(rows)
         write_bytes(tables / "findings_removable.csv", csv_bytes(removable))
         for setting, part in removable.groupby("setting", sort=False):
-            findings["settings"].setdefault(setting, {})["removable"] = {
-                "with_interval_mean": float(part["removable_with_interval"].mean()),
-                "with_interval_min": int(part["removable_with_interval"].min()),
-                "with_interval_max": int(part["removable_with_interval"].max()),
-                "by_point_mean": float(part["removable_by_point"].mean()), "heads": int(part["heads"].iloc[0])}
+            shown = part[part["tested"] > 0]
+            entry = {"by_point_mean": float(part["removable_by_point"].mean()), "heads": int(part["heads"].iloc[0]),
+                     "runs_with_interval": len(shown), "runs": len(part),
+                     "runs_without_interval": part.loc[part["tested"] == 0, "run"].tolist(),
+                     "method": "one-sided test of ΔMSE < 5 % of the baseline, Benjamini–Hochberg at q = 0.05 across "
+                               "each run's heads"}
+            if len(shown):
+                entry.update({"with_interval_mean": float(shown["removable_with_interval"].mean()),
+                              "with_interval_min": int(shown["removable_with_interval"].min()),
+                              "with_interval_max": int(shown["removable_with_interval"].max()),
+                              "raw_mean": float(shown["removable_raw"].mean())})
+            else:
+                entry["no_interval"] = (f"no run's sweep scored enough windows for an interval "
+                                        f"({part['interval'].iloc[0]}): no head is counted as removable")
+            findings["settings"].setdefault(setting, {})["removable"] = entry
     write_json(out / "findings.json", findings)
     return findings
 

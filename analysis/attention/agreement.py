@@ -4,9 +4,9 @@ an interval.
 For every window and every ProbSparse (site, head): overlap@u = |sampled top-u ∩ exact top-u| / u, where the
 sampled top-u is what the model selected (the u largest sampled M̄) and the exact top-u the u largest exact
 M = ln Σ_j exp(s_ij) − mean_j s_ij over the allowed keys (analysis.attention.sparsity.exact_sparsity). The mean over windows
-comes with its 95 % moving-block bootstrap interval (analysis.intervals), next to chance (u / L_Q: a random top-u's
-expected overlap). The windows are strided evenly through the split; the block is counted in picked windows so
-that blocks still span at least seq_len + pred_len rows.
+comes with its 95 % interval over windows (analysis.intervals), next to chance (u / L_Q: a random top-u's expected
+overlap). The windows are strided evenly through the split; their dependence span is counted in picked windows (those
+within seq_len + pred_len rows of each other).
 
 Only queries, keys and sampled scores are recorded, a batch of windows at a time: memory does not grow with the
 number of windows.
@@ -22,7 +22,7 @@ from model import Informer
 from model.attention import sample_sizes
 
 from analysis.data import PreparedData
-from analysis.intervals import mean_intervals
+from analysis.intervals import mean_intervals, overlap_span
 from analysis.attention.recording import record_forward, window_batch
 from analysis.attention.sparsity import exact_sparsity, topk_agreement
 from analysis.learning.windows import WindowDataset
@@ -40,7 +40,7 @@ def strided_windows(prepared: PreparedData, split: str, max_windows: int) -> tup
 def topu_agreement(model: Informer, prepared: PreparedData, split: str = "test", *, max_windows: int = 256,
                    seed: int = 0, batch_size: int = 32) -> pd.DataFrame:
     """One row per ProbSparse (site, head): site, kind, layer, replica, head, u, L_Q, chance_overlap,
-    overlap_at_u with overlap_at_u_lo / _hi (95 %, moving-block bootstrap over windows), windows."""
+    overlap_at_u with overlap_at_u_lo / _hi (95 % over windows, analysis.intervals), windows."""
     windows, stride = strided_windows(prepared, split, max_windows)
     sparse = [s for s in model.sites if model.attention_layer(s).kind == "prob"]
     if not sparse:
@@ -63,8 +63,7 @@ def topu_agreement(model: Informer, prepared: PreparedData, split: str = "test",
             columns.append(topk_agreement(sampled, exact, u).overlap)  # [B, H]
         per_window.append(np.concatenate(columns, axis=1))  # [B, sites·H]
     values = np.concatenate(per_window)  # [windows, sites·H]
-    block = max(1, math.ceil((prepared.spec.seq_len + prepared.spec.pred_len) / stride))
-    est, lo, hi = mean_intervals(values, block=min(block, len(values)), seed=seed)
+    est, lo, hi = mean_intervals(values, span=overlap_span(prepared.spec.seq_len, prepared.spec.pred_len, stride))
     H = model.config.n_heads
     rows = []
     for i, site in enumerate(sparse):

@@ -35,7 +35,7 @@ from model import Informer, InformerConfig
 from analysis.compare.baselines import (LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast,
                         split_histories)
 from analysis.data import PreparedData, seasonal_period
-from analysis.intervals import block_length, mean_intervals
+from analysis.intervals import overlap_span, window_means
 from analysis.learning.passes import Pass, run_passes
 from analysis.learning.windows import WindowDataset
 from analysis.learning.training import TrainProgress, TrainSettings, predict, train
@@ -195,16 +195,16 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
 def error_table(forecasts: Mapping[str, np.ndarray], truth: np.ndarray, prepared: PreparedData, *,
                 seed: int = 0) -> pd.DataFrame:
     """One row per (model, scale): model, scale ("standardised" | "original"), mse, mse_lo, mse_hi, mae, mae_lo,
-    mae_hi, delta_mse (model − informer) with delta_mse_lo / delta_mse_hi, windows.
+    mae_hi, delta_mse (model − informer) with delta_mse_lo / delta_mse_hi, windows, interval and delta_interval (why the MSE, the ΔMSE, has none).
 
     forecasts: name → [N, pred_len, c_out] standardised, the first the reference for delta_mse; truth likewise.
-    Intervals: 95 %, the paired moving-block bootstrap over windows (analysis.intervals; blocks of seq_len +
-    pred_len windows, every model resampled on the same windows), seeded with `seed`.
+    Intervals: 95 % over windows (analysis.intervals), each difference computed window by window (paired); NaN
+    where too few windows give an honest one. `seed` is unused (nothing is resampled).
     """
     targets = tuple(prepared.target_columns)
     truth = np.asarray(truth, dtype=np.float64)
     names = list(forecasts)
-    block = block_length(prepared.spec.seq_len, prepared.spec.pred_len, len(truth))
+    span = overlap_span(prepared.spec.seq_len, prepared.spec.pred_len)
     rows = []
     for scale in ("standardised", "original"):
         def err(f):
@@ -215,12 +215,14 @@ def error_table(forecasts: Mapping[str, np.ndarray], truth: np.ndarray, prepared
         sq = np.stack([(e ** 2).mean(axis=(1, 2)) for e in errors], axis=1)  # [N, models]
         ab = np.stack([np.abs(e).mean(axis=(1, 2)) for e in errors], axis=1)
         values = np.concatenate([sq, ab, sq - sq[:, :1]], axis=1)
-        est, lo, hi = mean_intervals(values, block=block, seed=seed)
+        means = window_means(values, span=span)
+        est, lo, hi, why = means.estimate, means.lo, means.hi, means.reasons()
         k = len(names)
         for i, name in enumerate(names):
             rows.append({"model": name, "scale": scale, "mse": est[i], "mse_lo": lo[i], "mse_hi": hi[i],
                          "mae": est[k + i], "mae_lo": lo[k + i], "mae_hi": hi[k + i], "delta_mse": est[2 * k + i],
-                         "delta_mse_lo": lo[2 * k + i], "delta_mse_hi": hi[2 * k + i], "windows": len(truth)})
+                         "delta_mse_lo": lo[2 * k + i], "delta_mse_hi": hi[2 * k + i], "windows": len(truth),
+                         "interval": why[i], "delta_interval": why[2 * k + i]})
     return pd.DataFrame(rows)
 
 

@@ -34,6 +34,7 @@ from model import Informer
 from analysis.data import PreparedData
 from analysis.errors import ConfigError
 from analysis.heads.importance import head_importance
+from analysis.heads.lists import REMOVABLE, removable_heads
 from analysis.heads.mask_scoring import metric_rows, per_step_rows, evaluate_masks
 from analysis.heads.masking import BASELINE, AblationMode, all_heads, gates_with_sets_off, heads_label, reference_means
 from analysis.learning.windows import limit_windows
@@ -75,18 +76,6 @@ def head_sweep(model: Informer, prepared: PreparedData, split: str = "test", *, 
                                 batch_size=batch_size, max_windows=max_windows, max_rows=max_rows)
     meta = [{**_site_columns(model, None), "head": -1}] + [{**_site_columns(model, s), "head": h} for s, h in heads]
     return HeadSweep(metric_rows(evaluation, meta, seed=seed), per_step_rows(evaluation, meta))
-
-
-REMOVABLE = 0.05  # a head is removable alone when even the upper bound of its ΔMSE is under 5 % of the baseline
-
-
-def removable_heads(table: pd.DataFrame, threshold: float = REMOVABLE) -> pd.DataFrame:
-    """The rows of a single-head sweep (its baseline row first) whose removal costs less than `threshold` × the
-    baseline MSE **with the interval accounted for**: the upper bound `delta_mse_hi` is under it, not just the
-    point estimate."""
-    baseline = float(table["mse"].iloc[0])
-    heads = table[table["site"] != BASELINE]
-    return heads[heads["delta_mse_hi"] < threshold * baseline]
 
 
 def single_head_sweep(model: Informer, prepared: PreparedData, split: str = "test", *, mode: AblationMode = "zero",
@@ -164,7 +153,7 @@ def random_masking(model: Informer, prepared: PreparedData, split: str = "test",
     seed draws the head sets (`random_head_sets`); eval_seed is the key-sample seed shared by every
     evaluation, so each draw is compared with the baseline on the same samples.
     Rows: repeat (0-based), n_masked, mse (with mse_lo, mse_hi), mae, mse_original, mae_original, delta_mse,
-    delta_mae (each with _lo, _hi: the paired block-bootstrap interval over windows), delta_mse_original,
+    delta_mae (each with _lo, _hi: the paired interval over windows, analysis.intervals), delta_mse_original,
     delta_mae_original, masked_heads ('site:head;…').
     """
     sets = random_head_sets(model, fraction, repeats, seed)
@@ -246,7 +235,7 @@ def pruning_curve(model: Informer, prepared: PreparedData, *, step_fraction: flo
             break
         if scores is None:
             table = head_importance(model, select, select_split, base_gates=current[0], mode=mode, means=means,
-                                    seed=seed, batch_size=batch_size).table
+                                    seed=seed, batch_size=batch_size, null=False).table
             by_head = {(int(r.site_index), int(r.head)): float(r.importance) for r in table.itertuples()}
             scores = np.array([by_head[sh] for sh in remaining])
         order = np.argsort(scores, kind="stable")[:per_step]

@@ -19,6 +19,17 @@ Key samples: the same scheme as `predict`/`evaluate_masks` (one generator seeded
 window batch's state for every forward of that batch), so scores and ablations see the same samples.
 Gradients run in fp32 (no autocast). The model's weights are never modified; gradients are taken with
 respect to the gates only (no parameter `.grad` is written).
+
+A null reference. I_h is a mean of magnitudes: positive for any head whose gate moves the loss at all, so an
+interval of I_h above 0 says nothing. The reference is the same head against errors it is unrelated to: the loss's
+sensitivity when window w's forecast error is replaced by that of a window half the split away (a fixed cyclic
+shift, far beyond seq_len + pred_len), i.e. targets y'_w = f_w − e_{w + n/2} with f_w held fixed, so that
+∂L'/∂ξ_h = (2/m) Σ e_{w+n/2} · ∂f_w/∂ξ_h against ∂L/∂ξ_h = (2/m) Σ e_w · ∂f_w/∂ξ_h. The two have the same
+distribution when the head's effect on a window's forecast carries no information about that window's own error;
+a head is `above_null` when its per-window excess |∂L/∂ξ_h| − |∂L'/∂ξ_h| is shown to be above 0 (one-sided t test,
+the interval machinery of analysis.intervals), with Benjamini–Hochberg across the heads. A head that helps (its
+effect points along the error) or hurts (its own noise is part of the error) is above its reference; a head whose
+effect is unrelated to where the forecast errs is not, however large its gradients.
 """
 from __future__ import annotations
 
@@ -34,7 +45,8 @@ from model import Batch, HeadMask, Informer, key_generator
 
 from analysis.data import PreparedData
 from analysis.errors import ConfigError
-from analysis.intervals import block_length, mean_intervals
+from analysis.discoveries import Q, adjusted_p_values
+from analysis.intervals import overlap_span, window_means
 from analysis.heads.masking import BASELINE, AblationMode, all_heads, reference_means
 from analysis.learning.windows import limit_windows, split_batches
 
@@ -44,9 +56,11 @@ Method = Literal["saliency", "integrated_gradients"]
 @dataclass(frozen=True)
 class HeadImportance:
     """table: one row per (site, head) in gate order: site, site_index, kind, replica, layer, head,
-    importance (E|∂L/∂ξ_h|, or E|IG attribution|) with importance_lo / importance_hi (its 95 % interval over windows
-    by the moving-block bootstrap, analysis.intervals), importance_normalised (÷ the site's L2 norm over heads).
-    convergence_delta: integrated gradients only, mean |completeness error| over windows (else None)."""
+    importance (E|∂L/∂ξ_h|, or E|IG attribution|) with importance_lo / importance_hi (its 95 % interval over windows,
+    analysis.intervals), importance_normalised (÷ the site's L2 norm over heads); with the null reference (module
+    docstring): importance_null, excess (importance − importance_null) with excess_lo / excess_hi, excess_p
+    (one-sided), excess_p_bh (BH across the heads), above_null (after BH at q), above_null_raw (excess_lo > 0),
+    interval (why none). convergence_delta: integrated gradients only, mean |completeness error| over windows."""
 
     table: pd.DataFrame
     method: str
@@ -62,14 +76,35 @@ def window_losses(model: Informer, batch: Batch, y: torch.Tensor, gates: torch.T
     return (out.float() - y).square().mean(dim=(1, 2))
 
 
+@torch.no_grad()
+def _errors(model: Informer, prepared: PreparedData, split: str, batch_size: int, base_gates: torch.Tensor, means,
+            seed: int, dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """Forecasts and errors [n, pred_len, c_out] of every window at the base gates, under the key samples the
+    gradient passes draw (one generator seeded with `seed`, one forward per window batch)."""
+    device = base_gates.device
+    generator = key_generator(seed)
+    forecasts, errors = [], []
+    for batch, y in split_batches(prepared, split, batch_size):
+        batch = Batch(*(t.to(device=device, dtype=dtype) for t in
+                        (batch.x_enc, batch.mark_enc, batch.x_dec, batch.mark_dec)))
+        gates = base_gates.expand(y.shape[0], *base_gates.shape)
+        f = model(batch, head_mask=HeadMask(gates, means), generator=generator).to(dtype)
+        forecasts.append(f)
+        errors.append(f - y.to(device=device, dtype=dtype))
+    return torch.cat(forecasts), torch.cat(errors)
+
+
 def head_importance(model: Informer, prepared: PreparedData, split: str = "val", *, method: Method = "saliency",
                     base_gates: torch.Tensor | None = None, mode: AblationMode = "zero",
                     means: Sequence[torch.Tensor] | None = None, seed: int = 0, batch_size: int = 64,
-                    max_windows: int | None = None, n_steps: int = 20) -> HeadImportance:
+                    max_windows: int | None = None, n_steps: int = 20, null: bool = True,
+                    q: float = Q) -> HeadImportance:
     """Gradient importance of every head over the windows of a split (the first `max_windows` if given).
 
     base_gates: [n_sites, H] gates to differentiate at (default all ones; pruning passes its current mask,
     where removed heads sit at 0). mode="mean" differentiates g·context + (1 − g)·mean instead of g·context.
+    null: also score every head against its null reference (module docstring; twice the gradient passes), and list
+    the heads shown above it (BH at q). Pruning, which only ranks, passes False.
     """
     if method not in ("saliency", "integrated_gradients"):
         raise ConfigError(f"method must be 'saliency' or 'integrated_gradients', got {method!r}")
@@ -84,6 +119,10 @@ def head_importance(model: Informer, prepared: PreparedData, split: str = "val",
     means = reference_means(model, prepared, mode, means, seed)
     means = None if means is None else tuple(m.to(device=device, dtype=p.dtype) for m in means)
     prepared = limit_windows(prepared, split, max_windows)
+    model.eval()
+    if null:
+        forecasts, errors = _errors(model, prepared, split, batch_size, base_gates, means, seed, p.dtype)
+        shifted = torch.roll(errors, -(len(errors) // 2), dims=0)  # window w gets the error of w + n/2
 
     generator = key_generator(seed)
     state = {"at": generator.get_state()}
@@ -94,17 +133,9 @@ def head_importance(model: Informer, prepared: PreparedData, split: str = "val",
                              generator=generator)
 
     attributor = Saliency(forward) if method == "saliency" else IntegratedGradients(forward)
-    total = torch.zeros(n_sites, H, dtype=torch.float64)
-    per_window: list[torch.Tensor] = []  # [B, n_sites, H] per window batch
-    deltas: list[torch.Tensor] = []
-    windows = 0
-    model.eval()
-    for batch, y in split_batches(prepared, split, batch_size):
-        batch = Batch(*(t.to(device=device, dtype=p.dtype) for t in
-                        (batch.x_enc, batch.mark_enc, batch.x_dec, batch.mark_dec)))
-        y = y.to(device=device, dtype=p.dtype)  # [B, pred_len, c_out]
+
+    def magnitudes(batch: Batch, y: torch.Tensor) -> torch.Tensor:
         B = y.shape[0]
-        state["at"] = generator.get_state()
         gates = base_gates.expand(B, n_sites, H).clone().requires_grad_()  # [B, n_sites, H], one gate per window
         extra = (batch.x_enc, batch.mark_enc, batch.x_dec, batch.mark_dec, y)
         if method == "saliency":
@@ -114,29 +145,59 @@ def head_importance(model: Informer, prepared: PreparedData, split: str = "val",
                                                       additional_forward_args=extra, n_steps=n_steps,
                                                       internal_batch_size=B, return_convergence_delta=True)
             deltas.append(delta.detach().abs().double().cpu())
-        magnitude = attribution.detach().abs().double().cpu()  # [B, n_sites, H]
-        per_window.append(magnitude)
-        total += magnitude.sum(dim=0)
+        return attribution.detach().abs().double().cpu()  # [B, n_sites, H]
+
+    per_window: list[torch.Tensor] = []  # [B, n_sites, H] per window batch
+    per_window_null: list[torch.Tensor] = []
+    deltas: list[torch.Tensor] = []
+    windows = 0
+    for batch, y in split_batches(prepared, split, batch_size):
+        batch = Batch(*(t.to(device=device, dtype=p.dtype) for t in
+                        (batch.x_enc, batch.mark_enc, batch.x_dec, batch.mark_dec)))
+        y = y.to(device=device, dtype=p.dtype)  # [B, pred_len, c_out]
+        B = y.shape[0]
+        state["at"] = generator.get_state()
+        per_window.append(magnitudes(batch, y))
+        if null:
+            n_deltas = len(deltas)
+            per_window_null.append(magnitudes(batch, forecasts[windows:windows + B] - shifted[windows:windows + B]))
+            del deltas[n_deltas:]  # the completeness error is reported for the real loss only
         windows += B
     if windows == 0:
         raise ConfigError(f"the {split} split has no complete window")
 
-    importance = (total / windows).numpy()  # [n_sites, H]
     values = torch.cat(per_window).reshape(windows, -1).numpy()  # [windows, n_sites·H]
-    spec = prepared.spec
-    _, lo, hi = mean_intervals(values, block=block_length(spec.seq_len, spec.pred_len, windows), seed=seed)
-    lo, hi = lo.reshape(n_sites, H), hi.reshape(n_sites, H)
+    importance = values.mean(axis=0).reshape(n_sites, H)
+    span = overlap_span(prepared.spec.seq_len, prepared.spec.pred_len)
+    if null:
+        reference = torch.cat(per_window_null).reshape(windows, -1).numpy()
+        means_all = window_means(np.concatenate([values, values - reference], axis=1), span=span)
+        k = n_sites * H
+        excess_p = means_all.p_values(0.0, "greater")[k:]
+        columns = {"importance_null": reference.mean(axis=0), "excess": means_all.estimate[k:],
+                   "excess_lo": means_all.lo[k:], "excess_hi": means_all.hi[k:], "excess_p": excess_p,
+                   "excess_p_bh": adjusted_p_values(excess_p), "interval": means_all.reasons()[k:]}
+        lo, hi = means_all.lo[:k], means_all.hi[:k]
+    else:
+        plain = window_means(values, span=span)
+        lo, hi, columns = plain.lo, plain.hi, {}
     norms = np.linalg.norm(importance, axis=1, keepdims=True)  # [n_sites, 1]
     normalised = np.divide(importance, norms, out=np.zeros_like(importance), where=norms > 0)
     rows = []
     for s, h in all_heads(model):
         site = model.sites[s]
+        j = s * H + h
         rows.append({"site": site.name, "site_index": s, "kind": site.kind, "replica": site.replica,
                      "layer": site.layer, "head": h, "importance": float(importance[s, h]),
-                     "importance_lo": float(lo[s, h]), "importance_hi": float(hi[s, h]),
-                     "importance_normalised": float(normalised[s, h])})
+                     "importance_lo": float(lo[j]), "importance_hi": float(hi[j]),
+                     "importance_normalised": float(normalised[s, h]),
+                     **{name: (v[j] if isinstance(v[j], str) else float(v[j])) for name, v in columns.items()}})
+    table = pd.DataFrame(rows)
+    if null:
+        table["above_null"] = np.isfinite(table["excess_p_bh"]) & (table["excess_p_bh"] <= q)
+        table["above_null_raw"] = table["excess_lo"] > 0
     delta = float(torch.cat(deltas).mean()) if deltas else None
-    return HeadImportance(pd.DataFrame(rows), method, windows, delta)
+    return HeadImportance(table, method, windows, delta)
 
 
 def rank_correlation(importance: pd.DataFrame | HeadImportance, sweep: pd.DataFrame, *,

@@ -33,7 +33,8 @@ from model import HeadMask, Informer, key_generator
 from analysis.data import PreparedData
 from analysis.errors import ConfigError
 from analysis.heads.masking import AblationMode, check_mode, reference_means
-from analysis.intervals import add_interval_columns, block_length, mean_intervals
+from analysis.discoveries import adjusted_p_values
+from analysis.intervals import add_interval_columns, overlap_span, window_means
 from analysis.learning.training import Metrics
 from analysis.learning.windows import limit_windows, split_batches
 
@@ -68,7 +69,7 @@ class MaskEvaluation:
     windows: int
     window_mse: np.ndarray | None = None  # [n, windows] standardised MSE of each window under each mask
     window_mae: np.ndarray | None = None  # [n, windows]
-    block: int = 1  # windows per resampled block for intervals (seq_len + pred_len)
+    span: int = 1  # windows that share rows with one window (seq_len + pred_len): the intervals' dependence
 
     def __len__(self) -> int:
         return len(self.mse)
@@ -167,15 +168,18 @@ def evaluate_masks(model: Informer, prepared: PreparedData, split: str, gates: t
                           mse_original=(sum_sq_orig / count).numpy(), mae_original=(sum_abs_orig / count).numpy(),
                           mse_per_step=(sum_sq_step / (windows * c_out)).numpy(), windows=windows,
                           window_mse=torch.cat(window_sq, dim=1).numpy(), window_mae=torch.cat(window_abs, dim=1).numpy(),
-                          block=block_length(prepared.spec.seq_len, pred_len, windows))
+                          span=overlap_span(prepared.spec.seq_len, pred_len))
 
 
 def metric_rows(evaluation: MaskEvaluation, meta: list[dict], *, seed: int = 0) -> pd.DataFrame:
     """One row per mask: `meta[k]` then metrics and their change from mask 0 (the baseline).
 
-    mse, delta_mse and delta_mae carry 95 % intervals (`_lo`, `_hi`) by the paired moving-block bootstrap over
-    windows (analysis.intervals; blocks of seq_len + pred_len windows; every mask resampled on the same windows as
-    the baseline, so a delta's interval is that of the paired difference).
+    mse, delta_mse and delta_mae carry 95 % intervals (`_lo`, `_hi`) over windows (analysis.intervals: the
+    cosine long-run variance of each window series, a t quantile; NaN where too few windows give no honest
+    interval, `interval` says why). Deltas are paired: each window's difference from the baseline under the same
+    key sample. delta_mse also carries its standard error and degrees of freedom (`delta_mse_se`, `delta_mse_dof`)
+    and the p-value of ΔMSE ≠ 0 (`delta_mse_p`), raw and Benjamini–Hochberg-adjusted across the masks after the
+    baseline (`delta_mse_p_bh`). `seed` is unused (the intervals draw nothing); kept for callers.
     """
     e = evaluation
     table = pd.DataFrame(meta)
@@ -187,10 +191,16 @@ def metric_rows(evaluation: MaskEvaluation, meta: list[dict], *, seed: int = 0) 
     table["windows"] = e.windows
     if e.window_mse is not None:
         per_window = np.concatenate([e.window_mse, e.window_mse - e.window_mse[:1], e.window_mae - e.window_mae[:1]])
-        _, lo, hi = mean_intervals(per_window.T, block=e.block, seed=seed)  # each [3n]
+        means = window_means(per_window.T, span=e.span)  # every column [3n]
         n = len(e.mse)
         for i, metric in enumerate(("mse", "delta_mse", "delta_mae")):
-            table = add_interval_columns(table, metric, lo[i * n:(i + 1) * n], hi[i * n:(i + 1) * n])
+            table = add_interval_columns(table, metric, means.lo[i * n:(i + 1) * n], means.hi[i * n:(i + 1) * n])
+        delta = slice(n, 2 * n)
+        p = means.p_values()[delta]
+        p[0] = np.nan  # the baseline against itself is no test
+        table["delta_mse_se"], table["delta_mse_dof"] = means.se[delta], means.dof[delta]
+        table["delta_mse_p"], table["delta_mse_p_bh"] = p, adjusted_p_values(p)
+        table["interval"] = means.reasons()[delta]
     return table
 
 

@@ -4,11 +4,10 @@ with the same key sample per batch, so every difference between them is paired w
     spread = spread_windows(prepared, "test", max_windows=128, batch_size=32)
     base = paired_forecast(model, spread.batches, seed)                       # [n, pred_len, c_out]
     other = paired_forecast(model, spread.batches, seed, attention="logsparse")
-    mean_intervals(per_window_values, block=spread.block, seed=seed)          # blocks of seq_len + pred_len steps
+    mean_intervals(per_window_values, span=spread.span)                       # windows within seq_len + pred_len
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,19 +17,20 @@ from model import Informer, key_generator, replacing_rows
 
 from analysis.data import PreparedData
 from analysis.compare.verdict import chosen_windows
+from analysis.intervals import overlap_span
 from analysis.learning.windows import WindowDataset, collate
 
 
 @dataclass(frozen=True, eq=False)
 class SpreadWindows:
-    """indices: the windows, evenly spread (one in `stride`); block: windows per bootstrap block (they cover
-    seq_len + pred_len input steps); batches: their (Batch, y); truth [n, pred_len, c_out] float64."""
+    """indices: the windows, evenly spread (one in `stride`); span: how many of them share rows with one (within
+    seq_len + pred_len steps: the intervals' dependence); batches: their (Batch, y); truth [n, pred_len, c_out]."""
 
     split: str
     indices: np.ndarray
     total: int
     stride: int
-    block: int
+    span: int
     batches: list
     truth: np.ndarray
 
@@ -48,11 +48,11 @@ def spread_windows(prepared: PreparedData, split: str, max_windows: int, batch_s
         raise ValueError(f"the {split} split has no complete window")
     windows = chosen_windows(total, spec.seq_len, max_windows)
     stride = int(windows[1] - windows[0]) if len(windows) > 1 else 1
-    block = int(min(len(windows), max(1, math.ceil((spec.seq_len + spec.pred_len) / stride))))
+    span = overlap_span(spec.seq_len, spec.pred_len, stride)
     batches = [collate([dataset[int(w)] for w in windows[i:i + batch_size]])
                for i in range(0, len(windows), batch_size)]
     truth = np.concatenate([y.numpy() for _, y in batches]).astype(np.float64)
-    return SpreadWindows(split, windows, total, stride, block, batches, truth)
+    return SpreadWindows(split, windows, total, stride, span, batches, truth)
 
 
 @torch.no_grad()

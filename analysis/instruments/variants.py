@@ -8,7 +8,7 @@ there). Kinds with learned parts of their own run their parameter-free forms (mo
 fixed span, compressed by the mean, LSH with the model's own keys); the model's own kind keeps its learned parts.
 
 Per kind (one row of `table`):
-- mse, delta_mse against the model's own attention: mean over windows with paired moving-block bootstrap intervals
+- mse, delta_mse against the model's own attention: mean over windows with paired 95 % intervals (analysis.intervals)
   (analysis.intervals, blocks covering seq_len + pred_len input steps);
 - mass_kept: the share of full attention's weight that falls inside the pairs the kind lets each query see, on the
   rows full attention computes with this model's weights (one pass with every self-attention site full; its queries
@@ -42,7 +42,7 @@ from model.attention.table import dedupe
 
 from analysis.instruments.attention_cost import peak_mib, time_kinds
 from analysis.data import PreparedData
-from analysis.intervals import mean_intervals
+from analysis.intervals import window_means
 from analysis.instruments.paired import paired_forecast, spread_windows
 
 KINDS = ("prob", "full", *SPARSE_KINDS)
@@ -169,7 +169,7 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
         raise ValueError(f"unknown attention kind {unknown[0]!r}; kinds: {', '.join(KINDS)}")
     c = model.config
     spread = spread_windows(prepared, split, max_windows, batch_size)
-    batches, truth, block = spread.batches, spread.truth, spread.block
+    batches, truth, span = spread.batches, spread.truth, spread.span
     steps, done = len(kinds) + 2 + (1 if cost else 0), 0
 
     def tick():
@@ -202,12 +202,14 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
         sq = ((paired_forecast(model, batches, seed, attention=swap_for(kind)) - truth) ** 2).mean(axis=(1, 2))
         values = np.stack([sq, sq - own_sq, torch.cat(kept[kind]).numpy(), torch.cat(top_kept[kind]).numpy()],
                           axis=1)
-        est, lo, hi = mean_intervals(values, block=block, seed=seed)
+        means = window_means(values, span=span)
+        est, lo, hi = means.estimate, means.lo, means.hi
         rows.append({"kind": kind, "own": kind == c.encoder_attention == c.decoder_attention,
                      "mse": est[0], "mse_lo": lo[0], "mse_hi": hi[0],
                      "delta_mse": est[1], "delta_mse_lo": lo[1], "delta_mse_hi": hi[1],
                      "mass_kept": est[2], "mass_kept_lo": lo[2], "mass_kept_hi": hi[2],
-                     "topu_overlap": est[3], "topu_overlap_lo": lo[3], "topu_overlap_hi": hi[3]})
+                     "topu_overlap": est[3], "topu_overlap_lo": lo[3], "topu_overlap_hi": hi[3],
+                     "interval": means.reasons()[1]})
         for name, parts in per_head[kind].items():
             for h, value in enumerate(torch.cat(parts).mean(0).tolist()):
                 head_rows.append({"kind": kind, "site": name, "head": h, "mass_kept": value})

@@ -111,6 +111,13 @@ def planted_cells(answer: Answer, prepared: PreparedData, split: str, window: in
     return PlantedCells(*(tuple(x) for x in zip(*cells))) if cells else None
 
 
+def receptive_radius(config) -> int:
+    """How many steps either side of a cell the model's value embedding mixes into one token: 1 for the circular
+    Conv1d of kernel 3 (`embedding="conv"`), 0 for the lags embedding (a Linear over each step's own values). A
+    planted (column, lag) is found where an instrument points within this many steps of it."""
+    return 1 if getattr(config, "embedding", "conv") == "conv" else 0
+
+
 def probe_steps(answer: Answer, pred_len: int) -> tuple[int, ...]:
     """Horizon steps at which every planted lag is read from the window: 1, the middle and the last step up to the
     shortest lag."""
@@ -125,4 +132,4 @@ def event_rows(answer: Answer) -> np.ndarray:
 
 
 __all__ = ["PlantedCells", "bayes_forecasts", "bayes_window_forecasts", "check_fits", "event_rows", "planted_cells",
-           "probe_steps"]
+           "probe_steps", "receptive_radius"]

@@ -15,11 +15,12 @@ from analysis.heads.ablation import _site_columns
 from analysis.attention.agreement import strided_windows
 from analysis.data import PreparedData
 from analysis.heads.importance import head_importance, rank_correlation
-from analysis.intervals import block_length, bootstrap, mean_intervals
+from analysis.intervals import mean_interval, overlap_span, ratio_interval, window_means
 from analysis.heads.mask_scoring import evaluate_masks
 from analysis.heads.masking import all_heads, gates_with_sets_off, head_label
 from analysis.attention.positions import site_positions
 from analysis.attention.recording import record_forward, window_batch
+from analysis.planted.known_answer import receptive_radius
 from analysis.learning.windows import WindowDataset
 
 
@@ -86,15 +87,19 @@ def head_at_lag(model: Informer, prepared: PreparedData, lags: list[int], *, see
     span = (len(profile[s, h]) - 1) // 2
     dominant = int(np.argmax(profile[s, h])) - span
     unit = site_positions(model.config, model.sites[s]).lag_unit
-    block = max(1, math.ceil((prepared.spec.seq_len + prepared.spec.pred_len) / (2 * stride)))
-    est, lo, hi = bootstrap(held[:, s, h], block=block, seed=seed)
-    peaks = any(abs(dominant - lag) < unit for lag in lags)
+    interval = mean_interval(held[:, s, h], span=overlap_span(prepared.spec.seq_len, prepared.spec.pred_len, 2 * stride))
+    est, lo, hi = interval.estimate, interval.lo, interval.hi
+    radius = receptive_radius(model.config)
+    peaks = any(abs(dominant - lag) < unit + radius for lag in lags)
     base = float(chance_held[s, h])
-    passed = bool(peaks and not np.isnan(lo) and lo > base)
+    passed = None if np.isnan(lo) else bool(peaks and lo > base)
     label = head_label(model, int(s), int(h))
     detail = (f"head {label} (chosen on {len(chosen[0::2])} windows, measured on {len(chosen[1::2])} others): "
-              f"dominant lag {dominant} input steps; mass within {unit} step(s) of lag(s) {', '.join(map(str, lags))}: "
+              f"dominant lag {dominant} input steps (a planted lag ± {unit + radius - 1}: the layer's step and the value "
+              f"embedding's reach); mass within {unit - 1} step(s) of lag(s) {', '.join(map(str, lags))}: "
               f"{float(est):.3f} against {base:.3f} for uniform rows")
+    if passed is None:
+        detail += f"; {interval.reason}"
     return row("head_lag", "lag profiles", float(est), float(lo), float(hi),
                "its dominant lag is a planted lag, and its mass there exceeds uniform rows'", passed, detail), \
         (int(s), int(h))
@@ -116,10 +121,12 @@ def knockout(model: Informer, prepared: PreparedData, head: tuple[int, int] | No
     k = heads.index(head)
     others = np.delete(per_window[1:], k, axis=0).mean(axis=0)
     diff = per_window[1 + k] - others
-    est, lo, hi = mean_intervals(diff[:, None], block=evaluation.block, seed=seed)
+    means = window_means(diff, span=evaluation.span)
+    est, lo, hi = np.atleast_1d(means.estimate), np.atleast_1d(means.lo), np.atleast_1d(means.hi)
     passed = None if np.isnan(lo[0]) else bool(lo[0] > 0)
     detail = (f"removing {head_label(model, *head)}: ΔMSE {per_window[1 + k].mean():+.4f}; the other heads' mean "
-              f"{others.mean():+.4f} (zero ablation, {evaluation.windows} test windows)")
+              f"{others.mean():+.4f} (zero ablation, {evaluation.windows} test windows)"
+              + (f"; {means.reasons()[0]}" if passed is None else ""))
     return row("head_knockout", "head ablation", float(est[0]), float(lo[0]), float(hi[0]),
                "removing it costs more than removing another head (interval above 0)", passed, detail), table
 
@@ -128,7 +135,7 @@ def importance_agreement(model: Informer, prepared: PreparedData, sweep: pd.Data
                          windows: int) -> dict:
     """Spearman ρ between gradient head importance and the measured single-head ΔMSE, with a Fisher-z interval
     over heads (standard error √(1.06 / (n − 3)), Fieller et al. 1957)."""
-    importance = head_importance(model, prepared, "test", seed=seed, max_windows=windows)
+    importance = head_importance(model, prepared, "test", seed=seed, max_windows=windows, null=False)
     rho = rank_correlation(importance, sweep)
     n = len(sweep) - 1
     if not np.isfinite(rho) or n < 4:
@@ -179,7 +186,8 @@ def topu_at_events(model: Informer, prepared: PreparedData, events: np.ndarray, 
     if not hits:
         return not_applicable("topu_events", "top-u query selection", "no window holds a planted spike")
     values = np.stack([hits, chances], axis=1)
-    est, lo, hi = bootstrap(values, block=1, seed=seed, statistic=lambda v: v[:, 0].mean() / max(v[:, 1].mean(), 1e-12))
+    interval = ratio_interval(values[:, 0], np.maximum(values[:, 1], 1e-12), span=1)
+    est, lo, hi = interval.estimate, interval.lo, interval.hi
     passed = None if np.isnan(lo) else bool(lo > 1)
     return row("topu_events", "top-u query selection", float(est), float(lo), float(hi),
                "selected queries sit on spikes more often than chance (ratio interval above 1)", passed,

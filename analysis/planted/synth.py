@@ -7,7 +7,10 @@ Every kind is a set of linear equations, one per column, driven by Gaussian inno
     spikes       seasonal_ar plus spikes ±A·σ in the innovation at known times   planted events
     regime       y_t = φ·y_{t−s_A} + e_t in regime A, φ·y_{t−s_B} + e_t in B     a switch at known times
 
-plus `irrelevant` columns x (independent AR(1), unit variance) that the target never reads. Each file comes with
+plus `irrelevant` columns x (independent AR(1), unit variance) that the target never reads, and optionally `decoys`:
+seasonal AR columns with the target's own first lag and coefficient (the same season, unit variance) that the target
+never reads either, the column an instrument that answers "what repeats with the target's period" would wrongly
+name. Each file comes with
 its answer (`Answer`, written beside it as FILE.answer.json): the equations, the relevant (column, lag) pairs of
 the target, the planted events, and the Bayes MSE per horizon step of every column.
 
@@ -36,6 +39,7 @@ TARGET = "y"
 DRIVER = "driver"
 MAX_ROWS = 2_000_000
 MAX_IRRELEVANT = 64
+MAX_DECOYS = 8
 HORIZON = 168  # Bayes MSE per step up to here
 TRAIN_FRACTION = 0.7  # the 70 / 10 / 20 split's train rows (analysis.data.split_borders)
 
@@ -71,6 +75,7 @@ class SynthSpec:
     coefs: tuple[float, ...] = (0.9,)
     noise: float = 1.0
     irrelevant: int = 1
+    decoys: int = 0  # seasonal columns with the target's period that it never reads
     driver_lag: int = 6
     driver_coef: float = 0.8
     driver_rho: float = 0.8
@@ -86,6 +91,8 @@ class SynthSpec:
             raise ConfigError(f"--rows must be in 1 … {MAX_ROWS:,}, got {self.rows}")
         if not 0 <= self.irrelevant <= MAX_IRRELEVANT:
             raise ConfigError(f"--irrelevant must be in 0 … {MAX_IRRELEVANT}, got {self.irrelevant}")
+        if not 0 <= self.decoys <= MAX_DECOYS:
+            raise ConfigError(f"--decoys must be in 0 … {MAX_DECOYS}, got {self.decoys}")
         if self.kind in ("seasonal_ar", "spikes"):
             if not 1 <= len(self.lags) <= 2 or len(self.coefs) != len(self.lags):
                 raise ConfigError(f"--lags takes one or two lags and --coefs as many coefficients, got lags "
@@ -115,6 +122,10 @@ class SynthSpec:
     def irrelevant_names(self) -> tuple[str, ...]:
         return ("x",) if self.irrelevant == 1 else tuple(f"x{i + 1}" for i in range(self.irrelevant))
 
+    @property
+    def decoy_names(self) -> tuple[str, ...]:
+        return ("decoy",) if self.decoys == 1 else tuple(f"decoy{i + 1}" for i in range(self.decoys))
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -135,6 +146,7 @@ class Answer:
     stationary_variance: dict
     bayes_mse: dict  # column → [HORIZON] standardised h-step Bayes MSE, h = 1 … HORIZON
     notes: tuple[str, ...] = field(default=())
+    decoys: tuple[str, ...] = field(default=())  # columns with the target's season that it never reads
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -156,7 +168,7 @@ class Answer:
                        {k: float(v) for k, v in data["train_variance"].items()},
                        {k: float(v) for k, v in data["stationary_variance"].items()},
                        {k: [float(x) for x in v] for k, v in data["bayes_mse"].items()},
-                       tuple(data.get("notes", ())))
+                       tuple(data.get("notes", ())), tuple(str(d) for d in data.get("decoys", ())))
         except (KeyError, TypeError, ValueError) as err:
             raise ConfigError(f"not an answer file of `cli.py synth`: {type(err).__name__} {err}") from None
 
@@ -172,6 +184,9 @@ def _equations(spec: SynthSpec) -> tuple[list[Equation], list[Equation]]:
     """(equations of every column, the target's regime equations)."""
     x_noise = math.sqrt(1 - 0.5 ** 2)  # AR(0.5) with unit variance
     xs = [Equation(name, (Term(name, 1, 0.5),), x_noise) for name in spec.irrelevant_names]
+    season = spec.regime_lags[0] if spec.kind == "regime" else spec.lags[0]
+    phi = max(-0.95, min(0.95, spec.coefs[0]))
+    xs += [Equation(name, (Term(name, season, phi),), math.sqrt(1 - phi ** 2)) for name in spec.decoy_names]
     if spec.kind == "driver":
         rho = spec.driver_rho
         drive = Equation(DRIVER, (Term(DRIVER, 1, rho),), math.sqrt(1 - rho ** 2))
@@ -317,6 +332,9 @@ def generate(spec: SynthSpec) -> tuple[pd.DataFrame, Answer]:
         relevant = [{"column": TARGET, "lag": r.terms[0].lag, "regime": "AB"[g]} for g, r in enumerate(regimes)]
     notes = [f"Bayes MSE: the best forecast given the whole past, standardised by the train rows' variance "
              f"(first {train_rows:,} rows)"]
+    if spec.decoys:
+        notes.append(f"decoy column(s) {', '.join(spec.decoy_names)}: the target's season (lag {equations[index[spec.decoy_names[0]]].terms[0].lag}) without any "
+                     "effect on it")
     if spec.kind == "spikes":
         notes.append(f"{len(events)} spikes of ±{spec.spike:g}σ in the target's innovation (they echo at its lags); "
                      "the Bayes forecast cannot foresee them: they add p·A² to the innovation variance")
@@ -326,7 +344,7 @@ def generate(spec: SynthSpec) -> tuple[pd.DataFrame, Answer]:
     answer = Answer(spec.kind, {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(spec).items()}, TARGET,
                     tuple(order), tuple(equations), tuple(regimes), tuple(segments), tuple(relevant), tuple(events),
                     {c: float(variance[index[c]]) for c in order}, train_rows, train_var,
-                    {c: float(stationary[index[c]]) for c in order}, bayes, tuple(notes))
+                    {c: float(stationary[index[c]]) for c in order}, bayes, tuple(notes), spec.decoy_names)
     return frame, answer
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.intervals import METHOD
 from analysis.reports.figures import grouped_bars, heatmap, interval_bars, series_bars
 from analysis.reports.html import MAX_TABLE_ROWS, Report, ReportSection, figure_html, render_html, table_html, write_report
 from analysis.reports.verdict import study_warning, verdict_section
@@ -151,7 +152,7 @@ def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", 
     c = model.config
     model_provenance = checkpoint_provenance(checkpoint, folder)
     provenance = {"project version": model_provenance.pop("project version"),
-                  "seeds": {"key samples and bootstrap": seed,
+                  "seeds": {"key samples": seed,
                             "top-u agreement": list(range(seed, seed + SPARSITY_SEEDS))},
                   "evaluation": {"split": split, "windows scored": int(sections[1].tables[0][1]["windows"].iloc[0]),
                                  "window of sparsity and pyramid": window},
@@ -162,11 +163,12 @@ def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", 
 
 
 def _unknown_intervals(table: pd.DataFrame, column: str) -> str:
-    """A sentence when the table's intervals are unknown (NaN: too few windows for two bootstrap blocks)."""
+    """A sentence when the table's intervals are unknown (NaN: too few windows for an honest interval)."""
     if not table[column].isna().all():
         return ""
-    return (f" The intervals are unknown (blank): {int(table['windows'].iloc[0])} windows are fewer than two blocks "
-            "of seq_len + pred_len windows; score more windows to get them.")
+    why = next((r for r in table.get("interval", pd.Series(dtype=str)).fillna("") if r), "")
+    return (f" No interval is shown (blank): {why or str(int(table['windows'].iloc[0])) + ' windows are too few'}; no "
+            "finding on this page is stated with an interval.")
 
 
 def _errors_section(model, prepared, split: str, seed: int) -> ReportSection:
@@ -176,14 +178,15 @@ def _errors_section(model, prepared, split: str, seed: int) -> ReportSection:
     figure = interval_bars(table["model"], table["mse"], table["mse_lo"], table["mse_hi"],
                            title=f"{split} MSE (standardised) with 95 % intervals", y_title="MSE")
     text = (f"Standardised errors of the model and the naive forecasts on the first {int(table['windows'].iloc[0])} "
-            f"windows of the {split} split. Intervals: 95 %, the paired moving-block bootstrap over windows (seed "
-            f"{seed}); delta_mse is each forecast's MSE minus the model's on the same windows."
+            f"windows of the {split} split. Intervals: {METHOD}; delta_mse is each forecast's MSE minus the model's on "
+            "the same windows, window by window."
             + _unknown_intervals(table, "mse_lo"))
     return ReportSection("Errors", text, [figure], [("errors", table)])
 
 
 def _sweep_section(model, prepared, split: str, seed: int, max_windows: int | None) -> ReportSection:
-    from analysis.heads.ablation import head_sweep, removable_heads
+    from analysis.heads.ablation import head_sweep
+    from analysis.heads.lists import head_lists
     from analysis.heads.masking import BASELINE
 
     table = head_sweep(model, prepared, split, seed=seed, max_windows=max_windows).table
@@ -193,8 +196,8 @@ def _sweep_section(model, prepared, split: str, seed: int, max_windows: int | No
                            title="ΔMSE when one head is removed (zero ablation), 95 % intervals", y_title="ΔMSE")
     text = (f"Each head removed alone (zero ablation) and scored on the same {int(table['windows'].iloc[0])} windows "
             f"and key samples as the baseline (MSE {float(table['mse'].iloc[0]):.6g}). "
-            f"{len(removable_heads(table))} of {len(heads)} heads are removable alone: even the upper bound of their "
-            f"ΔMSE is under {REMOVABLE_SHARE} of the baseline." + _unknown_intervals(table, "delta_mse_lo"))
+            f"Heads listed: {head_lists(table).summary()} (removable: ΔMSE shown to be under {REMOVABLE_SHARE} of "
+            "the baseline by a one-sided test)." + _unknown_intervals(table, "delta_mse_lo"))
     return ReportSection("Single-head ablation", text, [figure], [("single-head sweep", table)])
 
 
@@ -331,6 +334,8 @@ def _findings_section(findings: dict) -> ReportSection | None:
         rows.append({"setting": setting, "seeds": mse.get("seeds"), "test MSE mean": mse.get("mse_mean"),
                      "sd over seeds": mse.get("mse_std"), "95% lo": mse.get("mse_seeds_lo"),
                      "95% hi": mse.get("mse_seeds_hi"), "removable with interval": removable.get("with_interval_mean"),
+                     "removable raw": removable.get("raw_mean"),
+                     "runs with an interval": removable.get("runs_with_interval"),
                      "removable min": removable.get("with_interval_min"),
                      "removable max": removable.get("with_interval_max"),
                      "removable by point": removable.get("by_point_mean"), "heads": removable.get("heads"),
@@ -346,8 +351,9 @@ def _findings_section(findings: dict) -> ReportSection | None:
                            title="test MSE over seeds: mean and 95 % t interval", y_title="MSE")
     text = study_warning(findings) + (
         "Per setting, over seeds: the test MSE (mean, spread, t interval), the heads removable alone (mean, min and "
-        "max over seeds, counted with the interval and by point estimates), the heads whose role holds in every "
-        "seed, and the rank stability (Spearman ρ between seeds, interval from resampling the matched heads) of "
+        "max over the runs with an interval: a one-sided test with Benjamini–Hochberg at q = 0.05 across each run's "
+        "heads, the raw count beside it, and the count by point estimates), the heads whose role holds in every "
+        "seed, and the rank stability (Spearman ρ between seeds, a t interval over seeds from the jackknife) of "
         "each head's ΔMSE and gradient importance.")
     return ReportSection("Findings across seeds", text, [figure], [("findings", table)])
 
@@ -355,11 +361,16 @@ def _findings_section(findings: dict) -> ReportSection | None:
 def _removable_section(removable: pd.DataFrame | None) -> ReportSection | None:
     if removable is None or removable.empty:
         return None
-    figure = series_bars(removable["run"], {"with the interval": removable["removable_with_interval"],
-                                            "by point estimates": removable["removable_by_point"]},
-                         title="heads removable alone, per run", y_title="heads")
-    text = (f"Per run, the heads whose removal alone costs under {REMOVABLE_SHARE} of the baseline MSE: counted "
-            "with the upper bound of the ΔMSE interval, and by the point estimate alone.")
+    series = {"after Benjamini–Hochberg": removable["removable_with_interval"]}
+    if "removable_raw" in removable:
+        series["raw (interval alone)"] = removable["removable_raw"]
+    series["by point estimates"] = removable["removable_by_point"]
+    figure = series_bars(removable["run"], series, title="heads removable alone, per run", y_title="heads")
+    missing = int(removable["removable_with_interval"].isna().sum())
+    text = (f"Per run, the heads whose removal alone is shown to cost under {REMOVABLE_SHARE} of the baseline MSE: a "
+            "one-sided test per head with Benjamini–Hochberg at q = 0.05 across the run's heads, the raw count (the "
+            "interval alone) and the count by point estimates."
+            + (f" {missing} run(s) scored too few windows for an interval: blank, no head counted." if missing else ""))
     return ReportSection("Removable heads", text, [figure], [("removable heads per run", removable)])
 
 

@@ -53,17 +53,17 @@ def sweep_heatmap(grid: pd.DataFrame, baseline_mse: float, title: str) -> go.Fig
 
 
 def sweep_bars(table: pd.DataFrame, limit: float, title: str, top: int = 24) -> go.Figure:
-    """The `top` largest single-head ΔMSE, each with its 95 % interval over windows, and the removability line
-    (a head is removable when its whole interval lies under it)."""
+    """The `top` largest single-head ΔMSE, each with its 95 % interval over windows, and the removability line.
+    table: `analysis.heads.lists.head_lists(...).table` (a head is drawn as removable when it is listed, after BH)."""
     rows = table[table["site"] != BASELINE_ROW].sort_values("delta_mse", ascending=False).head(top)
     labels = [f"{s} h{h}" for s, h in zip(rows["site"], rows["head"])]
-    removable = rows["delta_mse_hi"] < limit
+    removable = rows["removable"] if "removable" in rows else rows["delta_mse_hi"] < limit
     bars = go.Bar(x=labels, y=rows["delta_mse"], error_y=_error_y(rows),
                   marker_color=[BETTER if r else WORSE for r in removable],
                   customdata=np.stack([rows["delta_mse_lo"], rows["delta_mse_hi"]], axis=1),
                   hovertemplate="%{x}: ΔMSE %{y:+.4g}<br>95 % interval [%{customdata[0]:+.4g}, "
                                 "%{customdata[1]:+.4g}]<extra></extra>")
-    line, note = _limit_line(limit, BETTER, "5 % of the baseline: removable below, interval included")
+    line, note = _limit_line(limit, BETTER, "5 % of the baseline: removable when shown below it (BH)")
     return go.Figure([bars], layout(title, 400, legend=False, shapes=[ZERO, line], annotations=[note],
                                     **_axes("head (largest ΔMSE first)", "ΔMSE")))
 

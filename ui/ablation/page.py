@@ -16,12 +16,14 @@ from ui.ablation import jobs, tables
 from ui.ablation.tables import STUDIES
 from ui.cache import mean_contexts_for, mean_windows
 from ui.tables import file_stem
-from analysis.heads.ablation import REMOVABLE, removable_heads
+from analysis.heads.lists import REMOVABLE, head_lists
+from analysis.intervals import METHOD
 from ui.ablation.charts import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure, random_boxes,
                                 site_bars, sweep_bars, sweep_heatmap)
 
 RUNS_KEY = "abl_runs"  # study → the keys this tab asked for, oldest first
 WINDOW_CHOICES = (32, 128, 512, None)  # None: the whole split
+ALL_BY_DEFAULT = 4096  # a split up to this many windows is scored whole by default: intervals need many windows
 K_CHOICES = (5, 10, 15, 20, 25, 30, 40, 50, 60, 75)
 NUMBER = st.column_config.NumberColumn(format="%.5f")
 TEXT = {"site": st.column_config.TextColumn(width="medium")}
@@ -49,9 +51,11 @@ c = st.columns([1.1, 1.3, 2.4, 2.4], gap="medium", vertical_alignment="bottom")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="abl_split", persist_state="session")
 mode = c[1].radio("Ablation", ["zero", "mean"], horizontal=True, key="abl_mode", persist_state="session")
 n = state.require_windows(prepared, data, split)
-windows = c[2].radio("Windows scored", WINDOW_CHOICES, index=1, horizontal=True, key="abl_windows",
-                     persist_state="session", format_func=lambda w: f"all ({n:,})" if w is None else f"{w}",
-                     help="The first N windows of the split (quick looks); all: the whole split.")
+windows = c[2].radio("Windows scored", WINDOW_CHOICES, index=3 if n <= ALL_BY_DEFAULT else 2, horizontal=True,
+                     key="abl_windows", persist_state="session",
+                     format_func=lambda w: f"all ({n:,})" if w is None else f"{w}",
+                     help="The first N windows of the split (quick looks; too few for intervals); all: the whole "
+                          "split, where the intervals and the lists of heads come from.")
 scored = n if windows is None else min(windows, n)
 c[3].caption(f"**{scored:,} of {n:,}** {split} windows · {mode} ablation · seed {seed} · "
              f"{net.n_sites} sites × {net.config.n_heads} heads = {n_heads} heads")
@@ -144,18 +148,30 @@ with tabs[0]:
         baseline_mse = float(table["mse"].iloc[0])
         heads = table[table["site"] != BASELINE]
         worst = heads.loc[heads["delta_mse"].idxmax()]
-        removable = removable_heads(sweep.table)
-        known = heads["delta_mse_hi"].notna().any()
+        lists = head_lists(sweep.table)
+        listed = lists.table
+        known = lists.tested > 0
+        no_interval = "" if known else str(listed["interval"].iloc[0])
         m = st.columns(4)
         m[0].metric("Baseline MSE (all heads on)", f"{baseline_mse:.4g}")
         m[1].metric(f"Most harmful removal: {worst['site']} h{worst['head']}", f"{worst['delta_mse']:+.4g}",
                     delta=f"{worst['delta_mse_pct']:+.1f} % of baseline", delta_color="inverse",
                     help=f"95 % interval [{worst['delta_mse_lo']:+.4g}, {worst['delta_mse_hi']:+.4g}]" if known else
-                    "No interval: fewer than two blocks of seq_len + pred_len windows were scored.")
-        m[2].metric("Removable alone (interval under 5 %)", f"{len(removable)} of {len(heads)}" if known else "n/a",
-                    help="Heads whose ΔMSE upper bound stays under 5 % of the baseline MSE "
-                         f"(by the point estimate alone: {int((heads['delta_mse'] < REMOVABLE * baseline_mse).sum())}).")
-        m[3].metric("Removals that lower the MSE", f"{int((heads['delta_mse'] < 0).sum())} of {len(heads)}")
+                    f"No interval: {no_interval}.")
+        m[2].metric("Important (BH, q 0.05)", f"{int(listed['important'].sum())} of {len(heads)}" if known else "n/a",
+                    help="Heads whose removal raises the MSE, shown by a t test of ΔMSE ≠ 0 with Benjamini–Hochberg "
+                         f"across the {lists.tested} heads tested (raw, each interval alone: "
+                         f"{int(listed['important_raw'].sum())}; helpful, removal lowers the MSE: "
+                         f"{int(listed['helpful'].sum())}, raw {int(listed['helpful_raw'].sum())}).")
+        m[3].metric("Removable alone (BH, under 5 %)", f"{int(listed['removable'].sum())} of {len(heads)}"
+                    if known else "n/a",
+                    help="Heads whose ΔMSE is shown to be under 5 % of the baseline MSE (one-sided t test, "
+                         f"Benjamini–Hochberg across the heads; raw, the interval alone: "
+                         f"{int(listed['removable_raw'].sum())}; by the point estimate alone: "
+                         f"{int((heads['delta_mse'] < REMOVABLE * baseline_mse).sum())}).")
+        st.caption(f"Lists: {lists.summary()}." if known else
+                   f"**No evidence either way:** {no_interval}. No head is listed as important, helpful or removable; "
+                   "choose more windows (or all) to get intervals.")
         left, right = st.columns([3, 2], gap="medium")
         with left:
             widgets.chart(sweep_heatmap(tables.sweep_matrix(sweep.table), baseline_mse,
@@ -163,11 +179,10 @@ with tabs[0]:
                           f"{stem}-sweep-heatmap", "abl_sweep_heatmap")
         with right:
             sweep_horizon(sweep)
-        widgets.chart(sweep_bars(sweep.table, REMOVABLE * baseline_mse, f"ΔMSE with its 95 % interval over windows "
-                                 f"(moving-block bootstrap), the {min(24, len(heads))} largest"),
+        widgets.chart(sweep_bars(lists.table, REMOVABLE * baseline_mse, f"ΔMSE with its 95 % interval over windows, "
+                                 f"the {min(24, len(heads))} largest"),
                       f"{stem}-sweep-intervals", "abl_sweep_bars")
-        if not known:
-            st.caption("No intervals: score at least two blocks of seq_len + pred_len windows (choose more windows).")
+        st.caption(f"Intervals: {METHOD}.")
         st.subheader("Numbers (one row per removed head, baseline first)")
         widgets.table(tables.lead(table, *FIRST), f"{stem}-sweep", "abl_sweep_table",
                       column_config=METRIC_COLUMNS)
@@ -280,7 +295,17 @@ with tabs[5]:
     # this tab's finished sweep of the same settings (drawn above) is reused instead of sweeping again
     compared = study("importance", (method,), run, None if sweep is None else sweep.table)
     if compared is not None:
-        m = st.columns(3)
+        m = st.columns(4)
+        imp = compared.table
+        if "above_null" in imp:
+            tested = int(imp["excess_p"].notna().sum())
+            m[3].metric("Above its null reference (BH)", f"{int(imp['above_null'].sum())} of {len(imp)}"
+                        if tested else "n/a",
+                        help="A mean of |gradient| is positive for any head the loss responds to. Its reference: "
+                             "the same head against the errors of windows half the split away. Listed: heads whose "
+                             "excess over it is shown above 0 (one-sided t test, Benjamini–Hochberg across the "
+                             f"{tested} heads tested; raw, the interval alone: {int(imp['above_null_raw'].sum())})."
+                             if tested else f"No interval: {imp['interval'].iloc[0]}.")
         m[0].metric("Spearman ρ (normalised importance vs ΔMSE)",
                     f"{compared.rho:+.3f}" if tables.finite(compared.rho) else "n/a")
         m[1].metric("Spearman ρ (raw importance vs ΔMSE)",
@@ -290,7 +315,8 @@ with tabs[5]:
         rho = f"ρ = {compared.rho:+.2f}" if tables.finite(compared.rho) else "ρ undefined"
         widgets.chart(importance_scatter(compared.table, f"Gradient importance vs measured ΔMSE ({rho})"),
                       f"{stem}-importance-{method}", "abl_importance_chart")
-        widgets.table(tables.lead(compared.table, "site", "head", "importance_normalised", "delta_mse"),
+        widgets.table(tables.lead(compared.table, "site", "head", "importance_normalised", "importance",
+                                  "importance_null", "excess", "excess_lo", "excess_hi", "above_null", "delta_mse"),
                       f"{stem}-importance-{method}", "abl_importance_table",
                       column_config=TEXT | {k: NUMBER for k in ("importance", "importance_normalised", "mse",
                                                                  "delta_mse")})

@@ -74,8 +74,10 @@ def random_summary(draws: pd.DataFrame) -> pd.DataFrame:
 
 
 def combine_importance(importance, sweep: pd.DataFrame) -> ImportanceResult:
-    table = importance.table[["site", "site_index", "kind", "layer", "head", "importance", "importance_lo",
-                              "importance_hi", "importance_normalised"]]
+    wanted = ["site", "site_index", "kind", "layer", "head", "importance", "importance_lo", "importance_hi",
+              "importance_normalised", "importance_null", "excess", "excess_lo", "excess_hi", "excess_p", "excess_p_bh",
+              "above_null", "above_null_raw", "interval"]
+    table = importance.table[[c for c in wanted if c in importance.table]]
     measured = sweep[sweep["site"] != BASELINE][["site", "head", "mse", "delta_mse", "delta_mse_lo", "delta_mse_hi"]]
     both = table.merge(measured, on=["site", "head"], how="left")
     return ImportanceResult(both, importance.method,

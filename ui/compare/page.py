@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.errors import InformerLabError
+from analysis.intervals import METHOD
 from analysis.learning.training import TrainSettings
 from analysis.learning.windows import limit_windows
 from ui import second_model, state, widgets
@@ -168,9 +169,9 @@ widgets.table(metrics, f"{stem}-metrics", "cp_metrics",
 csv_download(comparison.metrics, f"{stem}-metrics-intervals", "cp_metrics_all",
              "Download every metric with its interval, both scales (CSV)")
 st.caption("MSE / MAE over every window, step and target column, on the train-split standardised scale (as papers "
-           "report) unless *orig.* (the data's units: columns with large values weigh more). *lo* / *hi*: the 95 % "
-           "interval by a paired moving-block bootstrap over windows (blocks of seq_len + pred_len windows, every "
-           "model resampled on the same windows, so ΔMSE's interval is narrower than the two MSEs' suggest).  \n" +
+           "report) unless *orig.* (the data's units: columns with large values weigh more). *lo* / *hi*: "
+           f"{METHOD}; ΔMSE is taken window by window (paired), so its interval is narrower than the two MSEs' "
+           "suggest.  \n" +
            "  \n".join(f"· {note}" for note in comparison.notes))
 widgets.chart(charts.delta_figure(comparison.metrics, models, labels), f"{stem}-delta-mse", "cp_delta")
 verdicts = comparison.metrics[(comparison.metrics["scale"] == "standardised") &

@@ -61,7 +61,7 @@ def metrics_view(metrics: pd.DataFrame, models: Sequence[str], descriptions: Map
 def verdict(row: Mapping) -> str:
     """What the paired ΔMSE interval (model − Informer, standardised) lets one say of a model."""
     sign = interval_sign(row["delta_mse_lo"], row["delta_mse_hi"], row["mse"])
-    return "no interval (fewer than two blocks of windows)" if sign is None else f"{COMPARED[sign]} the Informer"
+    return "no interval (too few windows for an honest one)" if sign is None else f"{COMPARED[sign]} the Informer"
 
 
 def overlay_wide(overlay: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:

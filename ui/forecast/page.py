@@ -7,7 +7,7 @@ import streamlit as st
 from analysis.compare.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
 from analysis.data import describe_frequency
 from analysis.errors import InformerLabError
-from analysis.intervals import interval_sign
+from analysis.intervals import METHOD, interval_sign
 from analysis.learning.windows import limit_windows
 from ui import second_model, state, widgets
 from ui.forecast import cache, charts, tables
@@ -128,7 +128,7 @@ def test_error_section() -> None:
     for cell, row in zip(cells, errors.itertuples()):
         relative = row.model != INFORMER and row.mse > 1e-12
         delta = f"{(ours.mse - row.mse) / row.mse:+.0%} for the model" if relative else None
-        interval = "no interval (fewer than two blocks of windows)" if pd.isna(row.mse_lo) else \
+        interval = (row.interval or "no interval") if pd.isna(row.mse_lo) else \
             f"95 % interval [{row.mse_lo:.4f}, {row.mse_hi:.4f}]"
         cell.metric(f"Test MSE · {NAMES.get(row.model, row.model)}", f"{row.mse:.4f}", delta=delta,
                     delta_color="inverse", help=f"{interval}; MAE {row.mae:.4f}; standardised; {row.windows:,} test "
@@ -140,9 +140,8 @@ def test_error_section() -> None:
     which = "" if windows is None else "first "
     st.caption(f"On the {which}{int(ours.windows):,} windows of {data.ref.name}'s test split the model {verb} the "
                f"best naive forecast ({NAMES.get(best.model, best.model)}, MSE {best.mse:.4f}): {evidence}. "
-               f"Standardised with the model's own scaler; key-sample seed {seed}; intervals by a paired moving-block "
-               "bootstrap over windows. The Compare page adds the full-attention counterfactual and a linear "
-               "baseline.")
+               f"Standardised with the model's own scaler; key-sample seed {seed}; intervals: {METHOD}. The Compare "
+               "page adds the full-attention counterfactual and a linear baseline.")
     if second is not None:
         pair = errors[errors["model"] == second_model.SECOND]
         if len(pair):
@@ -156,7 +155,7 @@ def _paired_sentence(row: pd.Series, first: str) -> str:
     """What the paired interval of ΔMSE = second − first says."""
     lo, hi, d = row["delta_mse_lo"], row["delta_mse_hi"], row["delta_mse"]
     if pd.isna(lo) or pd.isna(hi):
-        return f"ΔMSE {d:+.4f} (no interval: fewer than two blocks of seq_len + pred_len windows)."
+        return f"ΔMSE {d:+.4f} ({row.get('delta_interval') or 'no interval'})."
     word = COMPARED[interval_sign(lo, hi, row["mse"])]
     return f"{word} {first}: ΔMSE (second − first) {d:+.4f}, 95 % interval [{lo:+.4f}, {hi:+.4f}]."
 
@@ -167,7 +166,7 @@ def _verdict(naive: pd.Series) -> tuple[str, str]:
     lo, hi, d = naive["delta_mse_lo"], naive["delta_mse_hi"], naive["delta_mse"]
     if pd.isna(lo) or pd.isna(hi):
         return ("beats" if d > 0 else "does not beat"), \
-            f"ΔMSE {d:+.4f}, no interval (fewer than two blocks of seq_len + pred_len windows)"
+            f"ΔMSE {d:+.4f} by the point estimate alone ({naive.get('delta_interval') or 'no interval'})"
     evidence = f"ΔMSE (naive − model) {d:+.4f}, 95 % interval [{lo:+.4f}, {hi:+.4f}]"
     sign = interval_sign(lo, hi, naive["mse"])
     if sign == 1:

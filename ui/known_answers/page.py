@@ -89,10 +89,17 @@ if run and key not in asked:
 if key in asked:
     result = widgets.phase_job_result(jobs.baselines_job(*key, checkpoint, prepared))
     if result is not None:
-        moved = int(result.table["reading"].str.startswith("its weights matter").sum())
-        st.markdown(f"**{moved} of {len(result.table)} heads** move the forecast beyond key-sample noise under both "
-                    f"baselines. Unchanged test MSE {result.mse:.4f}; floor {result.floor:.3g} "
-                    f"(upper {result.floor_hi:.3g}).")
+        t = result.table
+        moved = int(t["reading"].str.startswith("its weights matter").sum())
+        if t["uniform_beyond_p"].notna().any():
+            raw = int((t["uniform_beyond_raw"] & t["permuted_beyond_raw"]).sum())
+            st.markdown(f"**{moved} of {len(t)} heads** move the forecast beyond key-sample noise under both "
+                        f"baselines (Benjamini–Hochberg at q = 0.05 across {2 * len(t)} tests, {len(t)} heads × 2 "
+                        f"baselines; raw, each interval alone: {raw}). Unchanged test MSE {result.mse:.4f}; floor "
+                        f"{result.floor:.3g} (upper {result.floor_hi:.3g}).")
+        else:
+            st.warning(f"**No evidence either way:** {t['interval'].iloc[0]}. No head is listed beyond the floor; "
+                       "choose more windows.", icon=":material/info:")
         widgets.chart(charts.baselines_figure(result), f"{file_stem(data.ref.name)}-attention-baselines",
                       "ka_baselines_chart")
         widgets.table(tables.baselines_table(result), f"{file_stem(data.ref.name)}-attention-baselines",

@@ -31,6 +31,7 @@ def baselines_table(result: Faithfulness) -> pd.DataFrame:
     t = result.table
     return pd.DataFrame({
         "head": t["label"], "reading": t["reading"], "attention": t["attention"],
+        "beyond the floor (BH): uniform": t["uniform_beyond"], "permuted": t["permuted_beyond"],
         "uniform: change": t["uniform_change"].map(lambda v: f"{v:.3g}"),
         "uniform 95 %": [interval(lo, hi) for lo, hi in zip(t["uniform_change_lo"], t["uniform_change_hi"])],
         "permuted: change (median draw)": t["permuted_change"].map(lambda v: f"{v:.3g}"),

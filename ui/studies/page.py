@@ -20,7 +20,7 @@ SPARSITY_PAGE = "ui/sparsity/page.py"
 st.title("Studies")
 st.caption("A study trains one model per seed × setting as Ray tasks (in a process of its own, so the app stays "
            "responsive) and analyses each: the single-head sweep, gradient importance, top-u agreement and every "
-           "head's lag profile and role, each with a 95 % interval over windows (moving-block bootstrap). Across "
+           "head's lag profile and role, each with a 95 % interval over windows. Across "
            "seeds it matches heads by their lag profiles and reports what holds in every seed. CLI: "
            "`python cli.py study --csv … --target … --seeds 0-7 --grid attention=prob,full --out studies/NAME`.")
 

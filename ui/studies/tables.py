@@ -114,8 +114,9 @@ def progress_words(live: dict, total: int) -> dict:
 
 
 def findings_rows(findings: dict) -> pd.DataFrame:
-    """One row per setting: test MSE over seeds (mean, std, t interval), removable heads with the interval and
-    by point estimates, heads whose role holds in every seed, rank stability of matched heads' importance."""
+    """One row per setting: test MSE over seeds (mean, std, t interval), removable heads (Benjamini–Hochberg across
+    each run's heads, the raw count, by point estimates; blank where no run had an interval), heads whose role holds
+    in every seed, rank stability of matched heads' importance."""
     rows = []
     for setting, entry in findings.get("settings", {}).items():
         mse, removable = entry.get("test_mse", {}), entry.get("removable", {})
@@ -123,8 +124,10 @@ def findings_rows(findings: dict) -> pd.DataFrame:
         rows.append({"setting": setting, "seeds": mse.get("seeds"), "test MSE (mean)": mse.get("mse_mean"),
                      "sd over seeds": mse.get("mse_std"), "95% lo (seeds)": mse.get("mse_seeds_lo"),
                      "95% hi (seeds)": mse.get("mse_seeds_hi"), "interval": mse.get("interval", ""),
-                     "removable, with interval": removable.get("with_interval_mean"),
+                     "removable (BH)": removable.get("with_interval_mean"), "removable, raw": removable.get("raw_mean"),
                      "removable, by point": removable.get("by_point_mean"), "heads": removable.get("heads"),
+                     "runs with an interval": (f"{removable.get('runs_with_interval')} of {removable.get('runs')}"
+                                               if removable.get("runs") else None),
                      "stable role": entry.get("heads_with_a_stable_role"),
                      "ΔMSE rank ρ": sweep.get("rho"), "ρ lo": sweep.get("rho_lo"), "ρ hi": sweep.get("rho_hi"),
                      "gradient rank ρ": grad.get("rho")})

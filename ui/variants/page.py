@@ -37,6 +37,8 @@ if key in asked:
         st.markdown(f"The model's own attention (encoder / decoder self / cross): **{result.own}**.")
         widgets.chart(charts.accuracy_figure(result), f"{stem}-variants", "va_chart")
         widgets.table(tables.kinds_table(result), f"{stem}-variants", "va_table")
+        if tables.missing_intervals(result):
+            st.caption(tables.missing_intervals(result))
         matrix = tables.heads_matrix(result)
         widgets.chart(charts.heads_figure(matrix), f"{stem}-variants-heads", "va_heads_chart")
         st.caption(" · ".join(result.notes) + ". Learned parts a kind has when trained with it, absent in a swap: "

@@ -9,7 +9,18 @@ from analysis.instruments.variants import Variants
 
 
 def _interval(lo: float, hi: float, digits: int = 3) -> str:
-    return "—" if lo is None or math.isnan(lo) else f"[{lo:.{digits}g}, {hi:.{digits}g}]"
+    return "none" if lo is None or math.isnan(lo) else f"[{lo:.{digits}g}, {hi:.{digits}g}]"
+
+
+def missing_intervals(result: Variants) -> str:
+    """A sentence naming the kinds whose ΔMSE has no interval, and why ('' when every kind has one)."""
+    t = result.table
+    missing = t[t["delta_mse_lo"].isna()]
+    if missing.empty:
+        return ""
+    reasons = "; ".join(dict.fromkeys(r for r in missing.get("interval", pd.Series(dtype=str)) if r))
+    return (f"No interval for {', '.join(missing['kind'])}: {reasons or 'too few windows'}. Their ΔMSE is a point "
+            "estimate only; choose more windows.")
 
 
 def kinds_table(result: Variants) -> pd.DataFrame:

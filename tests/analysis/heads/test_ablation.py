@@ -208,13 +208,13 @@ def test_bad_arguments_are_refused(model, subset):
         single_head_sweep(model, subset, mode="resample")
 
 
-def test_sweep_intervals_are_the_block_bootstrap_of_each_windows_paired_difference(model, tiny_prepared):
+def test_sweep_intervals_are_those_of_each_windows_paired_difference(model, tiny_prepared):
     """delta_mse_lo/hi recomputed by hand: per-window MSE of the plain forward and of the forward with one head off
-    (`predict`, one mask at a time), their per-window difference, the moving-block bootstrap of its mean."""
-    from analysis.intervals import block_length, mean_intervals
+    (`predict`, one mask at a time), their per-window difference, its mean's interval (analysis.intervals)."""
+    from analysis.intervals import mean_intervals, overlap_span
     from analysis.learning.training import predict
 
-    subset = limit_windows(tiny_prepared, "test", 200)  # blocks of 60 windows: over 3 of them
+    subset = tiny_prepared  # the whole test split: 1,741 windows, 29 spans of 60 (head (1, 2) has an interval there)
 
     table = head_sweep(model, subset, "test", seed=0).table
     row = table[(table["site_index"] == 1) & (table["head"] == 2)].iloc[0]
@@ -222,23 +222,48 @@ def test_sweep_intervals_are_the_block_bootstrap_of_each_windows_paired_differen
     off, _ = predict(model, subset, "test", seed=0, head_mask=HeadMask(gates_with_heads_off(model, [(1, 2)])))
     diff = ((off - truth) ** 2).mean(axis=(1, 2)) - ((base - truth) ** 2).mean(axis=(1, 2))  # [windows]
     spec = subset.spec
-    est, lo, hi = mean_intervals(diff[:, None], block=block_length(spec.seq_len, spec.pred_len, len(diff)), seed=0)
+    est, lo, hi = mean_intervals(diff[:, None], span=overlap_span(spec.seq_len, spec.pred_len))
+    assert np.isfinite(lo[0])
     assert row["delta_mse"] == pytest.approx(est[0], abs=1e-7)
     assert (row["delta_mse_lo"], row["delta_mse_hi"]) == pytest.approx((lo[0], hi[0]), abs=1e-7)  # float32 forecasts
     assert row["delta_mse_lo"] <= row["delta_mse"] <= row["delta_mse_hi"]
     baseline = table.iloc[0]
     assert baseline["delta_mse_lo"] == baseline["delta_mse_hi"] == 0.0  # the baseline against itself
-    short = head_sweep(model, limit_windows(tiny_prepared, "test", 100), "test").table  # under 2 blocks
-    assert short["delta_mse_lo"].isna().all() and short["delta_mse_hi"].isna().all()  # unknown, not zero-width
+    short = head_sweep(model, limit_windows(tiny_prepared, "test", 300), "test").table  # 5 spans: too few
+    heads = short.iloc[1:]
+    assert heads["delta_mse_lo"].isna().all() and heads["delta_mse_hi"].isna().all()  # unknown, not zero-width
+    assert heads["delta_mse_p"].isna().all() and heads["interval"].str.startswith("no interval").all()
 
 
-def test_removable_heads_need_the_upper_bound_under_the_threshold(model, subset):
+def test_removable_heads_are_the_bh_rejections_of_a_one_sided_test_under_the_threshold(model, tiny_prepared):
+    """Removable: H0 ΔMSE ≥ 5 % of the baseline against ΔMSE below it, the one-sided t p-value from the same standard
+    error and degrees of freedom as the interval, Benjamini–Hochberg across the heads. Never more heads than the raw
+    interval (upper bound under the threshold) or the point estimates allow; none without an interval."""
+    from scipy import stats
+
     from analysis.heads.ablation import REMOVABLE, removable_heads
+    from analysis.heads.lists import head_lists
 
-    table = head_sweep(model, subset, "test").table
+    table = head_sweep(model, tiny_prepared, "test").table
+    lists = head_lists(table)
+    heads, baseline = lists.table, table["mse"].iloc[0]
+    limit = REMOVABLE * baseline
+    tested = heads["delta_mse_se"].notna().to_numpy()
+    assert 3 <= tested.sum() == lists.tested
+    p = stats.t.cdf((heads["delta_mse"] - limit) / heads["delta_mse_se"], heads["delta_mse_dof"])
+    np.testing.assert_allclose(heads["removable_p"], p, rtol=1e-9)  # NaN where there is no interval
+    np.testing.assert_allclose(heads["removable_p_bh"][tested], stats.false_discovery_control(p[tested]), rtol=1e-9)
+    assert (heads["removable"] == (heads["removable_p_bh"] <= 0.05)).all()
     kept = removable_heads(table)
-    baseline = table["mse"].iloc[0]
-    assert (kept["delta_mse_hi"] < REMOVABLE * baseline).all()
-    heads = table.iloc[1:]
-    by_point = heads[heads["delta_mse"] < REMOVABLE * baseline]
-    assert set(kept.index) <= set(by_point.index)  # never more than the point estimates would allow
+    assert list(kept["head"]) == list(heads.loc[heads["removable"], "head"])
+    assert set(kept.index) <= set(heads.index[heads["removable_raw"]])  # BH never lists more than the raw rule
+    assert (kept["delta_mse"] < limit).all()
+    two = np.where(tested, stats.t.sf(np.abs(heads["delta_mse"] / heads["delta_mse_se"]), heads["delta_mse_dof"]) * 2,
+                   np.nan)
+    np.testing.assert_allclose(heads["delta_mse_p"], two, rtol=1e-9)
+    assert (heads["important"] <= (heads["delta_mse"] > 0)).all()
+    assert (heads["helpful"] <= (heads["delta_mse"] < 0)).all()
+    assert not heads.loc[~tested, ["important", "helpful", "removable"]].any().any()
+    few = head_lists(head_sweep(model, limit_windows(tiny_prepared, "test", 120), "test").table)
+    assert few.tested == 0 and not few.table[["important", "helpful", "removable"]].any().any()
+    assert "no interval" in few.summary()

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.intervals import block_length, mean_intervals
+from analysis.intervals import overlap_span, window_means
 from analysis.learning.windows import limit_windows, split_batches
 from analysis.heads.importance import head_importance, rank_correlation, window_losses
 
@@ -41,12 +41,10 @@ def test_saliency_equals_a_manual_autograd_average_over_windows(model, tiny_prep
             total += grad[0].abs().double()
             per_window.append(grad[0].abs().double().reshape(-1).numpy())
     np.testing.assert_allclose(importance_matrix(result, n_sites, H), (total / 6).numpy(), rtol=1e-4, atol=1e-7)
-    # the interval: the moving-block bootstrap of those per-window magnitudes (blocks of seq_len + pred_len, here
-    # all 6 windows), with the importance's seed
-    _, lo, hi = mean_intervals(np.stack(per_window), block=block_length(six.spec.seq_len, six.spec.pred_len, 6),
-                               seed=seed)
-    np.testing.assert_allclose(result.table["importance_lo"], lo, rtol=1e-4, atol=1e-7)
-    np.testing.assert_allclose(result.table["importance_hi"], hi, rtol=1e-4, atol=1e-7)
+    # the interval: that of the per-window magnitudes (analysis.intervals; 6 windows that all share rows: none)
+    means = window_means(np.stack(per_window), span=overlap_span(six.spec.seq_len, six.spec.pred_len))
+    np.testing.assert_allclose(result.table["importance_lo"], means.lo, rtol=1e-4, atol=1e-7)
+    assert result.table["importance_lo"].isna().all() and result.table["interval"].str.contains("no interval").all()
     for p, before in zip(model.parameters(), grads_before):  # no parameter gradient was written
         assert (p.grad is None and before is None) or torch.equal(p.grad, before)
 
@@ -135,3 +133,54 @@ def test_rank_correlation_is_spearman_from_pandas_ranks():
     a, b = np.arange(1, 6.0), np.array([1.5, 1.5, 3, 4.5, 4.5])
     assert rank_correlation(imp, tied) == pytest.approx(np.corrcoef(a, b)[0, 1])
     assert math.isnan(rank_correlation(imp, sweep.assign(delta_mse=0.0)))
+
+
+def test_the_null_reference_is_the_same_gradient_against_the_errors_of_windows_half_the_split_away(model,
+                                                                                                  tiny_prepared):
+    """importance_null by hand: window w's loss against targets f_w − e_{w+n/2} (its forecast held fixed, the error of
+    the window half the split later), differentiated by autograd one window at a time under its batch's key samples;
+    then the excess's one-sided p-values through Benjamini–Hochberg."""
+    from scipy.stats import false_discovery_control
+
+    from model import HeadMask
+
+    seed, n_sites, H = 2, model.n_sites, 4
+    eight = limit_windows(tiny_prepared, "test", 8)
+    result = head_importance(model, eight, "test", seed=seed, batch_size=4)
+    generator = torch.Generator().manual_seed(seed)
+    forecasts, truths, states = [], [], []
+    with torch.no_grad():
+        for batch, y in split_batches(eight, "test", 4):
+            states.append(generator.get_state())
+            forecasts.append(model(batch, head_mask=HeadMask(torch.ones(y.shape[0], n_sites, H)), generator=generator))
+            truths.append(y)
+    f, y = torch.cat(forecasts), torch.cat(truths)
+    shifted = torch.roll(f - y, -4, dims=0)  # window w gets the error of window w + 4 (n / 2)
+    null = []
+    for k, (batch, _) in enumerate(split_batches(eight, "test", 4)):
+        for b in range(4):
+            generator.set_state(states[k])
+            w = 4 * k + b
+            gates = torch.ones(1, n_sites, H, requires_grad=True)
+            target = (f[w] - shifted[w])[None]
+            loss = window_losses(model, batch.slice(b, b + 1), target, gates, generator=generator)[0]
+            (grad,) = torch.autograd.grad(loss, gates)
+            null.append(grad[0].abs().double().reshape(-1).numpy())
+    np.testing.assert_allclose(result.table["importance_null"], np.mean(null, axis=0), rtol=1e-4, atol=1e-7)
+    excess = result.table["importance"] - result.table["importance_null"]
+    np.testing.assert_allclose(result.table["excess"], excess, rtol=1e-9, atol=1e-12)
+    p = result.table["excess_p"].to_numpy()
+    if np.isfinite(p).all():
+        np.testing.assert_allclose(result.table["excess_p_bh"], false_discovery_control(p), rtol=1e-12)
+    assert not result.table["above_null"][~np.isfinite(p)].any()  # no interval: in no list
+
+
+def test_a_head_whose_output_is_zero_is_at_its_null_reference_and_not_listed(model, tiny_prepared):
+    edited = copy.deepcopy(model)
+    site = edited.sites[0]
+    D = edited.config.d_model // edited.config.n_heads
+    with torch.no_grad():
+        edited.attention_layer(site).out_projection.weight[:, :D] = 0  # head 0 of the first site writes nothing
+    table = head_importance(edited, limit_windows(tiny_prepared, "test", 900), "test").table
+    row = table[(table["site"] == site.name) & (table["head"] == 0)].iloc[0]
+    assert row["importance"] == 0 and row["importance_null"] == 0 and not row["above_null"]

@@ -80,3 +80,29 @@ def test_the_window_forecast_tables_hold_each_step_and_column_where_the_model_an
         for column in targets:
             value = history[(history.timestamp == stamps[i]) & (history.column == column)].value
             assert len(value) == 1 and value.iloc[0] == pytest.approx(sample_frame.values.loc[stamps[i], column])
+
+
+def test_a_zero_gate_silences_the_head_on_every_row_as_zeroing_its_output_weights_does(tiny_trained, tiny_prepared):
+    """A head gated to 0 contributes exactly nothing: the forecast equals that of a copy of the model whose output
+    projection has the head's input columns zeroed (head h owns columns h·D … (h+1)·D − 1). A gate that only scaled
+    the selected (top-u) rows and left the lazy rows' mean(V) alive would differ at every ProbSparse site."""
+    import copy
+
+    from analysis.attention.recording import window_batch
+    from model import HeadMask, key_generator
+
+    model = tiny_trained[0].model
+    batch = window_batch(tiny_prepared, "test", np.arange(6))
+    D = model.config.d_model // model.config.n_heads
+    for site in model.sites:
+        for head in (0, model.config.n_heads - 1):
+            gates = gates_with_heads_off(model, [(site.index, head)])
+            masked = model(batch, head_mask=HeadMask(gates), generator=key_generator(3))
+            edited = copy.deepcopy(model)
+            with torch.no_grad():
+                edited.attention_layer(site).out_projection.weight[:, head * D:(head + 1) * D] = 0
+            expected = edited(batch, generator=key_generator(3))
+            torch.testing.assert_close(masked, expected, rtol=1e-5, atol=1e-6,
+                                       msg=f"{site.name} head {head}: the gate left part of the head alive")
+            untouched = model(batch, generator=key_generator(3))
+            assert (masked - untouched).abs().max() > 1e-6  # the head did contribute before

@@ -103,7 +103,8 @@ def test_every_kind_on_a_trained_model(tiny_trained, tiny_prepared):
     for metric in ("mass_kept", "topu_overlap"):
         assert t[metric].between(0, 1 + 1e-6).all()
     for metric in ("mse", "delta_mse", "mass_kept"):
-        assert (t[f"{metric}_lo"] <= t[metric] + 1e-12).all() and (t[metric] <= t[f"{metric}_hi"] + 1e-12).all()
+        lo, hi = t[f"{metric}_lo"], t[f"{metric}_hi"]  # NaN: no honest interval over 40 windows
+        assert ((lo <= t[metric] + 1e-12) | lo.isna()).all() and ((t[metric] <= hi + 1e-12) | hi.isna()).all()
     assert t.loc["window", "delta_mse"] != 0  # the swap changes the forecast
     c = checkpoint.model.config
     self_sites = sum(1 for s in checkpoint.model.sites if s.kind != "cross")

@@ -13,7 +13,7 @@ from analysis.learning.training import TrainSettings, config_for, train
 from analysis.learning.windows import WindowDataset
 from model import Informer
 
-QUICK = dict(ig_windows=6, n_steps=16, profile_windows=32, sweep_windows=128)
+QUICK = dict(ig_windows=6, n_steps=16, profile_windows=128, sweep_windows=None)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -27,9 +27,10 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def planted():
-    """A seasonal AR at lag 12 (4,000 hourly rows, an irrelevant column x) and a small Informer trained on it to
-    about 1.25× its Bayes MSE (d_model 32, 4 heads, 6 epochs at a peak rate of 1e-2: about a minute on one core)."""
-    frame_df, answer = generate(SynthSpec(rows=4000, lags=(12,), coefs=(0.9,), seed=1))
+    """A seasonal AR at lag 12 (4,000 hourly rows, an irrelevant column x, a decoy column with the target's own season
+    and no effect on it) and a small Informer trained on it to about 1.25× its Bayes MSE (d_model 32, 4 heads, 6
+    epochs at a peak rate of 1e-2: about a minute on one core)."""
+    frame_df, answer = generate(SynthSpec(rows=4000, lags=(12,), coefs=(0.9,), seed=1, decoys=1))
     frame = load_csv(frame_df.to_csv(index=False).encode())
     prepared = prepare(frame, DataSpec("y", "MS", 48, 24, 12))
     config = config_for(prepared, d_model=32, n_heads=4, d_ff=64, e_layers=(2,), d_layers=1, dropout=0.05)
@@ -44,6 +45,8 @@ def test_the_self_test_passes_on_a_model_that_learned(planted):
     assert rows.loc["learned", "figure"] <= LEARNED, rows.loc["learned", "detail"]
     assert test.passed, (test.verdict(), test.table[["check", "figure", "lo", "hi", "passed"]])
     assert rows.loc["ig_top", "figure"] >= 0.5 and rows.loc["ig_sign", "figure"] >= 0.8
+    assert rows.loc["ig_decoy", "passed"], rows.loc["ig_decoy", "detail"]  # the decoy is not reported relevant
+    assert "± 1 step" in rows.loc["ig_top", "detail"]  # the tolerance is stated
     assert rows.loc["head_lag", "passed"]  # a head attends at lag 12 …
     assert "dominant lag 12" in rows.loc["head_lag", "detail"] or "dominant lag 11" in rows.loc["head_lag", "detail"] \
         or "dominant lag 13" in rows.loc["head_lag", "detail"]
@@ -81,3 +84,52 @@ def test_the_self_test_catches_integrated_gradients_with_input_and_baseline_swap
     assert test.table.loc[test.table["check"] == "learned", "passed"].item()  # the model is fine …
     assert not test.passed and "instrument" in test.verdict()  # … the instrument is not
     assert not rows.loc["ig_sign", "passed"] and not rows.loc["ig_completeness", "passed"]
+
+
+def _scripted(prepared, answer, top_on_planted):
+    """An attribution whose largest |value| lies on the planted cell (y at lag 12) for the windows `top_on_planted`
+    says (by the order the self-test asks for them), and far from it (column x, first step) for the others."""
+    seen: list[int] = []
+    columns = list(prepared.columns)
+
+    def attribute(model, prepared_, split, window, step, target_column, seed, n_steps):
+        if window not in seen:
+            seen.append(window)
+        attr = np.full((prepared.spec.seq_len, prepared.enc_in), 0.01)
+        if top_on_planted(seen.index(window)):
+            attr[prepared.spec.seq_len - 1 + step - 12, columns.index("y")] = 1.0
+        else:
+            attr[0, columns.index("x")] = 1.0
+        return attr
+
+    return attribute
+
+
+def test_instrument_rows_pass_on_their_point_estimate_not_on_a_bound_of_their_interval(planted):
+    """ig_top over 8 windows: 5 of 8 on the planted cell gives 0.625 ≥ 0.5 with a lower bound under 0.5 — it passes;
+    3 of 8 gives 0.375 < 0.5 with an upper bound over 0.5 — it fails. A rule on either bound would flip one."""
+    from analysis.planted.selftest import IG_TOP, _ig_rows
+
+    frame, answer, prepared, result = planted
+    for hits, passes in ((5, True), (3, False)):
+        rows, n = _ig_rows(result.model, prepared, answer, 0, 8, 4, _scripted(prepared, answer, lambda k: k < hits))
+        top = next(r for r in rows if r["check"] == "ig_top")
+        assert n == 8 and top["figure"] == pytest.approx(hits / 8)
+        assert top["lo"] < IG_TOP < top["hi"]  # the interval straddles the criterion either way
+        assert top["passed"] is passes
+
+
+def test_a_decoy_that_draws_the_attribution_is_reported(planted):
+    from analysis.planted.selftest import _ig_rows
+
+    frame, answer, prepared, result = planted
+    columns = list(prepared.columns)
+
+    def on_the_decoy(model, prepared_, split, window, step, target_column, seed, n_steps):
+        attr = np.full((prepared.spec.seq_len, prepared.enc_in), 0.01)
+        attr[:, columns.index("decoy")] = 1.0  # the whole season of the decoy column
+        return attr
+
+    rows, _ = _ig_rows(result.model, prepared, answer, 0, 6, 4, on_the_decoy)
+    decoy = next(r for r in rows if r["check"] == "ig_decoy")
+    assert decoy["passed"] is False and decoy["figure"] > 0.9

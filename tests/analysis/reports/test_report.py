@@ -15,6 +15,7 @@ from dataclasses import asdict, fields, replace
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -192,7 +193,7 @@ def test_a_checkpoint_report_holds_the_analysis_functions_numbers(tiny_trained, 
 
     errors = headline_errors(model, limit_windows(prepared, "test", 150), split="test", seed=3)
     pd.testing.assert_frame_equal(tables["errors"], errors)
-    assert (errors["windows"] == 150).all() and errors["mse_lo"].notna().all()  # 150 windows: 2 blocks of 60
+    assert (errors["windows"] == 150).all() and errors["mse_lo"].isna().all()  # 2.5 spans of 60: no interval
     sweep = head_sweep(model, prepared, "test", seed=3, max_windows=150).table
     pd.testing.assert_frame_equal(tables["single-head sweep"], sweep)
     sparsity = sparsity_report(model, prepared, "test", [2], seed=3, seeds=SPARSITY_SEEDS)
@@ -202,15 +203,20 @@ def test_a_checkpoint_report_holds_the_analysis_functions_numbers(tiny_trained, 
 
     bars = sections["Errors"].figures[0].data[0]  # the figure draws the table's numbers with its intervals
     assert list(bars.y) == list(errors["mse"]) and list(bars.x) == list(errors["model"])
-    assert list(bars.error_y.array) == pytest.approx(list(errors["mse_hi"] - errors["mse"]))
     assert f"MSE {float(sweep['mse'].iloc[0]):.6g}" in sections["Single-head ablation"].text
-    assert REMOVABLE_SHARE == f"{REMOVABLE:.0%}".replace("%", " %") and "unknown" not in sections["Errors"].text
-    few = checkpoint_report(checkpoint, sample_frame, max_windows=30)  # under two blocks: intervals unknown, said so
-    few = {s.title: s for s in few.sections}
-    assert "intervals are unknown" in few["Errors"].text and "intervals are unknown" in few["Single-head ablation"].text
+    assert REMOVABLE_SHARE == f"{REMOVABLE:.0%}".replace("%", " %")
+    for title in ("Errors", "Single-head ablation"):  # no interval: said so, with the reason, and no head is listed
+        assert "No interval is shown" in sections[title].text and "independent stretches" in sections[title].text
+    assert "no head is listed" in sections["Single-head ablation"].text
+    whole = checkpoint_report(checkpoint, sample_frame, seed=3, max_windows=None, window=2)
+    whole = {s.title: s for s in whole.sections}
+    shown = dict(whole["Errors"].tables)["errors"]
+    assert shown["mse_lo"].notna().any() and "No interval is shown" not in whole["Errors"].text
+    bars = whole["Errors"].figures[0].data[0]  # the figure draws the table's numbers with its intervals
+    assert list(bars.error_y.array) == pytest.approx(list(np.nan_to_num(shown["mse_hi"] - shown["mse"])))
 
     prov = report.provenance
-    assert prov["seeds"]["key samples and bootstrap"] == 3 and prov["evaluation"]["windows scored"] == 150
+    assert prov["seeds"]["key samples"] == 3 and prov["evaluation"]["windows scored"] == 150
     assert prov["data"]["sha256 of the file"] == hashlib.sha256(data).hexdigest()
     assert prov["model config"] == asdict(checkpoint.config) and prov["checkpoint files sha256"]
 
@@ -218,7 +224,7 @@ def test_a_checkpoint_report_holds_the_analysis_functions_numbers(tiny_trained, 
     rest = check_self_contained(text, figures=report.figure_count)
     assert report.figure_count == 5  # the model against the baselines, errors, sweep, sparsity, pyramid
     informer = errors[errors["model"] == "informer"].iloc[0]
-    assert f"<td>informer</td><td>{informer['mse']:.6g}</td><td>{informer['mse_lo']:.6g}</td>" in rest
+    assert f"<td>informer</td><td>{informer['mse']:.6g}</td><td></td>" in rest  # no interval: a blank cell
     assert hashlib.sha256(data).hexdigest() in rest and prov["project version"] in rest
 
 
@@ -286,7 +292,12 @@ def test_a_study_report_lists_every_run_and_its_findings(study_folder):
     row = tables["findings"].iloc[0]
     assert row["setting"] == "all" and row["seeds"] == findings["test_mse"]["seeds"] == 2
     assert row["test MSE mean"] == findings["test_mse"]["mse_mean"]
-    assert row["removable with interval"] == findings["removable"]["with_interval_mean"]
+    removable = findings["removable"]
+    assert row["runs with an interval"] == removable["runs_with_interval"]
+    if removable["runs_with_interval"]:
+        assert row["removable with interval"] == removable["with_interval_mean"]
+    else:  # 64 windows a run: no interval, no head counted as removable, and the findings say so
+        assert pd.isna(row["removable with interval"]) and "no interval" in removable["no_interval"]
     assert row["stable role"] == findings["heads_with_a_stable_role"]
 
     runs = next(s for s in report.sections if s.title == "Runs")

@@ -70,7 +70,7 @@ def test_the_page_renders_every_study_waiting_for_its_run_button(open_app):
     at = open_app(ABLATION_PAGE)
     assert [t.label for t in at.tabs] == TABS
     assert at.radio(key="abl_split").value == "test" and at.radio(key="abl_mode").value == "zero"
-    assert at.radio(key="abl_windows").value == 128  # small by default: seconds on a CPU
+    assert at.radio(key="abl_windows").value is None  # the whole split (1,741 windows): intervals need many
     assert not at.get("plotly_chart")  # nothing is computed before a Run button is pressed
     assert [i.value for i in at.info] == ["Press **Run** to start this study."] * len(TABS)
     assert sum("**Measured:**" in c.value for c in at.caption) == len(TABS)  # one explanation per study
@@ -111,30 +111,35 @@ def test_single_head_sweep_draws_one_row_per_site_and_head_and_the_analysis_numb
     np.testing.assert_allclose(array(_charts(_tab(at, "Single-head sweep"))[1]["data"][0]["y"]), want["delta_mse"],
                                rtol=1e-6, atol=1e-12)
 
-    # 32 windows hold fewer than two blocks of seq_len + pred_len = 60: no interval is claimed, and the page says so
+    # 32 windows hold half a span of seq_len + pred_len = 60: no interval is claimed, no head listed, and it says so
     bars = intervals["data"][0]
     ranked = expected.iloc[1:].sort_values("delta_mse", ascending=False)
     assert list(bars["x"]) == [f"{s} h{h}" for s, h in zip(ranked["site"], ranked["head"])]
     assert ranked["delta_mse_hi"].isna().all() and bars["error_y"]["visible"] is False
-    assert any("No intervals" in c.value for c in tab.caption)
+    assert any("No evidence either way" in c.value and "independent stretches" in c.value for c in tab.caption)
+    assert [m.value for m in at.metric[2:4]] == ["n/a", "n/a"]
 
 
-def test_with_enough_windows_the_sweep_bars_carry_the_bootstrap_intervals(open_app, tiny_trained):
-    at = open_app(ABLATION_PAGE)
-    at.radio(key="abl_windows").set_value(128).run()
+def test_with_enough_windows_the_sweep_bars_carry_intervals_and_the_lists_are_controlled(open_app, tiny_trained):
+    from analysis.heads.lists import head_lists
+
+    at = open_app(ABLATION_PAGE)  # the whole split by default
     at = _run_study(at, "abl_run_sweep", "Single-head sweep", charts=3)
     bars = _charts(_tab(at, "Single-head sweep"))[2]["data"][0]
     model, prepared = _prepared(tiny_trained)
-    expected = head_sweep(model, prepared, "test", mode="zero", seed=0, max_windows=128).table
+    expected = head_sweep(model, prepared, "test", mode="zero", seed=0).table
     ranked = expected.iloc[1:].sort_values("delta_mse", ascending=False)
-    assert ranked["delta_mse_hi"].notna().all()  # 128 windows: two blocks of 60
+    assert ranked["delta_mse_hi"].notna().any()  # 1,741 windows: 29 spans of 60
     assert list(bars["x"]) == [f"{s} h{h}" for s, h in zip(ranked["site"], ranked["head"])]
     y = array(bars["y"])
     np.testing.assert_allclose(y + array(bars["error_y"]["array"]), ranked["delta_mse_hi"], rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(y - array(bars["error_y"]["arrayminus"]), ranked["delta_mse_lo"], rtol=1e-6,
-                               atol=1e-12)
-    removable = ranked["delta_mse_hi"] < 0.05 * expected["mse"].iloc[0]
-    assert at.metric[2].value == f"{int(removable.sum())} of {len(ranked)}"
+                               atol=1e-12)  # NaN (no bar) where a head has no interval
+    lists = head_lists(expected).table
+    assert at.metric[2].value == f"{int(lists['important'].sum())} of {len(ranked)}"
+    assert at.metric[3].value == f"{int(lists['removable'].sum())} of {len(ranked)}"
+    assert any(c.value.startswith("Lists: important") and "BH at q = 0.05" in c.value
+               for c in _tab(at, "Single-head sweep").caption)
 
 
 def test_switching_zero_to_mean_ablation_changes_the_numbers(open_app, tiny_trained):

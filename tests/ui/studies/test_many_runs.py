@@ -31,7 +31,7 @@ def test_two_hundred_runs_page_and_filter(open_app, study_200, monkeypatch):
     assert len(shown) == 50 and (shown["state"] == "done").all()
     at.multiselect(key="st_runs_states").set_value(["failed"]).run()
     assert len(_runs_table(at)) == 0
-    findings = [d.value for d in at.dataframe if "removable, with interval" in d.value.columns][0]
+    findings = [d.value for d in at.dataframe if "removable (BH)" in d.value.columns][0]
     assert len(findings) == 4 and (findings["seeds"] == 50).all() and (findings["95% lo (seeds)"] >= 0).all()
     roles = [d.value for d in at.dataframe if "in_every_seed" in d.value.columns][0]
     assert sum(c.startswith("seed ") for c in roles.columns) == 50 and len(roles) == 6

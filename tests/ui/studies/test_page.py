@@ -31,7 +31,7 @@ def test_a_finished_study_shows_runs_findings_and_roles_and_opens_a_head(open_ap
     at = open_app(PAGE)
     runs = [d.value for d in at.dataframe if "state" in d.value.columns][0]
     assert list(runs["run"]) == ["seed0", "seed1"] and (runs["state"] == "done").all()
-    findings = [d.value for d in at.dataframe if "removable, with interval" in d.value.columns][0]
+    findings = [d.value for d in at.dataframe if "removable (BH)" in d.value.columns][0]
     assert findings["seeds"].iloc[0] == 2 and findings["heads"].iloc[0] == 16
     roles = [d.value for d in at.dataframe if "in_every_seed" in d.value.columns][0]
     assert len(roles) == 16 and {"seed 0", "seed 1"} <= set(roles.columns)
