@@ -13,6 +13,13 @@ with "num_cpus must not be provided" once it has ended).
   (`open(path, "w")`, 0644); here the file (`RAY_AUTH_TOKEN_PATH`, else `~/.ray/auth_token`) is created 0600 before
   Ray would create it, and a looser one of ours is tightened to 0600.
 - *No dashboard* unless asked for, and then on 127.0.0.1.
+- *Its own temporary folder.* Ray's default, /tmp/ray, is created mode 0777 and shared by every user of the
+  machine; a study's local Ray keeps its sessions (logs, sockets, spilled objects) under `private_temp_dir()`, a
+  folder of this user's, mode 0700, checked before use (`RAY_TMPDIR`'s parent, or the system's temporary folder).
+- *A busy machine.* Ray gives its new node 30 s (a constant in `ray._private.node`) to register with its GCS and
+  then raises "The current node timed out during startup"; on a loaded machine that happened in 2 of 3 starts. The
+  start is tried `START_TRIES` times (what the failed try started is shut down first); after the last a one-line
+  ConfigError names the cause, never a traceback.
 
 **A cluster** (`--address HOST:PORT` or `auto`): the nodes must share the cluster's token (`RAY_AUTH_TOKEN`, or the
 token file on every node) and the cluster's ports belong behind a firewall. Before `ray.init`, which retries a
@@ -22,6 +29,7 @@ id with this machine's token: a refusal is a one-line ConfigError.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import secrets
 import socket
@@ -30,8 +38,11 @@ from pathlib import Path
 
 from analysis.errors import ConfigError
 
+log = logging.getLogger(__name__)
+
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 CONNECT_SECONDS = 5.0
+START_TRIES = 4  # each waits up to Ray's 30 s for the node to register
 
 
 def token_path() -> Path:
@@ -57,6 +68,27 @@ def secure_token_file() -> Path | None:
         return path
     with os.fdopen(fd, "w") as out:
         out.write(secrets.token_hex(32))  # 256 bits, as Ray's own generator
+    return path
+
+
+def private_temp_dir() -> Path:
+    """The local Ray's temporary folder: <tmp>/informer-lab-ray-<uid>, created 0700; refused when it exists and is
+    not this user's, tightened when it is ours but looser. Short, as Ray's socket paths must stay under 107 bytes."""
+    import tempfile
+
+    root = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir())
+    path = root / f"informer-lab-ray-{os.getuid()}"
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        info = path.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            raise ConfigError(f"{path} exists and is not a folder of yours: remove it, or set RAY_TMPDIR to a folder "
+                              "of your own") from None
+        if info.st_mode & 0o077:
+            path.chmod(stat.S_IRWXU)
+    except OSError as err:
+        raise ConfigError(f"cannot make Ray's temporary folder {path}: {err.strerror or err}") from None
     return path
 
 
@@ -96,11 +128,31 @@ def start_local(num_cpus: int | None, *, env_vars: dict | None = None, dashboard
 
     _enable_token_auth()  # RAY_AUTH_MODE=token, and Ray's cached config re-read (ray may be imported already)
     _reset_token_cache()
-    with _loopback_node():
-        ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=dashboard,
-                 dashboard_host="127.0.0.1", log_to_driver=False, configure_logging=False,
-                 runtime_env={"env_vars": dict(env_vars or {})})
-    return ray
+    last, temp_dir = "", str(private_temp_dir())
+    for attempt in range(1, START_TRIES + 1):
+        try:
+            with _loopback_node():
+                ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=dashboard,
+                         dashboard_host="127.0.0.1", log_to_driver=False, configure_logging=False,
+                         runtime_env={"env_vars": dict(env_vars or {})}, _temp_dir=temp_dir)
+            return ray
+        except KeyboardInterrupt:
+            _shutdown_quietly(ray)
+            raise
+        except Exception as err:  # noqa: BLE001  Ray's start-up failures are plain Exceptions
+            last = " ".join(str(err).split())[:160] or type(err).__name__
+            _shutdown_quietly(ray)
+            log.warning("the local Ray did not start (try %d of %d): %s", attempt, START_TRIES, last)
+    raise ConfigError(f"the study's local Ray did not start in {START_TRIES} tries ({last}): the machine may be too "
+                      "busy; stop other work or give fewer --cpus, then run the same command again")
+
+
+def _shutdown_quietly(ray) -> None:
+    """Stop whatever a failed ray.init started (its own processes only)."""
+    try:
+        ray.shutdown()
+    except Exception:  # noqa: BLE001  nothing more can be done about a half-started Ray
+        log.debug("ray.shutdown after a failed start raised", exc_info=True)
 
 
 def _is_loopback(host: str) -> bool:
@@ -175,4 +227,4 @@ def join(address: str, *, runtime_env: dict):
     return ray
 
 
-__all__ = ["check_cluster", "join", "secure_token_file", "start_local", "token_path"]
+__all__ = ["check_cluster", "join", "private_temp_dir", "secure_token_file", "start_local", "token_path"]

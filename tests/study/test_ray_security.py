@@ -33,7 +33,8 @@ HOST = textwrap.dedent("""
         return os.getpid()
 
     ray.get(pid.remote())  # a worker runs: its sockets are counted too
-    print("GCS", ray.get_runtime_context().gcs_address, flush=True)
+    from ray._private import worker
+    print("GCS", ray.get_runtime_context().gcs_address, worker._global_node.get_session_dir_path(), flush=True)
 
     def stop(*_):
         ray.shutdown()
@@ -71,7 +72,7 @@ def local_ray(tmp_path_factory):
     try:
         line = host.stdout.readline()
         assert line.startswith("GCS "), f"the local Ray did not start: {line!r}"
-        yield host, line.split()[1], token_file
+        yield host, line.split()[1], token_file, Path(line.split()[2])
     finally:
         host.send_signal(signal.SIGTERM)
         try:
@@ -82,7 +83,7 @@ def local_ray(tmp_path_factory):
 
 
 def test_the_local_ray_listens_on_loopback_only(local_ray):
-    host, gcs, _ = local_ray
+    host, gcs, *_ = local_ray
     sockets = listening(host.pid)
     names = {name for *_, name in sockets}
     assert {"gcs_server", "raylet"} <= names, sockets
@@ -91,7 +92,7 @@ def test_the_local_ray_listens_on_loopback_only(local_ray):
 
 
 def test_the_token_file_is_the_owners_only_and_a_client_without_the_token_is_refused(local_ray):
-    _, gcs, token_file = local_ray
+    _, gcs, token_file, _ = local_ray
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     for token, answer in (("b" * 64, "REFUSED"), ("a" * 64, "ACCEPTED")):
         env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token}
@@ -101,7 +102,7 @@ def test_the_token_file_is_the_owners_only_and_a_client_without_the_token_is_ref
 
 
 def test_a_study_that_joins_with_the_wrong_token_stops_at_once_with_one_line(local_ray, tmp_path):
-    _, gcs, _ = local_ray
+    _, gcs, *_ = local_ray
     env = {**os.environ, "RAY_AUTH_TOKEN": "c" * 64}
     started = time.monotonic()
     out = subprocess.run([sys.executable, "cli.py", "study", "--csv", str(SAMPLE_CSV), "--target", "load",
@@ -120,3 +121,29 @@ def test_a_new_token_file_is_created_for_its_owner_only(tmp_path, monkeypatch):
     path = secure_token_file()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(path.read_text()) == 64
     assert secure_token_file() == path and len(path.read_text()) == 64  # kept, not regenerated
+
+
+def test_the_local_ray_keeps_its_sessions_in_a_folder_of_its_users_only(local_ray):
+    """Not Ray's default /tmp/ray (mode 0777, shared by every user): a folder of this user's, mode 0700."""
+    from study.ray_session import private_temp_dir
+
+    *_, session = local_ray
+    root = private_temp_dir()
+    assert session.parent == root and session.is_dir()
+    info = root.stat()
+    assert stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.getuid()
+
+
+def test_a_private_folder_that_is_loose_is_tightened_and_one_that_is_not_ours_is_refused(tmp_path, monkeypatch):
+    from analysis.errors import ConfigError
+    from study.ray_session import private_temp_dir
+
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    loose = tmp_path / f"informer-lab-ray-{os.getuid()}"
+    loose.mkdir(mode=0o777)
+    loose.chmod(0o777)
+    assert private_temp_dir() == loose and stat.S_IMODE(loose.stat().st_mode) == 0o700
+    loose.rmdir()
+    loose.write_text("not a folder")
+    with pytest.raises(ConfigError, match="not a folder of yours"):
+        private_temp_dir()
