@@ -16,7 +16,9 @@ prefer_huge_pages()  # before anything imports torch (it reads the setting at it
 import streamlit as st  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from ui.access import AccessMiddleware  # noqa: E402
+from ui.access import AccessMiddleware, keep_streamlit_offline  # noqa: E402
 from ui.server import lifespan  # noqa: E402
+
+keep_streamlit_offline()  # no request to another host, not even Streamlit's public-address lookup
 
 app = st.App("informer_lab.py", lifespan=lifespan, middleware=[Middleware(AccessMiddleware)])

@@ -17,9 +17,26 @@ middleware, installed by app.py on every HTTP request and websocket, adds what a
 Allowed hosts: loopback names while local; served to a network, also the bind address, this machine's host names
 and addresses, and the names in `INFORMER_LAB_ALLOWED_HOSTS` (comma separated; `*` allows any, the token still
 guards every request).
+
+Also, on every request:
+* **No framing.** `X-Frame-Options: DENY` and `Content-Security-Policy: frame-ancestors 'none'`, so no other page
+  can frame the lab (clickjacking); `INFORMER_LAB_FRAME_ANCESTORS` (a CSP source list, e.g. `https://wiki.example`)
+  allows the pages named there instead.
+* **Redirects stay in the lab.** The token page always submits to `/`; the page asked for rides along as `next` and
+  the grant redirects only to a path of this server (never `//host/…`, a scheme, a backslash or a control
+  character, which would leave the lab or break the response header).
+* **Offline.** Nothing asks another host for anything (`keep_streamlit_offline`).
+* **Health.** `/_stcore/health` and `/healthz` (the same check) are the only paths open without the token: they
+  answer "ok" and nothing else.
+* **Tokens.** A token set by the user must have at least 16 characters (the server refuses to start otherwise);
+  wrong guesses from one peer wait longer and longer (0.25 s doubling up to 8 s).
+* **Proxies.** While local, a request that a proxy forwarded for a peer off this machine (`Forwarded`,
+  `X-Forwarded-For`, `X-Real-IP`) is refused like that peer. A reverse proxy on this machine that sends none of
+  these headers makes every visitor look local: serve the lab with a token (`--server.address`) behind such a proxy.
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import hmac
@@ -30,13 +47,22 @@ import secrets
 import socket
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 TOKEN_ENV = "INFORMER_LAB_TOKEN"
 HOSTS_ENV = "INFORMER_LAB_ALLOWED_HOSTS"
+FRAME_ENV = "INFORMER_LAB_FRAME_ANCESTORS"
 COOKIE = "informer_lab_token"
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-OPEN_PATHS = frozenset({"/_stcore/health", "/healthz"})  # "ok" and nothing else: probes may call them
+HEALTH = "/_stcore/health"  # Streamlit's own check ("ok" once the server is ready)
+OPEN_PATHS = frozenset({HEALTH, "/healthz"})  # "ok" and nothing else: probes may call them
+MIN_TOKEN = 16  # characters a user-set token must have
+FORWARDED = ("forwarded", "x-forwarded-for", "x-real-ip")
+FIRST_DELAY, MAX_DELAY = 0.25, 8.0  # seconds a wrong guess waits: doubling per failure from one peer
+
+
+class TokenError(ValueError):
+    """A user-set token the server will not start with."""
 
 
 def is_loopback(host: str | None) -> bool:
@@ -104,11 +130,17 @@ def _machine_names(address: str) -> set[str]:
 
 
 def access_for(address: str | None, environ: dict | None = None) -> Access:
-    """The policy for a server bound to `address` (Streamlit's server.address; None when unset)."""
+    """The policy for a server bound to `address` (Streamlit's server.address; None when unset). TokenError when
+    the user set a token shorter than MIN_TOKEN characters."""
     environ = os.environ if environ is None else environ
     if not address or is_loopback(address):
         return Access(network=False)
-    token = environ.get(TOKEN_ENV) or secrets.token_urlsafe(32)
+    given = environ.get(TOKEN_ENV)
+    if given is not None and len(given.strip()) < MIN_TOKEN:
+        raise TokenError(f"{TOKEN_ENV} has {len(given.strip())} characters: a token guards the whole lab and needs at "
+                         f"least {MIN_TOKEN} (e.g. python -c \"import secrets; print(secrets.token_urlsafe(32))\"), "
+                         "or unset it for a generated one")
+    token = given.strip() if given else secrets.token_urlsafe(32)
     extra = {h.strip().lower() for h in environ.get(HOSTS_ENV, "").split(",") if h.strip()}
     hosts = None if "*" in extra else frozenset(_machine_names(address) | extra)
     return Access(network=True, token=token, allowed_hosts=hosts)
@@ -143,7 +175,41 @@ button{{margin-top:.8em;padding:.4em 1.2em}}</style></head><body><h1>Informer La
 <p>This lab is served to the network and asks for its access token. The token was printed where the lab was
 started (or is the value of <code>INFORMER_LAB_TOKEN</code>).</p>{error}
 <form method="get" action="{action}"><label>Access token <input name="token" type="password" autofocus
-autocomplete="off"></label><button type="submit">Open the lab</button></form></body></html>"""
+autocomplete="off"></label><input type="hidden" name="next" value="{next}"><button type="submit">Open the lab</button>
+</form></body></html>"""
+
+
+def safe_path(path: str | None) -> str:
+    """`path` when it is a path of this server, else "/": one leading slash, no backslash, no control character,
+    no scheme; percent-encoded so that it can stand in a Location header."""
+    if not path or not path.startswith("/") or path.startswith("//") or "\\" in path:
+        return "/"
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
+        return "/"
+    return quote(path, safe="/:@!$&'()*+,;=-._~%")
+
+
+def frame_headers(environ: dict | None = None) -> list[tuple[bytes, bytes]]:
+    """The headers that keep other pages from framing the lab (or allow only `INFORMER_LAB_FRAME_ANCESTORS`)."""
+    environ = os.environ if environ is None else environ
+    allowed = " ".join(environ.get(FRAME_ENV, "").replace(",", " ").split())
+    if allowed and all(ch not in allowed for ch in ";\r\n"):
+        return [(b"content-security-policy", f"frame-ancestors {allowed}".encode("latin-1", "replace"))]
+    return [(b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'")]
+
+
+def forwarded_peers(headers: dict[str, str]) -> list[str]:
+    """The peer addresses a proxy says it forwarded for (Forwarded for=…, X-Forwarded-For, X-Real-IP)."""
+    peers = []
+    for name in FORWARDED:
+        value = headers.get(name, "")
+        if name == "forwarded":
+            parts = [p.split("=", 1)[1] for item in value.split(",") for p in item.split(";")
+                     if p.strip().lower().startswith("for=") and "=" in p]
+        else:
+            parts = value.split(",")
+        peers += [p.strip().strip('"') for p in parts if p.strip()]
+    return [host_name(p) if p.startswith("[") or p.count(":") == 1 else p for p in peers]
 
 
 class AccessMiddleware:
@@ -152,6 +218,8 @@ class AccessMiddleware:
     def __init__(self, app, access: Access | None = None):
         self.app = app
         self._access = access
+        self._failures: dict[str, int] = {}  # peer → wrong tokens in a row
+        self._frame = frame_headers()
 
     @property
     def access(self) -> Access:
@@ -164,26 +232,37 @@ class AccessMiddleware:
         if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        if kind == "http":
+            send = self._with_headers(send)
         access, headers = self.access, _headers(scope)
         if not access.host_allowed(headers.get("host", "")):
             await self._refuse(scope, send, 400, b"Host not allowed: this lab answers only its own names.\n")
             return
+        if scope.get("path") in OPEN_PATHS:  # the health check alone, whatever the policy
+            if kind == "http":
+                await self.app({**scope, "path": HEALTH, "raw_path": HEALTH.encode(), "query_string": b""}, receive,
+                               send)
+            else:
+                await self._refuse(scope, send, 404, b"")
+            return
         if not access.network:
             client = (scope.get("client") or ("", 0))[0]
-            if client and not is_loopback(client):
+            peers = [client] + forwarded_peers(headers)
+            if any(peer and not is_loopback(peer) for peer in peers):
                 await self._refuse(scope, send, 403, b"This lab serves this machine only.\n")
                 return
-            await self.app(scope, receive, send)
-            return
-        if scope.get("path") in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
         query = _query(scope)
         given = next((v for k, v in query if k == "token"), None)
         if kind == "http" and given is not None:
+            peer = (scope.get("client") or ("", 0))[0]
             if access.token_ok(given):
-                await self._grant(scope, send, [(k, v) for k, v in query if k != "token"])
+                self._failures.pop(peer, None)
+                await self._grant(scope, send, [(k, v) for k, v in query if k not in ("token", "next")],
+                                  next((v for k, v in query if k == "next"), None))
             else:
+                await self._slow_down(peer)
                 await self._login(scope, send, "The token was not right.")
             return
         cookie = SimpleCookie()
@@ -208,17 +287,46 @@ class AccessMiddleware:
         else:
             await _send_http(send, status, text, [(b"content-type", b"text/plain; charset=utf-8")])
 
+    def _with_headers(self, send):
+        """`send` adding the framing headers to every HTTP response (the lab's and this middleware's)."""
+        async def sending(message):
+            if message.get("type") == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *self._frame]}
+            await send(message)
+        return sending
+
+    async def _slow_down(self, peer: str) -> None:
+        """A wrong token waits FIRST_DELAY · 2^(failures − 1) s, at most MAX_DELAY (per peer; reset by a right one)."""
+        failures = self._failures.get(peer, 0) + 1
+        if len(self._failures) > 4096:  # a bounded table: forget the oldest peers
+            for old in list(self._failures)[:1024]:
+                del self._failures[old]
+        self._failures[peer] = failures
+        await asyncio.sleep(min(MAX_DELAY, FIRST_DELAY * 2 ** (failures - 1)))
+
     async def _login(self, scope, send, error: str) -> None:
-        page = LOGIN_PAGE.format(action=html.escape(scope.get("root_path", "") + scope.get("path", "/")),
+        root = safe_path(scope.get("root_path", "") or "/").rstrip("/")
+        page = LOGIN_PAGE.format(action=html.escape(root + "/"), next=html.escape(safe_path(scope.get("path", "/"))),
                                  error=f"<p style='color:#b00'>{html.escape(error)}</p>" if error else "")
         await _send_http(send, 401, page.encode(), [(b"content-type", b"text/html; charset=utf-8")])
 
-    async def _grant(self, scope, send, rest: list[tuple[str, str]]) -> None:
-        location = scope.get("root_path", "") + scope.get("path", "/") + (f"?{urlencode(rest)}" if rest else "")
+    async def _grant(self, scope, send, rest: list[tuple[str, str]], wanted: str | None = None) -> None:
+        root = safe_path(scope.get("root_path", "") or "/").rstrip("/")
+        path = safe_path(wanted if wanted is not None else scope.get("path", "/"))
+        location = root + path + (f"?{urlencode(rest)}" if rest else "")
         secure = "; Secure" if scope.get("scheme") == "https" else ""
         cookie = f"{COOKIE}={self.access.cookie_value()}; Path=/; HttpOnly; SameSite=Strict{secure}"
         await _send_http(send, 303, b"", [(b"location", location.encode("latin-1", "replace")),
                                           (b"set-cookie", cookie.encode())])
+
+
+def keep_streamlit_offline() -> None:
+    """Streamlit asks checkip.amazonaws.com for this machine's public address when it prints a wildcard-bound
+    server's URLs and when it checks an unknown Origin against its allow-list: a researcher's lab would call a third
+    party at start. Its lookup answers "unknown" here instead (the URLs printed are the local and network ones)."""
+    from streamlit import net_util
+
+    net_util.get_external_ip = lambda: None
 
 
 @functools.cache
@@ -237,4 +345,5 @@ def network_url(access: Access, address: str, port: int) -> str:
     return f"http://{host}:{port}/?token={access.token}"
 
 
-__all__ = ["Access", "AccessMiddleware", "access_for", "host_name", "is_loopback", "network_url", "server_access"]
+__all__ = ["Access", "AccessMiddleware", "MIN_TOKEN", "TokenError", "access_for", "forwarded_peers", "frame_headers",
+           "host_name", "is_loopback", "keep_streamlit_offline", "network_url", "safe_path", "server_access"]

@@ -57,19 +57,29 @@ def warm_up() -> None:
 
 
 def announce_access() -> None:
-    """Served to a network: print the URL with its access token (the only place it appears), as Jupyter does."""
+    """Where to open the lab, printed at start (Streamlit's own banner is off: it would ask checkip.amazonaws.com for
+    this machine's public address). Served to a network: the URL with its access token, the only place it appears,
+    as Jupyter does."""
+    import os
     import sys
 
     from streamlit import config
 
-    from ui.access import network_url, server_access
+    from ui.access import TokenError, network_url, server_access
 
-    access = server_access()
+    try:
+        access = server_access()
+    except TokenError as err:  # a token too short to guard the lab: refuse to serve, in one line
+        print(f"error: {err}", file=sys.stderr, flush=True)
+        os._exit(2)  # the lifespan runs inside the server's event loop: a SystemExit here would print a traceback
+    port = config.get_option("server.port")
     if access.network:
-        url = network_url(access, config.get_option("server.address"), config.get_option("server.port"))
+        url = network_url(access, config.get_option("server.address"), port)
         print(f"\n  Informer Lab is served to the network and asks every visitor for its access token. Open:\n"
               f"    {url}\n  (anyone with this token can use the lab; without it nothing is shown)\n",
               file=sys.stderr, flush=True)
+    else:
+        print(f"\n  Informer Lab (this machine only): http://localhost:{port}\n", file=sys.stderr, flush=True)
 
 
 @asynccontextmanager

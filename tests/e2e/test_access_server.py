@@ -128,3 +128,55 @@ def test_a_token_set_by_the_user_is_the_one_asked_for(tmp_path, token):
         assert server.request("/", headers={"Authorization": "token nope"})[0] == 401
     finally:
         server.stop()
+
+
+def _trap():
+    """A listening socket on loopback that counts the connections it is offered: the proxy every outbound HTTP request
+    of the server is sent to (http_proxy / https_proxy), so that any request to another host shows up here."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    seen, stop = [], threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+                seen.append(connection.recv(200))
+                connection.close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    return listener.getsockname()[1], seen, stop
+
+
+def test_served_to_the_network_the_lab_asks_no_other_host_and_refuses_a_short_token(tmp_path):
+    """Streamlit looked up this machine's public address at checkip.amazonaws.com when bound to 0.0.0.0 (and again
+    for a request from an unknown Origin); a one-character token was accepted."""
+    port, seen, stop = _trap()
+    proxy = f"http://127.0.0.1:{port}"
+    env = {"http_proxy": proxy, "https_proxy": proxy, "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "no_proxy": ""}
+    server = Server(tmp_path, "--server.address", "0.0.0.0", env=env)
+    try:
+        status, _ = server.request("/_stcore/host-config", headers={"Origin": "https://elsewhere.example"})
+        status, page = server.request("//evil.example/", headers={"Accept": "text/html"})
+        assert status == 401 and b'action="/"' in page and b"evil.example" not in page
+        status, body = server.request("/healthz")
+        assert status == 200 and body.strip() == b"ok"
+        time.sleep(2)
+        assert seen == [], seen  # no request left for another host
+    finally:
+        server.stop()
+        stop.set()
+    short = subprocess.run([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                            "--server.address", "0.0.0.0", "--server.port", str(_free_port()),
+                            "--server.fileWatcherType", "none"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=120, env={**os.environ, "INFORMER_LAB_TOKEN": "short"})
+    assert short.returncode == 2 and "INFORMER_LAB_TOKEN has 5 characters" in short.stdout + short.stderr
+    assert "Traceback" not in short.stdout + short.stderr

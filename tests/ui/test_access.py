@@ -3,22 +3,26 @@ nothing and runs nothing without the access token (ASGI calls with a recording i
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import quote
 
 import pytest
 
-from ui.access import COOKIE, Access, AccessMiddleware, access_for, host_name, is_loopback
+from ui.access import (COOKIE, HEALTH, MIN_TOKEN, Access, AccessMiddleware, TokenError, access_for, host_name,
+                       is_loopback, safe_path)
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-of-the-lab"
 
 
 class Inner:
-    """The app behind the middleware: records that it was reached and answers 200."""
+    """The app behind the middleware: records that it was reached (and the path it was asked for) and answers 200."""
 
     def __init__(self):
         self.calls = 0
+        self.paths = []
 
     async def __call__(self, scope, receive, send):
         self.calls += 1
+        self.paths.append(scope.get("path"))
         if scope["type"] == "websocket":
             await send({"type": "websocket.accept"})
         else:
@@ -123,3 +127,108 @@ def test_served_to_a_network_the_allowed_hosts_follow_the_address():
 def test_a_generated_token_is_long_and_differs_per_server():
     a, b = access_for("0.0.0.0", environ={}), access_for("0.0.0.0", environ={})
     assert len(a.token) >= 40 and a.token != b.token
+
+
+def headers_of(sent: list[dict]) -> dict[bytes, bytes]:
+    return dict(sent[0]["headers"])
+
+
+def test_the_token_page_submits_to_the_root_and_the_grant_redirects_only_within_the_lab():
+    """GET //evil.example/ once gave a form whose action was //evil.example/ (the token sent to another site), and
+    after a good token a redirect there; a CR LF in a path broke the response header."""
+    access = access_for("0.0.0.0", environ={"INFORMER_LAB_TOKEN": TOKEN})
+    for path in ("//evil.example/", "/\\evil.example", "/data-model"):
+        _, sent = call(access, path=path, client="10.0.0.7", headers=[("accept", "text/html")])
+        page = body(sent).decode()
+        assert 'action="/"' in page and "evil" not in page.split("<form")[1].split(">")[0]
+        assert f'name="next" value="{"/data-model" if path == "/data-model" else "/"}"' in page
+    for wanted, expected in (("//evil.example/", b"/"), ("https://evil.example/x", b"/"), ("/\\evil", b"/"),
+                             ("/data-model", b"/data-model"), ("/x\r\nSet-Cookie: a=b", b"/")):
+        query = f"token={TOKEN}&next={quote(wanted)}"
+        _, sent = call(access, path="/", query=query, client="10.0.0.7")
+        assert status(sent) == 303 and headers_of(sent)[b"location"] == expected, wanted
+    _, sent = call(access, path="//evil.example/", query=f"token={TOKEN}", client="10.0.0.7")
+    assert headers_of(sent)[b"location"] == b"/"
+    assert safe_path("/a b\r\n") == "/" and safe_path("/ok") == "/ok"
+
+
+def test_every_response_forbids_framing_unless_the_user_names_who_may_frame(monkeypatch):
+    for access, client, extra in ((access_for(None, environ={}), "127.0.0.1", []),
+                                  (access_for("0.0.0.0", environ={"INFORMER_LAB_TOKEN": TOKEN}), "10.0.0.7", []),
+                                  (access_for("0.0.0.0", environ={"INFORMER_LAB_TOKEN": TOKEN}), "10.0.0.7",
+                                   [("authorization", f"token {TOKEN}")])):
+        _, sent = call(access, client=client, headers=extra)  # the lab's own answer, the token page, a refusal
+        headers = headers_of(sent)
+        assert headers[b"x-frame-options"] == b"DENY"
+        assert headers[b"content-security-policy"] == b"frame-ancestors 'none'"
+    monkeypatch.setenv("INFORMER_LAB_FRAME_ANCESTORS", "https://wiki.example")
+    _, sent = call(access_for(None, environ={}))
+    assert headers_of(sent)[b"content-security-policy"] == b"frame-ancestors https://wiki.example"
+    assert b"x-frame-options" not in headers_of(sent)
+
+
+def test_the_health_check_alone_is_open_and_it_is_streamlits_own():
+    access = access_for("0.0.0.0", environ={"INFORMER_LAB_TOKEN": TOKEN})
+    for path in ("/healthz", HEALTH):
+        inner, sent = call(access, path=path, client="10.0.0.7")
+        assert inner.paths == [HEALTH] and status(sent) == 200  # never the index page
+    inner, sent = call(access, path="/healthz/", client="10.0.0.7", headers=[("accept", "text/html")])
+    assert inner.calls == 0 and status(sent) == 401
+
+
+def test_a_short_token_is_refused_and_wrong_guesses_wait_longer_and_longer(monkeypatch):
+    with pytest.raises(TokenError, match="at least 16"):
+        access_for("0.0.0.0", environ={"INFORMER_LAB_TOKEN": "x" * (MIN_TOKEN - 1)})
+    assert access_for("0.0.0.0", environ={"INFORMER_LAB_TOKEN": "x" * MIN_TOKEN}).token == "x" * MIN_TOKEN
+    assert not access_for(None, environ={"INFORMER_LAB_TOKEN": "short"}).network  # local: no token at all
+    waits = []
+
+    async def sleep(seconds):
+        waits.append(seconds)
+
+    monkeypatch.setattr("ui.access.asyncio.sleep", sleep)
+    access = access_for("0.0.0.0", environ={"INFORMER_LAB_TOKEN": TOKEN})
+    middleware = AccessMiddleware(Inner(), access)
+
+    def guess(token, client="10.0.0.7"):
+        scope = {"type": "http", "path": "/", "root_path": "", "query_string": f"token={token}".encode(),
+                 "scheme": "http", "client": (client, 1), "headers": [(b"host", b"localhost:8501")]}
+
+        async def receive():
+            return {"type": "http.request"}
+
+        async def send(message):
+            pass
+
+        asyncio.run(middleware(scope, receive, send))
+
+    for _ in range(6):
+        guess("wrong")
+    assert waits == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
+    guess("wrong", client="10.0.0.8")  # another peer starts afresh
+    guess(TOKEN)  # the right token resets this peer
+    guess("wrong")
+    assert waits[6:] == [0.25, 0.25]
+
+
+def test_a_local_lab_refuses_what_a_proxy_forwarded_from_off_this_machine():
+    access = access_for(None, environ={})
+    for header, value in (("x-forwarded-for", "203.0.113.9"), ("x-real-ip", "203.0.113.9"),
+                          ("forwarded", 'for="[2001:db8::7]:4711";proto=https'), ("x-forwarded-for", "10.0.0.1, ::1")):
+        inner, sent = call(access, headers=[(header, value)])
+        assert inner.calls == 0 and status(sent) == 403, (header, value)
+    inner, sent = call(access, headers=[("x-forwarded-for", "127.0.0.1")])
+    assert inner.calls == 1 and status(sent) == 200
+
+
+def test_streamlit_asks_no_other_host_for_this_machines_address():
+    import app  # noqa: F401  the server module: it turns the lookup off
+    from streamlit import net_util
+
+    calls = []
+    original = net_util._make_blocking_http_get
+    net_util._make_blocking_http_get = lambda *a, **k: calls.append(a) or None
+    try:
+        assert net_util.get_external_ip() is None and calls == []
+    finally:
+        net_util._make_blocking_http_get = original
