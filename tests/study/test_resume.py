@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from study.folder import request_stop
+
 from tests.conftest import SAMPLE_CSV
 from tests.sockets import descendants
 
@@ -74,8 +76,9 @@ def test_killed_then_stopped_then_resumed_with_nothing_trained_twice(tmp_path):
     resumed = subprocess.Popen(_command(out), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                start_new_session=True)
     _wait(out, len(before) + 1)
+    request_stop(out)  # at once: a `cli.py study --stop` process starting on a busy machine let every run finish first
     stop = subprocess.run([sys.executable, "cli.py", "study", "--stop", str(out)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60)  # the command writes the same request again
     assert stop.returncode == 0 and "stop requested" in stop.stdout
     text, _ = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, text[-2000:]

@@ -24,13 +24,13 @@ def test_the_corpus_is_large_and_named_uniquely():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_refused(case, tmp_path):
     target = case.make(tmp_path)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time of this process: what the refusal cost, whatever else the machine runs
     with pytest.raises(CheckpointError) as info:
         if case.kind == "pth":
             load_official_checkpoint(target, **OFFICIAL_SETTINGS)
         else:
             load_checkpoint(target)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     message = str(info.value)
     assert len(message) <= MESSAGE_CHARS, message
     for word in case.words:

@@ -28,7 +28,7 @@ def test_valid_files_are_read_exactly(case):
 
 
 def check_read_or_refused(data: bytes, **options) -> str:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a hang or a blow-up shows, a busy machine does not
     try:
         frame = load_csv(data, **options)
     except InformerLabError as err:
@@ -39,7 +39,7 @@ def check_read_or_refused(data: bytes, **options) -> str:
         assert np.isfinite(values).all() and frame.n_rows >= 2
         assert (frame.timestamps == pd.date_range(frame.timestamps[0], periods=frame.n_rows, freq=frame.freq)).all()
         outcome = "read"
-    assert time.perf_counter() - started < SECONDS
+    assert time.process_time() - started < SECONDS
     return outcome
 
 

@@ -21,6 +21,25 @@ def _expected(tiny_trained, **kwargs):
         return input_attribution(checkpoint.model, prepared, **kwargs)
 
 
+def float32_close(shown, expected, scale=None) -> None:
+    """Attributions are float32 sums: computed twice (the page's thread, this test's) their last digits may differ
+    with the reduction order (3.9e-6 relative seen on another CPU). Tolerances follow float32: relative 1e-4 of each
+    value, absolute 1e-5 of the array's largest magnitude."""
+    expected = np.asarray(expected, dtype=np.float64)
+    scale = float(np.abs(expected).max()) if scale is None else scale
+    np.testing.assert_allclose(np.asarray(shown, dtype=np.float64), expected, rtol=1e-4, atol=1e-5 * scale)
+
+
+def shown_close(text: str, expected: float, scale: float) -> None:
+    """A metric shown to 3 significant digits against a float32 value: its rounding (5e-3 relative) and float32's."""
+    assert abs(number(text) - expected) <= 5e-3 * abs(expected) + 1e-5 * scale, (text, expected)
+
+
+def number(text: str) -> float:
+    """A metric's shown value as a number ('+1.23e-05', '0.42%', '0.1234')."""
+    return float(text.strip().rstrip("%")) / (100 if text.strip().endswith("%") else 1)
+
+
 def _heatmap(at) -> dict:
     found = [f for f in charts(at) if f["layout"]["title"]["text"].startswith("Attribution to f(x)")]
     assert len(found) == 1
@@ -48,12 +67,13 @@ def test_running_shows_the_attribution_and_its_checks(open_app, tiny_trained):
     at.number_input(key="at_n_steps").set_value(16)
     _run(at)
     expected = _expected(tiny_trained, split="test", window=3, step=5, target_column="load", n_steps=16, seed=0)
-    assert metric(at, "Convergence delta") == f"{expected.convergence_delta:+.3g}"
-    assert metric(at, "Completeness gap") == f"{expected.relative_gap:.2%}"
+    scale = float(np.abs(expected.array).max())
+    shown_close(metric(at, "Convergence delta"), expected.convergence_delta, scale)
+    assert abs(number(metric(at, "Completeness gap")) - expected.relative_gap) <= 1e-4 + 5e-3 * expected.relative_gap
     assert metric(at, "Selection changed") == f"{expected.path_selection_changes} of 16"
-    assert metric(at, "f(x)") == f"{expected.forecast:.4f}"
+    assert abs(number(metric(at, "f(x)")) - expected.forecast) <= 1e-4
     figure = _heatmap(at)
-    np.testing.assert_allclose(grid(figure["data"][0]["z"], float), expected.array.T, rtol=1e-6, atol=1e-12)
+    float32_close(grid(figure["data"][0]["z"], float), expected.array.T)
     assert list(figure["data"][0]["y"]) == ["temperature", "humidity", "price", "load"]
     assert figure["data"][0]["zmid"] == 0
     stamps = pd.DatetimeIndex(figure["data"][0]["x"])
@@ -62,13 +82,13 @@ def test_running_shows_the_attribution_and_its_checks(open_app, tiny_trained):
     target_time = expected.values.timestamp.iloc[-1] + pd.Timedelta(hours=5)
     assert heading.startswith(f"load at {target_time} (step 5 of window 3, test)")
     totals = next(d.value for d in at.dataframe if "Σ attribution" in d.value.columns)
-    np.testing.assert_allclose(totals["Σ attribution"].sum(), expected.array.sum(), rtol=1e-9)
+    float32_close(totals["Σ attribution"].sum(), expected.array.sum(), scale)
     # the gap is explained in words when it is large, and named small otherwise
     explained = any("selection" in w.value and "jumps" in w.value for w in at.warning)
     assert explained == (expected.relative_gap > 0.01)
     # the form holds other values now: the result stays until Run is pressed again
     at.number_input(key="at_step").set_value(7).run()
-    assert metric(at, "Convergence delta") == f"{expected.convergence_delta:+.3g}"
+    shown_close(metric(at, "Convergence delta"), expected.convergence_delta, scale)
 
 
 def test_full_attention_and_baseline_choices_reach_the_analysis(open_app, tiny_trained):
@@ -80,5 +100,5 @@ def test_full_attention_and_baseline_choices_reach_the_analysis(open_app, tiny_t
     expected = _expected(tiny_trained, split="test", window=0, step=1, target_column="load", n_steps=8,
                          baseline="window_mean", attention="full", seed=0)
     assert metric(at, "Selection changed") == "0 of 8"  # no top-u selection under full attention
-    assert metric(at, "Convergence delta") == f"{expected.convergence_delta:+.3g}"
-    np.testing.assert_allclose(grid(_heatmap(at)["data"][0]["z"], float), expected.array.T, rtol=1e-6, atol=1e-12)
+    shown_close(metric(at, "Convergence delta"), expected.convergence_delta, float(np.abs(expected.array).max()))
+    float32_close(grid(_heatmap(at)["data"][0]["z"], float), expected.array.T)
