@@ -5,8 +5,8 @@ week over two columns (`year,quarter` as in many economic tables).
 - year + quarter (1–4, 'Q1', '2') → the quarter's first day ('QS-JAN'); year + month (1–12, 'Jan', 'January') →
   the month's first day ('MS'); year + week (ISO weeks 1–53) → that week's Monday ('W-MON').
 
-Future timestamps continue the same frequency (`frequency.future_timestamps`). Years must lie within what a
-timestamp can hold (1678–2261); outside it the message says so.
+Future timestamps continue the same frequency (`frequency.future_timestamps`). Timestamps are held in microseconds
+(`TIME_DTYPE`), so every year from 1 to 9999 can be read: sunspot counts since 1700, a chronicle from 1066.
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from analysis.errors import DataError
 from .messages import cell
 from .table import is_text, text_cells
 
-FIRST_YEAR, LAST_YEAR = 1678, 2261  # pandas' nanosecond timestamps hold 1677-09-21 … 2262-04-11
+FIRST_YEAR, LAST_YEAR = 1, 9999  # the years a timestamp of the lab holds (microseconds: ±290,000 years in range)
+TIME_DTYPE = "datetime64[us]"  # every timestamp the lab reads (pandas' default nanoseconds end in 1677 and 2262)
 YEAR_NAME = re.compile(r"^(year|years|yr|yyyy|jahr|ano|año|anno|annee|année|fy|fiscal.?year|.*_year|year_.*)$",
                        re.IGNORECASE)
 PART_NAMES = {"quarter": re.compile(r"^(quarter|qtr|q|quartal|trimestre)s?$", re.IGNORECASE),
@@ -57,15 +58,21 @@ def whole_numbers(column: pd.Series) -> pd.Series | None:
     return numbers.astype("float64")
 
 
+def month_starts(years: np.ndarray, months: np.ndarray) -> np.ndarray:
+    """The first day of each (year, month) as TIME_DTYPE, any year 1–9999 (numpy's calendar months, no strings)."""
+    since = (np.asarray(years, dtype=np.int64) - 1970) * 12 + np.asarray(months, dtype=np.int64) - 1
+    return since.astype("datetime64[M]").astype(TIME_DTYPE)
+
+
 def years_to_times(numbers: pd.Series, column: str) -> pd.DatetimeIndex:
-    """Whole-number years → 1 January of each (NaT where missing). DataError outside 1678–2261."""
+    """Whole-number years → 1 January of each (NaT where missing). DataError outside 1–9999."""
     present = numbers.dropna()
     low, high = int(present.min()), int(present.max())
     if low < FIRST_YEAR or high > LAST_YEAR:
         raise DataError(f"column {cell(column)} holds years from {low} to {high}; timestamps can hold the years "
                         f"{FIRST_YEAR}–{LAST_YEAR} only: keep the rows within them", column=column)
-    out = pd.Series(pd.NaT, index=numbers.index, dtype="datetime64[ns]")
-    out[present.index] = pd.to_datetime(present.astype("int64").astype(str), format="%Y")
+    out = pd.Series(pd.NaT, index=numbers.index, dtype=TIME_DTYPE)
+    out[present.index] = month_starts(present.to_numpy(), np.ones(len(present)))
     return pd.DatetimeIndex(out)
 
 
@@ -116,16 +123,24 @@ def combine(year_column: pd.Series, part_column: pd.Series, names: tuple[str, st
     parts = _part_numbers(part_column, kind, part_name)
     years_to_times(years, year_name)  # the range check
     ok = years.notna() & parts.notna()
-    out = pd.Series(pd.NaT, index=years.index, dtype="datetime64[ns]")
+    out = pd.Series(pd.NaT, index=years.index, dtype=TIME_DTYPE)
     y, p = years[ok].astype(int), parts[ok].astype(int)
     if kind == "week":
-        text = y.astype(str) + "-W" + p.astype(str).str.zfill(2) + "-1"
-        out[ok] = pd.to_datetime(text, format="%G-W%V-%u", errors="coerce")
+        out[ok] = [_iso_monday(int(a), int(b)) for a, b in zip(y, p)]
     else:
-        month = p * 3 - 2 if kind == "quarter" else p
-        out[ok] = pd.to_datetime(y.astype(str) + "-" + month.astype(str).str.zfill(2) + "-01", format="%Y-%m-%d")
+        out[ok] = month_starts(y.to_numpy(), (p * 3 - 2 if kind == "quarter" else p).to_numpy())
     raw = (_shown(year_column) + " " + _shown(part_column)).str.strip()
     return pd.DatetimeIndex(out), f"year and {kind}", raw.where(raw != "", None)
+
+
+def _iso_monday(year: int, week: int):
+    """The Monday of ISO week `week` of `year` (NaT when the year has no such week)."""
+    import datetime
+
+    try:
+        return np.datetime64(datetime.date.fromisocalendar(year, week, 1), "us")
+    except ValueError:
+        return np.datetime64("NaT", "us")
 
 
 def _shown(column: pd.Series) -> pd.Series:
@@ -137,5 +152,5 @@ def _shown(column: pd.Series) -> pd.Series:
     return column.astype(object).map(text)
 
 
-__all__ = ["FIRST_YEAR", "LAST_YEAR", "combine", "named_like_year", "part_kind", "plausible_years",
+__all__ = ["FIRST_YEAR", "LAST_YEAR", "TIME_DTYPE", "combine", "month_starts", "named_like_year", "part_kind", "plausible_years",
            "whole_numbers", "years_to_times"]

@@ -89,20 +89,50 @@ def infer_frequency(
 
 
 def _alias_for_step(step: pd.Timedelta, first: pd.Timestamp) -> str:
-    """A fixed step as an alias; 7 days becomes a weekly alias anchored on the first weekday."""
+    """A fixed step as an alias; whole weeks become a weekly alias anchored on the first weekday ('2W-MON')."""
     seconds = step.total_seconds()
     if seconds % 86400 == 0:
         days = int(seconds // 86400)
-        if days == 7:
-            return f"W-{first.day_name()[:3].upper()}"
+        if days % 7 == 0:
+            return f"{'' if days == 7 else days // 7}W-{first.day_name()[:3].upper()}"
         return "D" if days == 1 else f"{days}D"
     return to_offset(step).freqstr
+
+
+def _unit_step(ts: pd.DatetimeIndex, count: int) -> pd.Timedelta:
+    """`count` ticks of the index's own unit (microseconds for the lab's timestamps) as a Timedelta of that unit:
+    no nanosecond conversion, which overflows past 292 years."""
+    return pd.Timedelta(int(count), unit=ts.unit)
+
+
+def _calendar_steps(ts: pd.DatetimeIndex) -> list[str]:
+    """Month, quarter and year rules of several periods ('5YS-JAN', '2QS-JAN', '6MS'), when the timestamps sit on
+    month starts or month ends and most are k months apart."""
+    if not ((ts.day == 1).all() or ts.is_month_end.all()) or (ts.hour != 0).any() or (ts.minute != 0).any():
+        return []
+    months = np.diff(np.asarray(ts.year, dtype=np.int64) * 12 + np.asarray(ts.month, dtype=np.int64))
+    months = months[months > 0]
+    if not len(months):
+        return []
+    values, counts = np.unique(months, return_counts=True)
+    k = int(values[np.argmax(counts)])
+    if k <= 1:
+        return []
+    end = "E" if ts.is_month_end.all() and not (ts.day == 1).all() else "S"
+    month = ts[0].month_name()[:3].upper()
+    out = []  # the coarsest unit first: it wins a tie (the same grid as 60 months is '5YS-JAN')
+    if k % 12 == 0:
+        out.append(f"{k // 12}Y{end}-{month}" if k > 12 else f"Y{end}-{month}")
+    if k % 3 == 0:
+        out.append(f"{k // 3}Q{end}-{month}" if k > 3 else f"Q{end}-{month}")
+    return out + [f"{k}M{end}"]
 
 
 def future_timestamps(last_timestamp: pd.Timestamp, freq: str, n: int) -> pd.DatetimeIndex:
     """[n] timestamps continuing the series after `last_timestamp` by one `freq` step each."""
     offset = to_offset(freq)
-    return pd.date_range(start=pd.Timestamp(last_timestamp) + offset, periods=n, freq=offset)
+    last = pd.Timestamp(last_timestamp)
+    return pd.date_range(start=last + offset, periods=n, freq=offset, unit=last.unit)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,13 +156,13 @@ _NOMINAL_DAYS = ((pd.offsets.BusinessDay, 7 / 5), (pd.offsets.Week, 7), (pd.offs
 def grid_size(first: pd.Timestamp, last: pd.Timestamp, freq: str) -> int:
     """About how many points `grid(first, last, freq)` has, computed without building it (exact for fixed steps)."""
     offset = to_offset(freq)
-    span = pd.Timestamp(last) - pd.Timestamp(first)
+    span = (pd.Timestamp(last) - pd.Timestamp(first)).total_seconds()  # seconds: no unit can overflow
     try:
-        step = pd.Timedelta(offset)
+        step = pd.Timedelta(offset).total_seconds()
     except (ValueError, TypeError):
         days = next((d for cls, d in _NOMINAL_DAYS if isinstance(offset, cls)), 1.0)
-        step = pd.Timedelta(days=days * abs(offset.n))
-    return int(span / step) + 1 if step > pd.Timedelta(0) else MAX_GRID + 1
+        step = days * abs(offset.n) * 86400.0
+    return int(span // step) + 1 if step > 0 else MAX_GRID + 1
 
 
 def grid(first: pd.Timestamp, last: pd.Timestamp, freq: str) -> pd.DatetimeIndex:
@@ -142,33 +172,37 @@ def grid(first: pd.Timestamp, last: pd.Timestamp, freq: str) -> pd.DatetimeIndex
     if size > MAX_GRID:
         raise DataError(f"{describe_frequency(freq)} steps from {first} to {last} would be {size:,} rows; a "
                         "timestamp far from the others (check the first and last rows), or choose --freq")
-    return pd.date_range(start=first, end=last, freq=to_offset(freq))
+    first, last = pd.Timestamp(first), pd.Timestamp(last)
+    return pd.date_range(start=first, end=last, freq=to_offset(freq), unit=first.unit)
 
 
 def _candidates(ts: pd.DatetimeIndex) -> list[str]:
     gaps = np.diff(ts.asi8)
     gaps = gaps[gaps > 0]
     unique, counts = np.unique(gaps, return_counts=True)
-    unit_ns = pd.Timedelta(1, unit=ts.unit).value
-    step = pd.Timedelta(int(unique[np.argmax(counts)]) * unit_ns, unit="ns")
+    step = _unit_step(ts, unique[np.argmax(counts)])
     out = [_alias_for_step(step, ts[0])]
-    median = pd.Timedelta(int(np.median(gaps)) * unit_ns, unit="ns")
+    median = _unit_step(ts, np.median(gaps))
     nice = min(NICE_STEPS, key=lambda candidate: abs(np.log(candidate / median)))
     if abs(np.log(nice / median)) < np.log(1.25):  # readings a little off a round step (10:02 in an hourly series)
         out.append(_alias_for_step(nice, ts[0]))
     common = int(np.gcd.reduce(gaps))
-    span = (ts[-1] - ts[0]) / pd.Timedelta(common * unit_ns, unit="ns")
+    span = (ts[-1] - ts[0]) / _unit_step(ts, common)
     if common != unique[np.argmax(counts)] and span <= 2 * len(ts):  # a finer step that still fits every point
-        out.append(_alias_for_step(pd.Timedelta(common * unit_ns, unit="ns"), ts[0]))
+        out.append(_alias_for_step(_unit_step(ts, common), ts[0]))
     if step >= CALENDAR_STEPS_FROM:
         month = ts[0].month_name()[:3].upper()
+        out += _calendar_steps(ts)
         out += ["B", "MS", "ME", "BMS", "BME", f"QS-{month}", f"QE-{month}", f"YS-{month}", f"YE-{month}"]
     return list(dict.fromkeys(out))
 
 
 def step_days(ts: pd.DatetimeIndex) -> float:
     """The median step of sorted timestamps in days."""
-    return float(np.median(np.diff(ts.asi8))) / 86400e9 if len(ts) > 1 else 0.0
+    if len(ts) < 2:
+        return 0.0
+    ticks_per_day = pd.Timedelta(days=1) / _unit_step(ts, 1)
+    return float(np.median(np.diff(ts.asi8))) / ticks_per_day
 
 
 def fit_frequency(timestamps: pd.DatetimeIndex) -> tuple[str, float]:

@@ -75,7 +75,7 @@ def find_id_column(table: RawTable, times, requested: str | None) -> tuple[str |
     present = ts.notna().to_numpy()
     if present.sum() < 4 or ts[present].duplicated().mean() < MIN_REPEATED_SHARE:
         return None, None
-    best = None
+    candidates = []
     for position, c in enumerate(columns):
         column = table.cells[c]
         named = bool(ID_NAME.match(c.strip()))
@@ -90,16 +90,18 @@ def find_id_column(table: RawTable, times, requested: str | None) -> tuple[str |
         if n < 2 or n > present.sum() / 2:
             continue
         pairs = pd.DataFrame({"id": ids.to_numpy(), "t": ts[present].to_numpy()})
-        if pairs.duplicated().mean() > MAX_SAME_KEY_SHARE:
+        repeated = float(pairs.duplicated().mean())
+        if repeated > MAX_SAME_KEY_SHARE:
             continue
-        if best is None or n < best[0]:
-            best = (n, position, c)
-    if best is None:
+        candidates.append((repeated, n, position, c))  # one row per (id, time) first, then the fewest ids
+    if not candidates:
         return None, None
-    c = best[2]
+    c = min(candidates)[3]
     ids = table_ids(table, c).dropna().unique()
-    return c, (f"{c!r} read as the series id: {plural(len(ids), 'series', 'series')} ({names_phrase(ids, 60)}), the "
-               "timestamps repeat per series; --id-column names it, --series picks series")
+    others = [name for *_, name in sorted(candidates) if name != c]
+    also = f" (also possible: {names_phrase(others, 60)})" if others else ""
+    return c, (f"{c!r} read as the series id{also}: {plural(len(ids), 'series', 'series')} ({names_phrase(ids, 60)}), "
+               "the timestamps repeat per series; --id-column names another, --series picks series")
 
 
 def pick(requested: tuple[str, ...] | None, available: list[str], long: LongTable) -> list[str]:

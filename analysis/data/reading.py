@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 
-from analysis.errors import DataError
+from analysis.errors import DataError, short
 
 from .long_tables import LongTable, find_id_column, read_long
 from .messages import cell
@@ -27,7 +27,7 @@ from .numbers import read_numbers
 from .repair import FILLS, Fill, RepairReport, empty_report, regularise
 from .sources import open_table
 from .table import Progress, Source, is_text, read_source, text_cells
-from .timestamps import TIME_NAMES, find_times
+from .timestamps import TIME_NAMES, find_times, row_index_columns
 
 logger = logging.getLogger(__name__)
 
@@ -142,14 +142,24 @@ def load_csv(source: Source, options: ReadOptions | None = None, *, progress: Pr
                         "name it with --id-column (in the app: Series id column)")
     if progress is not None:
         progress(1.0, "reading the numbers")
-    rest = table.cells.drop(columns=[*times.sources, *([id_column] if id_column else [])])
+    index = row_index_columns(table, (*times.sources, *([id_column] if id_column else [])))
+    notes += [f"column {c!r} (no name in the file, {_span(table.cells[c])}) is a row index, as pandas writes one, "
+              "not a variable: left out" for c in index]
+    rest = table.cells.drop(columns=[*times.sources, *([id_column] if id_column else []), *index])
     numbers = read_numbers(rest, decimal=options.decimal, lines=table.lines, name=name, repair=options.repairs,
                            reread=table.reread, typed=table.typed)
     raw_times = _raw_times(table, times)
     long = None
     if id_column is not None:
-        timestamps, values, freq, report, long_notes, long = read_long(
-            table, times, id_column, numbers, raw_times=raw_times, options=options, note=id_note)
+        try:
+            timestamps, values, freq, report, long_notes, long = read_long(
+                table, times, id_column, numbers, raw_times=raw_times, options=options, note=id_note)
+        except DataError as err:
+            if id_note is None:  # the user named the id column: the message stands as it is
+                raise
+            err.args = (short(f"{err} (the series id {id_column!r} was found by content; --id-column names "
+                              "another)"),)
+            raise
         notes = long_notes[:1] + notes + numbers.notes + long_notes[1:]
     else:
         notes += numbers.notes
@@ -162,6 +172,11 @@ def load_csv(source: Source, options: ReadOptions | None = None, *, progress: Pr
                 values.shape[1], freq, len(report.changes))
     return SeriesFrame(timestamps, values, times.column, freq, name, tuple(numbers.dropped), report, tuple(notes),
                        long, tuple(numbers.why.items()))
+
+
+def _span(column: pd.Series) -> str:
+    values = pd.to_numeric(column, errors="coerce")
+    return f"{int(values.iloc[0])} … {int(values.iloc[-1])}"
 
 
 def _raw_times(table, times) -> pd.Series:

@@ -62,7 +62,7 @@ def open_table(data: bytes, name: str, *, sheet: str | None = None, repair: bool
     if kind in STREAMS_BY_KIND:
         if depth:
             raise DataError(f"{cell(short_name(name))} holds another compressed file; unpack it once and give the data")
-        inner = _unpack_stream(data, name, kind)
+        inner = _unpack_stream(data, name, kind, progress)
         return open_table(inner, _strip_suffix(name), repair=repair, progress=progress, depth=depth + 1)
     if kind == "zip":
         if depth:
@@ -70,7 +70,7 @@ def open_table(data: bytes, name: str, *, sheet: str | None = None, repair: bool
         inner, inner_name = _zip_member(data, name)
         return open_table(inner, inner_name, repair=repair, progress=progress, depth=depth + 1)
     if kind == "xlsx":
-        return read_sheet(data, name, sheet, repair)
+        return read_sheet(data, name, sheet, repair, progress)
     if kind == "parquet":
         return read_parquet(data, name, repair)
     if kind in ("xls", "ods"):
@@ -98,16 +98,33 @@ def _strip_suffix(name: str) -> str:
     return name
 
 
-def _unpack_stream(data: bytes, name: str, kind: str) -> bytes:
+UNPACK_CHUNK = 8 << 20
+
+
+def _unpack_stream(data: bytes, name: str, kind: str, progress: Progress | None = None) -> bytes:
+    """The content of a gzip / bzip2 / xz stream, read in chunks (progress against the size gzip declares, ISIZE)
+    and refused as soon as it passes MAX_BYTES, before the rest is unpacked."""
+    expected = int.from_bytes(data[-4:], "little") if kind == "gzip" and len(data) >= 4 else 0  # mod 2^32
+    parts, size = [], 0
     try:
         opener = STREAMS_BY_KIND[kind]
         with (opener(fileobj=io.BytesIO(data)) if kind == "gzip" else opener(io.BytesIO(data))) as stream:
-            inner = stream.read(MAX_BYTES + 1)
+            while True:
+                chunk = stream.read(UNPACK_CHUNK)
+                if not chunk:
+                    break
+                parts.append(chunk)
+                size += len(chunk)
+                if size > MAX_BYTES:
+                    raise DataError(f"{cell(short_name(name))} unpacks to more than {MAX_BYTES >> 20} MiB, the largest "
+                                    "text read (about a minute on two cores); save the data as Parquet, or keep the "
+                                    "rows and columns you need")
+                if progress is not None:
+                    progress(min(0.99, size / max(expected, size + 1)) if expected else 0.0,
+                             f"unpacking ({size >> 20} MiB so far)")
     except (OSError, EOFError, lzma.LZMAError, ValueError) as err:
         raise DataError(f"{cell(short_name(name))} is not a readable {kind} file: {cell(err, 80)}") from None
-    if len(inner) > MAX_BYTES:
-        raise DataError(f"{cell(short_name(name))} unpacks to more than {MAX_BYTES / 1e9:.1f} GB, the largest file read")
-    return inner
+    return b"".join(parts)
 
 
 def _unsafe(path: str) -> bool:

@@ -95,6 +95,8 @@ class Split:
     values:      [N, enc_in] float32, scaled input columns
     marks:       [N, n_marks] float32, time features
     timestamps:  [N]
+    original:    [N, enc_in] float64, the input columns as read (what a table shows as the truth: a float32 value
+                 scaled back gives 24529.0002 for the file's 24529)
     """
 
     name: str
@@ -103,6 +105,7 @@ class Split:
     values: np.ndarray
     marks: np.ndarray
     timestamps: pd.DatetimeIndex
+    original: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.stop - self.start
@@ -170,7 +173,8 @@ def prepare(frame: SeriesFrame, spec: DataSpec) -> PreparedData:
                         "float64 can subtract); rescale the column", column=column)
     marks = time_features(frame.timestamps, frame.freq)  # [N_all, F]
     splits = {
-        name: Split(name, start, stop, scaled[start:stop], marks[start:stop], frame.timestamps[start:stop])
+        name: Split(name, start, stop, scaled[start:stop], marks[start:stop], frame.timestamps[start:stop],
+                    raw[start:stop])
         for name, (start, stop) in borders.items()
     }
     return PreparedData(spec, columns, targets, scaler, splits["train"], splits["val"], splits["test"],

@@ -29,7 +29,8 @@ Source = Union[str, os.PathLike, bytes, IO[bytes]]
 Progress = Callable[[float, str], None]  # (fraction done, what is being done)
 CHUNK_ROWS = 20_000  # rows per chunk when a big file is read with progress
 CHUNKED_BYTES = 8 << 20  # files larger than this are read in chunks, reporting progress
-MAX_BYTES = 1 << 30  # the largest file, or decompressed content, that is read (checked before reading)
+MAX_BYTES = 1 << 28  # the largest file, or decompressed content, that is read (checked before reading): 256 MiB of CSV
+# text is about a minute and 2 GB of memory on two cores; larger data belongs in Parquet (read by its metadata)
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,8 +72,8 @@ def _file_bytes(path: Path) -> bytes:
         if test(info.st_mode):
             raise DataError(f"{shown} is {what}")
     if info.st_size > MAX_BYTES:
-        raise DataError(f"{shown} is {info.st_size / 1e9:.1f} GB; the largest file read is {MAX_BYTES / 1e9:.1f} GB "
-                        "(split it, or keep the columns and rows you need)")
+        raise DataError(f"{shown} is {info.st_size >> 20:,} MiB; the largest file read is {MAX_BYTES >> 20} MiB (about a "
+                        "minute on two cores): save the data as Parquet, or keep the columns and rows you need")
     try:
         return path.read_bytes()
     except OSError as err:
@@ -99,7 +100,8 @@ def read_source(source: Source) -> tuple[bytes, str]:
     raw_name = getattr(source, "name", None)
     name = Path(raw_name).name if isinstance(raw_name, str) and raw_name else "upload"
     if len(data) > MAX_BYTES:
-        raise DataError(f"{short_name(name)} is over {MAX_BYTES / 1e9:.1f} GB, the largest file read")
+        raise DataError(f"{short_name(name)} is over {MAX_BYTES >> 20} MiB, the largest file read (about a minute of "
+                        "reading on two cores); save the data as Parquet, or keep the rows and columns you need")
     return bytes(data), name
 
 

@@ -11,6 +11,9 @@ Forms read (decided from the whole column, never from its first rows alone):
 - integers: epoch seconds or milliseconds (1970-based, years 1973–2128), and YYYYMMDD; whole-number years in a
   column named like a year ('year', 'YEAR', 'Jahr', …) or asked for by name (calendar_columns.py);
 - a year and its quarter, month or week in two columns (`--datetime-column year,quarter`; found by their names);
+- quarters in one cell: '1970 Q1', '1970-Q1', '1970Q1', 'Q1 1970' (any year);
+- a column without a name holding whole numbers from 1000 to 9999 that rise by a constant step (a year column whose
+  header was left blank), read as years, and the note says so;
 - spreadsheet and Parquet date cells (naive, or converted to UTC);
 - anything else pandas reads with one format for the whole column ('Jan 2021', '17 January 2021').
 
@@ -33,13 +36,16 @@ import pandas as pd
 
 from analysis.errors import DataError
 
-from .calendar_columns import combine, named_like_year, part_kind, plausible_years, years_to_times
+from .calendar_columns import TIME_DTYPE, combine, month_starts, named_like_year, part_kind, plausible_years, \
+    whole_numbers, years_to_times
 from .frequency import regularity
 from .messages import cell, names_phrase, plural
 from .table import RawTable, is_text, text_cells
 
 TIME_NAMES = ("date", "datetime", "time", "timestamp", "ds", "datum", "fecha", "data", "zeit", "dt", "day",
               "period", "month", "week", "date_time", "time_stamp", "utc", "local_time")
+QUARTER = re.compile(r"^(?:(\d{1,4})\s*[-/ ]?\s*[Qq]([1-4])|[Qq]([1-4])\s*[-/ ]?\s*(\d{4}))$")  # 1970 Q1, 1970-Q1, Q1 1970
+UNNAMED = re.compile(r"^(column_\d+|Unnamed: \d+)$")  # a header cell left blank (the reader's name for it, or pandas')
 DAY_MONTH = re.compile(r"^(\d{1,2})[./-](\d{1,2})[./-](\d{4}|\d{2})(?=$|[ T])(.*)$")
 YEAR_FIRST = re.compile(r"^\d{4}([-/.])\d{1,2}\1\d{1,2}")
 OFFSET = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)$", re.IGNORECASE)
@@ -154,10 +160,17 @@ def parse_text_times(text: pd.Series, column: str, dayfirst: bool | None = None)
     codes, uniques = pd.factorize(present)
     if len(uniques) * 2 < len(present):  # a long table repeats every timestamp once per series: read each once
         once = parse_text_times(pd.Series(uniques), column, dayfirst)
-        out = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
-        out[present.index] = np.asarray(once.values, dtype="datetime64[ns]")[codes]
+        out = pd.Series(pd.NaT, index=text.index, dtype=TIME_DTYPE)
+        out[present.index] = np.asarray(once.values, dtype=TIME_DTYPE)[codes]
         return ParsedTimes(column, pd.DatetimeIndex(out), once.form, once.note)
-    out = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
+    out = pd.Series(pd.NaT, index=text.index, dtype=TIME_DTYPE)
+    quarters = present.str.extract(QUARTER)
+    if quarters.notna().any(axis=1).mean() >= DETECT_SHARE:
+        ok = quarters.notna().any(axis=1)
+        years = quarters[0].fillna(quarters[3])[ok].astype(int)
+        number = quarters[1].fillna(quarters[2])[ok].astype(int)
+        out[ok[ok].index] = month_starts((years).to_numpy(), (number * 3 - 2).to_numpy())
+        return ParsedTimes(column, pd.DatetimeIndex(out), "quarters", None)
     if present.str.match(YEAR_FIRST).mean() >= DETECT_SHARE:
         parsed, note = _iso(present)
         form = "ISO 8601"
@@ -168,7 +181,7 @@ def parse_text_times(text: pd.Series, column: str, dayfirst: bool | None = None)
         parsed = _to_naive(_quiet(pd.to_datetime, present, errors="coerce", dayfirst=bool(dayfirst)))
         form, note = "inferred format", None
     if parsed is not None:
-        out[present.index] = np.asarray(parsed, dtype="datetime64[ns]")
+        out[present.index] = np.asarray(parsed, dtype=TIME_DTYPE)
     return ParsedTimes(column, pd.DatetimeIndex(out), form, note)
 
 
@@ -180,8 +193,8 @@ def parse_number_times(values: pd.Series, column: str, *, years: bool = False) -
         return None
     as_int = present.astype("int64")
     low, high = int(as_int.min()), int(as_int.max())
-    out = pd.Series(pd.NaT, index=values.index, dtype="datetime64[ns]")
-    if years and 1 <= low and high <= 9999:
+    out = pd.Series(pd.NaT, index=values.index, dtype=TIME_DTYPE)
+    if years and (1 <= low and high <= 9999 or 1000 <= low and high <= 99_999):  # past 9999: refused, and said so
         return ParsedTimes(column, years_to_times(values.astype("float64"), column), "years",
                            f"{column!r} read as years (a yearly series)")
     if 18000101 <= low and high <= 22001231:
@@ -195,7 +208,7 @@ def parse_number_times(values: pd.Series, column: str, *, years: bool = False) -
         return None
     if parsed is None or parsed.isna().any():
         return None
-    out[present.index] = np.asarray(parsed, dtype="datetime64[ns]")
+    out[present.index] = np.asarray(parsed, dtype=TIME_DTYPE)
     return ParsedTimes(column, pd.DatetimeIndex(out), form, f"{column!r} read as {form}")
 
 
@@ -211,7 +224,7 @@ def _datetimes(values: pd.Series, column: str) -> ParsedTimes:
     note = None
     if index.tz is not None:
         index, note = index.tz_convert("UTC").tz_localize(None), "timestamps carry a time zone and were converted to UTC"
-    return ParsedTimes(column, pd.DatetimeIndex(index.astype("datetime64[ns]")), "dates", note,
+    return ParsedTimes(column, pd.DatetimeIndex(index.astype(TIME_DTYPE)), "dates", note,
                        raw=pd.Series(index.astype(str), index=values.index).where(values.notna().to_numpy(), None))
 
 
@@ -233,8 +246,47 @@ def _year_and_part(table: RawTable, column: str) -> ParsedTimes | None:
                        f"{column!r} read as years (a yearly series)")
 
 
+def unnamed(table: RawTable, column: str) -> bool:
+    """A header cell the file left blank ('column_3' as the reader named it, or pandas' 'Unnamed: 2')."""
+    blank = {new for _, old, new in table.renamed if not old}
+    return column in blank or (bool(UNNAMED.match(column)) and column.startswith("Unnamed"))
+
+
+def _blank_header_years(values: pd.Series, column: str) -> ParsedTimes | None:
+    """Years in a column whose header was left blank: whole numbers 1000–9999 rising by one constant step."""
+    numbers = plausible_years(values)
+    if numbers is None or numbers.isna().any() or numbers.min() < 1000:
+        return None
+    steps = np.diff(numbers.to_numpy())
+    if len(steps) < 2 or steps[0] <= 0 or not (steps == steps[0]).all():
+        return None
+    return ParsedTimes(column, years_to_times(numbers, column), "years",
+                       f"column {column!r} (no name in the file) read as years; choose another with "
+                       "--datetime-column (in the app: Datetime column)")
+
+
+def row_index_columns(table: RawTable, exclude: tuple[str, ...] = ()) -> list[str]:
+    """Columns without a name that hold 0 … n − 1 or 1 … n: a row index (pandas writes one with `to_csv()`), not a
+    variable of the series."""
+    out = []
+    for column in table.cells.columns:
+        if column in exclude or not unnamed(table, column):
+            continue
+        numbers = whole_numbers(table.cells[column])
+        if numbers is None or numbers.isna().any() or len(numbers) < 2:
+            continue
+        values = numbers.to_numpy()
+        if values[0] in (0, 1) and (np.diff(values) == 1).all():
+            out.append(column)
+    return out
+
+
 def _candidate(table: RawTable, column: str, dayfirst: bool | None, first: bool) -> ParsedTimes | None:
     values = table.cells[column]
+    if unnamed(table, column) and not is_text(values):
+        found = _blank_header_years(values, column)
+        if found is not None:
+            return found
     share = DETECT_SHARE_NAMED if first or _named_like_time(column) else DETECT_SHARE
     if pd.api.types.is_datetime64_any_dtype(values):
         return _datetimes(values, column)
@@ -295,4 +347,5 @@ def find_times(table: RawTable, requested: str | None, dayfirst: bool | None) ->
                     "times that can be read; choose it with --datetime-column (in the app: Datetime column)")
 
 
-__all__ = ["ParsedTimes", "TIME_NAMES", "find_times", "parse_number_times", "parse_text_times"]
+__all__ = ["ParsedTimes", "TIME_NAMES", "find_times", "parse_number_times", "parse_text_times", "row_index_columns",
+           "unnamed"]

@@ -224,7 +224,10 @@ CASES: list[Case] = [
          Read("2024-01-01", 5, "D", ("x",))),
     Case("integers", series(pd.date_range("2024-01-01", periods=5, freq="D").date, [3, 1, 4, 1, 5]),
          Read("2024-01-01", 5, "D", ("x",), {"x": [3, 1, 4, 1, 5]})),
-    Case("an unnamed column", lines(",date,x", *(f"{i},2024-01-0{i + 1},{i}" for i in range(5))),
+    Case("an unnamed row index", lines(",date,x", *(f"{i},2024-01-0{i + 1},{i}" for i in range(5))),
+         Read("2024-01-01", 5, "D", ("x",), notes=("column 1 had no name", "is a row index"))),
+    Case("an unnamed column of values", lines(",date,x", *(f"{v},2024-01-0{i + 1},{i}" for i, v in
+                                                           enumerate((5, 3, 8, 1, 9)))),
          Read("2024-01-01", 5, "D", ("column_1", "x"), notes=("column 1 had no name",))),
     Case("quoted names", lines('"date","air temp (°C)"', *(f'"2024-01-0{d}","{d}.5"' for d in range(1, 6))),
          Read("2024-01-01", 5, "D", ("air temp (°C)",), {"air temp (°C)": [1.5, 2.5]})),

@@ -72,3 +72,21 @@ def test_a_split_too_short_for_one_window_is_a_data_error():
         prepare(make_frame(200, ("a", "b")), generic_spec(seq_len=96, label_len=48, pred_len=24))
     message = str(info.value)
     assert "val split" in message and "has 116 rows" in message and "96 + 24 = 120" in message
+
+
+def test_a_split_keeps_its_values_as_read_for_the_truth_shown():
+    """Scaled to float32 and back, 24529 came out as 24529.0002 in a table's truth; the split keeps the file's values."""
+    import numpy as np
+    import pandas as pd
+
+    from analysis.data import DataSpec, load_csv, prepare
+
+    n = 400
+    values = 24529 + np.arange(n) % 97 * 13.0
+    text = "date,load\n" + "\n".join(f"{t},{v:.0f}" for t, v in zip(pd.date_range("2021", periods=n, freq="h"),
+                                                                     values)) + "\n"
+    prepared = prepare(load_csv(text.encode()), DataSpec("load", "S", 24, 12, 6))
+    test = prepared.test
+    assert (test.original[:, 0] == values[test.start:test.stop]).all()  # exactly the file's
+    back = prepared.scaler.inverse_transform(test.values.astype(np.float64), ["load"])[:, 0]
+    assert np.abs(back - values[test.start:test.stop]).max() > 0  # what a float32 round trip gives instead
