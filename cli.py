@@ -16,7 +16,7 @@ from hugepages import prefer_huge_pages
 prefer_huge_pages()  # before anything imports torch (it reads the setting at its first tensor)
 
 import cli_commands  # noqa: E402
-from analysis.errors import InformerLabError  # noqa: E402
+from analysis.errors import MESSAGE_CHARS, InformerLabError, short  # noqa: E402
 from cli_commands._output import run_command  # noqa: E402
 
 
@@ -46,11 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
     try:
         return run_command(args)
-    except InformerLabError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except (ValueError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
+    except (InformerLabError, ValueError, OSError) as err:  # one line of at most MESSAGE_CHARS, "error: " included
+        print(f"error: {short(' '.join(str(err).split()), MESSAGE_CHARS - len('error: '))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

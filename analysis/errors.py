@@ -8,23 +8,24 @@ from __future__ import annotations
 MESSAGE_CHARS = 300
 
 
-def _short(message: str) -> str:
-    """At most MESSAGE_CHARS characters, cut in the middle at words: a message starts with what went wrong and
-    ends with the way out, and the content it echoes sits between them."""
-    if len(message) <= MESSAGE_CHARS:
+def short(message: str, limit: int = MESSAGE_CHARS) -> str:
+    """At most `limit` characters, cut in the middle at words: a message starts with what went wrong and ends with
+    the way out, and the content it echoes sits between them."""
+    if len(message) <= limit:
         return message
-    head = message[: MESSAGE_CHARS * 3 // 5].rsplit(" ", 1)[0]
-    room = MESSAGE_CHARS - len(head) - 3
+    head = message[: limit * 3 // 5].rsplit(" ", 1)[0]
+    room = limit - len(head) - 3
     tail = message[-room:]
     tail = tail.split(" ", 1)[1] if " " in tail[:40] else tail
     return f"{head} … {tail}"
+
 
 
 class InformerLabError(Exception):
     """Base of every error a user can cause; the UI shows str(err), the CLI prints it and exits 2."""
 
     def __init__(self, message: str = "", *args):
-        super().__init__(_short(str(message)), *args)
+        super().__init__(short(str(message)), *args)
 
 
 class DataError(InformerLabError):

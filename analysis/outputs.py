@@ -20,7 +20,6 @@ import stat
 import tempfile
 from pathlib import Path
 
-from analysis.checkpoints.checks import KNOWN
 from analysis.errors import InformerLabError
 
 REASONS = {errno.EROFS: "the file system is read-only", errno.ENOSPC: "no space left on the device",
@@ -44,7 +43,8 @@ def describe_os_error(err: OSError, path=None, doing: str = "write") -> str:
     """'cannot write 'out/x.csv': the file system is read-only' (one line, whatever the error)."""
     target = path if path is not None else (err.filename or "")
     reason = REASONS.get(err.errno or -1) or (err.strerror or str(err) or type(err).__name__).strip()
-    return f"cannot {doing} {_shown(target)}: {reason}"
+    what = _shown(target) if str(target) else "the output (the file system did not say which file)"
+    return f"cannot {doing} {what}: {reason}"
 
 
 def _name_limits(folder: Path) -> tuple[int, int]:
@@ -140,6 +140,8 @@ def check_folder_target(path: str | os.PathLike, option: str = "--out", *, check
         raise OutputError(f"{option} {_shown(path)} is {what}, not a folder; give a folder name")
     if checkpoint:
         try:
+            from analysis.checkpoints.checks import KNOWN  # the checkpoint's files (imports the model)
+
             other = sorted(p.name for p in path.iterdir() if p.name not in KNOWN or not p.is_file())
         except OSError as err:
             raise OutputError(f"{option} {describe_os_error(err, path, 'read')}") from None

@@ -7,15 +7,14 @@ import math
 import sys
 from pathlib import Path
 
-from analysis.checkpoints.folder import Checkpoint, load_checkpoint
-from analysis.data import FILLS, DataSpec, PreparedData, ReadOptions, SeriesFrame, load_csv
-from analysis.learning.schedules import SCHEDULES
-from analysis.learning.training import TrainProgress, TrainSettings
-from analysis.learning.workflow import ModelSize, prepare_for_checkpoint
-from model.config import ATTENTION_KINDS
-from analysis.learning.attention_options import parse_attention_options
+from typing import TYPE_CHECKING
 
+from ._choices import ATTENTION_KINDS, FILLS, SCHEDULES, TRAIN_DEFAULTS
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
+
+if TYPE_CHECKING:  # the analyses are imported when a command runs, not to parse its arguments
+    from analysis.checkpoints.folder import Checkpoint
+    from analysis.data import PreparedData, ReadOptions, SeriesFrame
 
 
 def positive_int(text: str) -> int:
@@ -36,6 +35,19 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {value}")
     return value
+
+
+def int_in(low: int, high: int):
+    """An argparse type: a whole number in [low, high], the bound named when it is passed."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low:,} to {high:,}, got {value:,}")
+        return value
+    return parse
 
 
 def number_in(low: float, high: float, *, low_open: bool = False, high_open: bool = False):
@@ -67,9 +79,10 @@ def add_csv_options(parser: argparse.ArgumentParser, *, help: str = DATA_HELP, r
     read.add_argument("--datetime-column", default=None,
                       help="the timestamp column (default: found by its content); integer years are read as a yearly "
                            "series, and two columns as one date: year,quarter, year,month or year,week")
-    read.add_argument("--repair", choices=FILLS, default="none",
-                      help="none: refuse gaps, repeated or unsorted timestamps and missing cells (the default); "
-                           "interpolate / ffill: regularise them and fill missing cells, listing every change")
+    read.add_argument("--repair", choices=FILLS, default=None,
+                      help="none: refuse gaps, repeated or unsorted timestamps and missing cells; interpolate / ffill: "
+                           "regularise them and fill missing cells, listing every change (default: as the "
+                           "checkpoint's training data was read, its repair.json; else none)")
     read.add_argument("--freq", default=None, help="the grid a repair regularises to, a pandas alias such as h, "
                                                    "15min, D, W-SUN, MS (default: inferred)")
     read.add_argument("--dayfirst", action=argparse.BooleanOptionalAction, default=None,
@@ -88,19 +101,32 @@ def add_csv_options(parser: argparse.ArgumentParser, *, help: str = DATA_HELP, r
 
 
 def read_options(args: argparse.Namespace) -> ReadOptions:
-    return ReadOptions(datetime_column=args.datetime_column, repair=args.repair, freq=args.freq,
+    from analysis.data import ReadOptions
+
+    return ReadOptions(datetime_column=args.datetime_column, repair=args.repair or "none", freq=args.freq,
                        dayfirst=args.dayfirst, decimal=args.decimal, sheet=getattr(args, "sheet", None),
                        id_column=getattr(args, "id_column", None),
                        series=(args.series,) if getattr(args, "series", None) else None)
 
 
-def open_csv(args: argparse.Namespace) -> SeriesFrame:
-    """The data of --csv read with the reading options; what a repair changed is summarised on stderr."""
+def open_csv(args: argparse.Namespace, checkpoint: Checkpoint | None = None) -> SeriesFrame:
+    """The data of --csv read with the reading options; what a repair changed is summarised on stderr. Without
+    --repair, the data for a checkpoint is read as its training data was (its repair.json), and a note says so."""
+    from analysis.data import load_csv
+
+    trained = (checkpoint.repair or {}) if checkpoint is not None else {}
+    if args.repair is None and trained.get("fill", "none") != "none":
+        args.repair = trained["fill"]
+        args.freq = args.freq or trained.get("freq") or None
+        print(f"note: read with --repair {args.repair}"
+              + (f" --freq {args.freq}" if args.freq else "") + ", as the model's training data was (its "
+              "repair.json); --repair none refuses what needs repairing instead", file=sys.stderr)
     frame = load_csv(args.csv, read_options(args))
     for note in frame.notes:
         print(f"note: {note}", file=sys.stderr)
     if not frame.repairs.empty:
-        print(f"repaired {frame.name} ({args.repair}, {len(frame.repairs.changes)} changes):", file=sys.stderr)
+        print(f"repaired {frame.name} ({args.repair or 'none'}, {len(frame.repairs.changes)} changes):",
+              file=sys.stderr)
         for line in frame.repairs.summary():
             print(f"  {line}", file=sys.stderr)
     return frame
@@ -114,7 +140,7 @@ def add_training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seq-len", type=positive_int, default=96)
     p.add_argument("--label-len", type=positive_int, default=48)
     p.add_argument("--pred-len", type=positive_int, default=24)
-    defaults = TrainSettings()
+    defaults = argparse.Namespace(**TRAIN_DEFAULTS)  # TrainSettings' defaults, without importing the trainer
     p.add_argument("--epochs", type=positive_int, default=defaults.epochs,
                    help=f"at most this many epochs (default {defaults.epochs}; early stopping and --minutes may end "
                         "the run before)")
@@ -158,8 +184,13 @@ def parse_layers(text: str) -> tuple[int, ...]:
     return layers
 
 
-def training_choices(args: argparse.Namespace) -> tuple[DataSpec, ModelSize, TrainSettings]:
+def training_choices(args: argparse.Namespace):
     """(DataSpec, ModelSize, TrainSettings) of `add_training_options`' arguments."""
+    from analysis.data import DataSpec
+    from analysis.learning.attention_options import parse_attention_options
+    from analysis.learning.training import TrainSettings
+    from analysis.learning.workflow import ModelSize
+
     spec = DataSpec(target=args.target, features=args.features, seq_len=args.seq_len, label_len=args.label_len,
                     pred_len=args.pred_len)
     kinds = {"encoder": args.attention, "decoder_self": args.attention,
@@ -184,7 +215,7 @@ def add_checkpoint_and_csv(parser: argparse.ArgumentParser) -> None:
                              "baseline (an analysis prints it once its output is written)")
 
 
-UNCHECKED = ("evaluate", "compare")  # commands that print the model's errors themselves
+UNCHECKED = ("compare",)  # commands that print the model against the baselines themselves
 
 
 def baseline_check_note(checkpoint: Checkpoint, prepared: PreparedData) -> None:
@@ -199,16 +230,32 @@ def baseline_check_note(checkpoint: Checkpoint, prepared: PreparedData) -> None:
 
 
 def open_checkpoint(path: Path) -> Checkpoint:
+    from analysis.checkpoints.folder import load_checkpoint
+
     return load_checkpoint(path)
 
 
 def open_checkpoint_and_data(args: argparse.Namespace) -> tuple[Checkpoint, PreparedData]:
     """The checkpoint of --checkpoint and the CSV of --csv prepared for it (`add_checkpoint_and_csv`'s arguments)."""
+    from analysis.learning.workflow import prepare_for_checkpoint
+
     checkpoint = open_checkpoint(args.checkpoint)
-    prepared = prepare_for_checkpoint(checkpoint, open_csv(args))
+    prepared = prepare_for_checkpoint(checkpoint, open_csv(args, checkpoint))
     if getattr(args, "baseline_check", False) and getattr(args, "command", None) not in UNCHECKED:
         AFTER.append(lambda: baseline_check_note(checkpoint, prepared))
     return checkpoint, prepared
+
+
+def step_bar(label: str, width: int = 30):
+    """A progress callback (done, total) drawing one line on stderr; closed by the next print (ProgressLine)."""
+    def update(done: int, total: int) -> None:
+        filled = int(width * done / max(1, total))
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        ProgressLine.open = done < total
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+    return update
 
 
 class ConsoleProgress:
@@ -221,7 +268,7 @@ class ConsoleProgress:
     def stream(self):
         return self._stream or sys.stderr  # looked up per call: pytest swaps sys.stderr between tests
 
-    def __call__(self, p: TrainProgress) -> None:
+    def __call__(self, p) -> None:  # p: analysis.learning.training.TrainProgress
         if p.stage in ("validate", "test"):
             done = int(self.width * p.windows_done / max(1, p.windows_total))
             self.stream.write(f"\repoch {p.epoch}/{p.epochs} {'validating' if p.stage == 'validate' else 'test'} "

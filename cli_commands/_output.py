@@ -15,10 +15,13 @@ import sys
 import warnings
 from pathlib import Path
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from analysis.errors import InformerLabError
 from analysis.outputs import OutputError, check_file_target, check_folder_target, describe_os_error, write_bytes
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STDOUT = "-"
 _STDOUT: list = []  # the standard output a running command's CSV goes to (its own lines may be sent to stderr)

@@ -4,12 +4,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import pandas as pd
 
-from analysis.heads import ablation
-from analysis.heads.lists import head_lists
-
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
+from ._common import add_checkpoint_and_csv, int_in, non_negative_int, open_checkpoint_and_data, positive_int, \
+    write_table
 
 STUDIES = ("single", "layers", "leave-one-in", "random", "prune")
 
@@ -36,7 +33,7 @@ def register(sub) -> None:
                    help="zero: silence the head; mean: replace it by its mean context over train windows")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
     p.add_argument("--fraction", type=fraction, default=0.2, help="random: share of all heads masked")
-    p.add_argument("--repeats", type=positive_int, default=20, help="random: how many random masks")
+    p.add_argument("--repeats", type=int_in(1, 10_000), default=20, help="random: how many random masks (≤ 10,000)")
     p.add_argument("--step-fraction", type=fraction, default=0.1, help="prune: share of all heads per step")
     p.add_argument("--tolerance", type=float, default=0.10,
                    help="prune: stop once val MSE exceeds (1 + tolerance) × its baseline")
@@ -50,6 +47,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.heads import ablation
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model
     common = dict(mode=args.mode, seed=args.seed, max_windows=args.max_windows)
@@ -73,6 +72,9 @@ def run(args) -> int:
 
 def summary(args, table, n_heads_total: int) -> str:
     """One line: what was measured and the headline number."""
+    import pandas as pd
+    from analysis.heads.lists import head_lists
+
     if args.study == "random":
         return (f"{len(table)} random masks of {int(table['n_masked'].iloc[0])} heads ({args.mode}) on {args.split}: "
                 f"median delta_mse {table['delta_mse'].median():+.6f}; written to {args.out}")

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.instruments.attribution import BASELINES, input_attribution
 
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
+from ._choices import BASELINES
+from ._common import add_checkpoint_and_csv, int_in, non_negative_int, open_checkpoint_and_data, positive_int, \
+    write_table
 
 
 def register(sub) -> None:
@@ -19,12 +20,14 @@ def register(sub) -> None:
     p.add_argument("--target", default=None, help="forecast column to explain (default: the checkpoint's target)")
     p.add_argument("--baseline", choices=BASELINES, default="zeros",
                    help="zeros: every column at its training mean; window_mean: each feature's mean over the window")
-    p.add_argument("--n-steps", type=positive_int, default=64, help="integration points on the path")
+    p.add_argument("--n-steps", type=int_in(2, 4096), default=64, help="integration points on the path (2 … 4096)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from analysis.instruments.attribution import input_attribution
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     target = args.target or checkpoint.schema.spec.target
     a = input_attribution(checkpoint.model, prepared, args.split, args.window, step=args.step, target_column=target,

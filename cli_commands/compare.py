@@ -4,8 +4,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from analysis.compare.comparison import compare_forecasts, train_full_attention_twin
-from analysis.learning.training import TrainSettings
 
 from ._common import (ConsoleProgress, add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data,
                       positive_int, write_table)
@@ -30,6 +28,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.compare.comparison import compare_forecasts, train_full_attention_twin
+    from analysis.learning.training import TrainSettings
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     twin = None
     if args.train_full_twin:

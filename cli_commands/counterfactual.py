@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.instruments.counterfactual import counterfactual
-from analysis.instruments.window_edits import EDIT_KINDS
 
+from ._choices import EDIT_KINDS
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
 
 
@@ -26,6 +25,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.instruments.counterfactual import counterfactual
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     c = counterfactual(checkpoint.model, prepared, args.split, args.window, args.edit, args.seed, rows=False)
     for name, table in (("forecast", c.forecast), ("selection", c.selection), ("scores", c.scores),

@@ -1,7 +1,6 @@
 """`evaluate`: test-split MSE and MAE of a checkpoint on a CSV."""
 from __future__ import annotations
 
-from analysis.learning.training import evaluate
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data
 
@@ -17,8 +16,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.learning.training import evaluate
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     m = evaluate(checkpoint.model, prepared, args.split, seed=args.seed, attention=args.attention)
     print(f"{args.split} mse {m.mse:.6f} mae {m.mae:.6f} (standardised); "
-          f"mse {m.mse_original:.6f} mae {m.mae_original:.6f} (original units); {m.windows} windows")
+          f"mse {m.mse_original:.6f} mae {m.mae_original:.6f} (original units); every {args.split} window "
+          f"({m.windows:,})")
     return 0

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.heads.faithfulness import MAX_WINDOWS, attention_baselines
 
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
+from ._choices import FAITHFULNESS_WINDOWS
+from ._common import add_checkpoint_and_csv, int_in, non_negative_int, open_checkpoint_and_data, positive_int, \
+    step_bar, write_table
 
 
 def register(sub) -> None:
@@ -19,18 +20,22 @@ def register(sub) -> None:
     add_checkpoint_and_csv(p)
     p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): one row per head")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--max-windows", type=positive_int, default=MAX_WINDOWS,
-                   help=f"windows spread over the split (default {MAX_WINDOWS})")
-    p.add_argument("--draws", type=positive_int, default=5, help="permutation draws per head")
-    p.add_argument("--key-seeds", type=positive_int, default=3, help="other key-sample seeds for the noise floor")
+    p.add_argument("--max-windows", type=positive_int, default=FAITHFULNESS_WINDOWS,
+                   help=f"windows spread over the split (default {FAITHFULNESS_WINDOWS})")
+    p.add_argument("--draws", type=int_in(1, 100), default=5, help="permutation draws per head (at most 100)")
+    p.add_argument("--key-seeds", type=int_in(1, 50), default=3,
+                   help="other key-sample seeds for the noise floor (at most 50)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from analysis.heads.faithfulness import attention_baselines
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     result = attention_baselines(checkpoint.model, prepared, split=args.split, seed=args.seed,
-                                 max_windows=args.max_windows, draws=args.draws, key_seeds=args.key_seeds)
+                                 max_windows=args.max_windows, draws=args.draws, key_seeds=args.key_seeds,
+                                 progress=step_bar("passes"))
     where = write_table(result.table, args.out)
     t = result.table
     moved = t["reading"].str.startswith("its weights matter").sum()

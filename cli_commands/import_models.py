@@ -13,14 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from analysis.checkpoints.folder import DataSchema, save_checkpoint
-from analysis.data import DataSpec, Scaler, prepare
-from analysis.errors import CheckpointError
-from analysis.checkpoints.imports.hf import load_hf_folder
-from analysis.checkpoints.imports.tsl import load_tsl_checkpoint
-from analysis.checkpoints.official import load_official_checkpoint
 
 from ._common import add_csv_options, open_csv, positive_int
 
@@ -60,6 +52,11 @@ def _given(args) -> dict:
 
 def _load(args):
     """(model, config, source path, metrics to save) of the chosen source."""
+    from analysis.errors import CheckpointError
+    from analysis.checkpoints.imports.hf import load_hf_folder
+    from analysis.checkpoints.imports.tsl import load_tsl_checkpoint
+    from analysis.checkpoints.official import load_official_checkpoint
+
     if args.hf is not None:
         if args.attention or args.no_mix:
             raise CheckpointError("--attention and --no-mix are for --official; an HF model's config.json says "
@@ -87,6 +84,11 @@ def _load(args):
 
 
 def run(args) -> int:
+    import numpy as np
+    from analysis.checkpoints.folder import DataSchema, save_checkpoint
+    from analysis.data import DataSpec, Scaler, prepare
+    from analysis.errors import CheckpointError
+
     model, config, source, metrics = _load(args)
     frame = open_csv(args)
     prepared = prepare(frame, DataSpec(target=args.target, features=args.features, seq_len=config.seq_len,

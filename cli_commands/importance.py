@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.heads.ablation import single_head_sweep
-from analysis.heads.importance import head_importance, rank_correlation
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 
@@ -24,6 +22,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.heads.ablation import single_head_sweep
+    from analysis.heads.importance import head_importance, rank_correlation
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model
     common = dict(mode=args.mode, seed=args.seed, max_windows=args.max_windows)

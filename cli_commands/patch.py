@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.instruments.patching import PATCH_POINTS, activation_patching
 
+from ._choices import PATCH_POINTS
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
 
 
@@ -26,6 +26,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.instruments.patching import activation_patching
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     r = activation_patching(checkpoint.model, prepared, args.split, args.clean, args.corrupt,
                             corrupt_edit=args.corrupt_edit, seed=args.seed, patch=args.patch)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.attention.pyramid import pyramid_report, spans_with_norms
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
 
@@ -19,6 +18,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.attention.pyramid import pyramid_report, spans_with_norms
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     report = pyramid_report(checkpoint.model, prepared, args.split, args.window, seed=args.seed)
     table = spans_with_norms(report)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.instruments.qk_map import qk_map, qk_map_table
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 
@@ -25,6 +24,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.instruments.qk_map import qk_map, qk_map_table
+
+    from analysis.heads.names import head_name
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     m = qk_map(checkpoint.model, prepared, args.split, args.site, args.head, windows=args.windows, seed=args.seed,
                normalise=not args.raw)
@@ -32,7 +35,7 @@ def run(args) -> int:
     n_queries = int(m.is_query.sum())
     how = "raw vectors" if args.raw else (f"queries × {m.normalisation.scale:.4f}, keys ÷ it and translated onto the "
                                           f"queries' centroid")
-    print(f"{m.site} head {m.head} ({m.attention}), {len(m.windows)} {args.split} windows: {n_queries} queries and "
+    print(f"{head_name(m.site, m.head)} ({m.attention}), {len(m.windows)} {args.split} windows: {n_queries} queries and "
           f"{m.n_points - n_queries} keys; {how}; PCA explains {m.explained[0]:.1%} + {m.explained[1]:.1%}; "
           f"written to {args.out}")
     return 0

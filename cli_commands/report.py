@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.errors import ConfigError
-from analysis.reports.report import checkpoint_report, study_report
-from analysis.reports.html import render_html
 
 from ._common import add_csv_options, non_negative_int, open_checkpoint, open_csv, positive_int
 from ._output import write_data
@@ -31,6 +28,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.errors import ConfigError
+    from analysis.reports.report import checkpoint_report, study_report
+    from analysis.reports.html import render_html
+
     if (args.study is None) == (args.checkpoint is None):
         raise ConfigError("give either --checkpoint DIR with --csv PATH, or --study DIR")
     if args.study is not None:
@@ -41,7 +42,7 @@ def run(args) -> int:
         if args.csv is None:
             raise ConfigError("--checkpoint needs --csv: the data to report the model on")
         checkpoint = open_checkpoint(args.checkpoint)
-        frame = open_csv(args)
+        frame = open_csv(args, checkpoint)
         report = checkpoint_report(checkpoint, frame, seed=args.seed, split=args.split, max_windows=args.max_windows,
                                    data=args.csv.read_bytes(), folder=args.checkpoint)
     page = render_html(report).encode("utf-8")

@@ -9,11 +9,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from analysis.errors import ConfigError
-from analysis.planted.selftest import self_test
-from analysis.planted.synth import answer_path, read_answer
-
-from analysis.learning.workflow import prepare_for_checkpoint
 
 from ._common import (AFTER, add_checkpoint_and_csv, baseline_check_note, non_negative_int, open_checkpoint, open_csv,
                       positive_int, write_table)
@@ -31,13 +26,18 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.errors import ConfigError
+    from analysis.planted.selftest import self_test
+    from analysis.planted.synth import answer_path, read_answer
+    from analysis.learning.workflow import prepare_for_checkpoint
+
     answer_file = args.answer or answer_path(args.csv)
     if not Path(answer_file).is_file():
         raise ConfigError(f"no answer file {answer_file}: generate the data with `python cli.py synth`, or give "
                           "--answer")
     answer = read_answer(answer_file)
     checkpoint = open_checkpoint(args.checkpoint)
-    frame = open_csv(args)
+    frame = open_csv(args, checkpoint)
     prepared = prepare_for_checkpoint(checkpoint, frame)
     if args.baseline_check:
         AFTER.append(lambda: baseline_check_note(checkpoint, prepared))

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.attention.sparsity import sparsity_report
 
 from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
 
@@ -32,6 +31,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from analysis.attention.sparsity import sparsity_report
+
     windows = parse_windows(args.windows)
     checkpoint, prepared = open_checkpoint_and_data(args)
     report = sparsity_report(checkpoint.model, prepared, args.split, windows, seed=args.seed, seeds=args.seeds)

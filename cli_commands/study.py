@@ -15,14 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from analysis.data import prepare
-from analysis.errors import ConfigError
-from analysis.learning.training import config_for
-from study.folder import request_stop
-from study.plan import ANALYSES, StudyPlan, fingerprint, format_seeds, parse_grid, parse_seeds, read_plan
-from study.runner import run_study
-from study.status import describe
-
+from ._choices import ANALYSES
 from ._common import add_csv_options, add_training_options, open_csv, positive_int, read_options, training_choices
 
 
@@ -57,6 +50,9 @@ def register(sub) -> None:
 
 def _seeds(args, out: Path) -> tuple[int, ...]:
     """The seeds to run: --seeds, else the study's own (or 0-1 for a new one), plus --add-seeds."""
+    from analysis.errors import ConfigError
+    from study.plan import format_seeds, parse_seeds, read_plan
+
     existing = read_plan(out) if out.is_dir() else None
     seeds = parse_seeds(args.seeds) if args.seeds else (existing.seeds if existing else parse_seeds("0-1"))
     if args.add_seeds:
@@ -69,6 +65,14 @@ def _seeds(args, out: Path) -> tuple[int, ...]:
 
 
 def run(args) -> int:
+    from analysis.data import prepare
+    from analysis.errors import ConfigError
+    from analysis.learning.training import config_for
+    from study.folder import request_stop
+    from study.plan import ANALYSES, StudyPlan, fingerprint, parse_grid, read_plan
+    from study.runner import run_study
+    from study.status import describe
+
     if args.status is not None:
         for line in describe(args.status):
             print(line)

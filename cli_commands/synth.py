@@ -3,34 +3,37 @@
     python cli.py synth --kind seasonal_ar --rows 10080 --lags 24 --coefs 0.9 --out planted.csv
     python cli.py synth --kind seasonal_ar --lags 24,168 --coefs 0.6,0.3 --freq h --seed 3 --out two-lags.csv
     python cli.py synth --kind driver --driver-lag 6 --irrelevant 3 --out driver.csv
+    python cli.py synth --kind seasonal_ar --decoys 1 --out decoy.csv    # a column with y's season, unread by y
     python cli.py synth --kind spikes --events 30 --spike 8 --out spikes.csv
     python cli.py synth --kind regime --regime-lags 24,12 --regime-length 720 --out regime.csv
 """
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
-from analysis.errors import ConfigError
-from analysis.planted.synth import KINDS, SynthSpec, answer_json, answer_path, generate
-from analysis.data import describe_frequency
-
+from ._choices import SYNTH_KINDS
 from ._common import non_negative_int, number_in, positive_int
 from ._output import write_data
 
 
 def _numbers(kind):
+    """An argparse type: finite numbers of `kind` separated by commas, at least one."""
     def parse(text: str) -> tuple:
         try:
-            return tuple(kind(v) for v in text.split(",") if v.strip())
+            values = tuple(kind(v) for v in text.split(",") if v.strip())
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text[:40]!r}") from None
+        if not values or not all(math.isfinite(v) for v in values):
+            raise argparse.ArgumentTypeError(f"expected finite numbers separated by commas, got {text[:40]!r}")
+        return values
     return parse
 
 
 def register(sub) -> None:
     p = sub.add_parser("synth", help="generate a series with a planted answer (CSV + FILE.answer.json)")
-    p.add_argument("--kind", choices=KINDS, default="seasonal_ar",
+    p.add_argument("--kind", choices=SYNTH_KINDS, default="seasonal_ar",
                    help="seasonal_ar: y_t = φ·y_{t−s} (+ a second lag) + e; driver: y also reads a driver column at "
                         "--driver-lag; spikes: seasonal_ar with spikes at known times; regime: the seasonal lag "
                         "switches between two values at known times")
@@ -43,6 +46,9 @@ def register(sub) -> None:
                    help="their coefficients (default 0.9 for one lag, 0.6,0.3 for two)")
     p.add_argument("--noise", type=number_in(0, 1e6, low_open=True), default=1.0, help="innovation σ of the target")
     p.add_argument("--irrelevant", type=non_negative_int, default=1, help="columns the target never reads")
+    p.add_argument("--decoys", type=non_negative_int, default=0,
+                   help="seasonal columns with the target's own lag and coefficient that the target never reads: a "
+                        "self-test checks that no instrument names them")
     p.add_argument("--driver-lag", type=positive_int, default=6)
     p.add_argument("--driver-coef", type=number_in(-10, 10), default=0.8)
     p.add_argument("--driver-rho", type=number_in(-1, 1, low_open=True, high_open=True), default=0.8)
@@ -54,24 +60,41 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def spec_of(args) -> SynthSpec:
+def spec_of(args):
+    """The SynthSpec of the arguments; a ConfigError naming the flag for what cannot make a file."""
+    import pandas as pd
+    from pandas.tseries.frequencies import to_offset
+
+    from analysis.data import describe_frequency
+    from analysis.errors import ConfigError
+    from analysis.planted.synth import SynthSpec
+
     coefs = args.coefs if args.coefs is not None else ((0.9,) if len(args.lags) == 1 else (0.6, 0.3))
     if len(args.regime_lags) != 2:
         raise ConfigError(f"--regime-lags takes two lags, got {list(args.regime_lags)}")
     try:
+        step = to_offset(args.freq)
+    except (ValueError, TypeError):
+        raise ConfigError(f"--freq {args.freq!r} is no pandas step alias; use e.g. h, 15min, D, W-SUN, MS") from None
+    if getattr(step, "n", 1) < 1:
+        raise ConfigError(f"--freq {args.freq!r}: the step must be positive, e.g. 1h or 15min")
+    try:
         describe_frequency(args.freq)
-        import pandas as pd
         pd.date_range(args.start, periods=2, freq=args.freq)
-    except (ValueError, TypeError) as err:
-        raise ConfigError(f"--freq {args.freq!r} / --start {args.start!r}: {err}") from None
+    except (ValueError, TypeError, OverflowError) as err:
+        raise ConfigError(f"--freq {args.freq!r} / --start {args.start!r}: {str(err)[:120]}") from None
     return SynthSpec(kind=args.kind, rows=args.rows, freq=args.freq, start=args.start, seed=args.seed,
                      lags=tuple(args.lags), coefs=tuple(coefs), noise=args.noise, irrelevant=args.irrelevant,
-                     driver_lag=args.driver_lag, driver_coef=args.driver_coef, driver_rho=args.driver_rho,
-                     events=args.events, spike=args.spike, regime_lags=tuple(args.regime_lags),
-                     regime_length=args.regime_length)
+                     decoys=args.decoys, driver_lag=args.driver_lag, driver_coef=args.driver_coef,
+                     driver_rho=args.driver_rho, events=args.events, spike=args.spike,
+                     regime_lags=tuple(args.regime_lags), regime_length=args.regime_length)
 
 
 def run(args) -> int:
+    from analysis.data import describe_frequency
+    from analysis.errors import ConfigError
+    from analysis.planted.synth import answer_json, answer_path, generate
+
     if str(args.out) == "-":
         raise ConfigError("--out must be a file: the answer is written beside it as FILE.answer.json")
     spec = spec_of(args)

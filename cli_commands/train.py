@@ -3,9 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
-from analysis.learning.workflow import train_on_frame
 
 from ._common import (ConsoleProgress, add_csv_options, add_training_options, non_negative_int, open_csv,
                       positive_int, training_choices)
@@ -25,6 +22,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    import torch
+    from analysis.learning.workflow import train_on_frame
+
     spec, size, settings = training_choices(args)
     torch.set_num_threads(args.threads)
     checkpoint, result = train_on_frame(open_csv(args), spec, size, settings, out=args.out, progress=ConsoleProgress())

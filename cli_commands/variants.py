@@ -9,33 +9,19 @@ the cost of every kind at L = 96 … 8192 (analysis.instruments.attention_cost).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from analysis.instruments.attention_cost import LENGTHS, cost_sweep
-from analysis.instruments.variants import KINDS, MAX_WINDOWS, compare_kinds
-
-from ._common import ProgressLine, add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, \
-    positive_int, write_table
-
-
-def step_bar(label: str, width: int = 30):
-    """A progress callback (done, total) drawing one line on stderr; closed by the next print (ProgressLine)."""
-    def update(done: int, total: int) -> None:
-        filled = int(width * done / max(1, total))
-        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        ProgressLine.open = done < total
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-    return update
+from ._choices import COST_LENGTHS, VARIANT_KINDS, VARIANT_WINDOWS
+from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, step_bar, \
+    write_table
 
 
 def kinds_list(text: str) -> list[str]:
+
     kinds = [k.strip() for k in text.split(",") if k.strip()]
-    unknown = [k for k in kinds if k not in KINDS]
+    unknown = [k for k in kinds if k not in VARIANT_KINDS]
     if not kinds or unknown:
-        raise argparse.ArgumentTypeError(f"--kinds takes kinds from {', '.join(KINDS)}, separated by commas; got "
+        raise argparse.ArgumentTypeError(f"--kinds takes kinds from {', '.join(VARIANT_KINDS)}, separated by commas; got "
                          f"{(unknown or [text])[0][:40]!r}")
     return kinds
 
@@ -44,25 +30,32 @@ def register(sub) -> None:
     p = sub.add_parser("variants", help="every attention kind with the same weights: accuracy, mass kept, cost")
     add_checkpoint_and_csv(p)
     p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): one row per kind")
-    p.add_argument("--kinds", type=kinds_list, default=list(KINDS), help=f"default: {','.join(KINDS)}")
+    p.add_argument("--kinds", type=kinds_list, default=list(VARIANT_KINDS),
+                   help=f"default: {','.join(VARIANT_KINDS)}")
     p.add_argument("--heads-out", type=Path, default=None, help="also write mass_kept per kind, site and head")
     p.add_argument("--sweep", type=Path, default=None,
-                   help=f"also write each kind's time and memory against SDPA at L = {', '.join(map(str, LENGTHS))}")
+                   help="also write each kind's time and memory against SDPA at L = "
+                        f"{', '.join(map(str, COST_LENGTHS))}")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--max-windows", type=positive_int, default=MAX_WINDOWS,
-                   help=f"windows spread over the split (default {MAX_WINDOWS})")
+    p.add_argument("--max-windows", type=positive_int, default=VARIANT_WINDOWS,
+                   help=f"windows spread over the split (default {VARIANT_WINDOWS})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from analysis.instruments.attention_cost import cost_sweep
+    from analysis.instruments.variants import compare_kinds
+
     checkpoint, prepared = open_checkpoint_and_data(args)
     result = compare_kinds(checkpoint.model, prepared, kinds=args.kinds, split=args.split, seed=args.seed,
                            max_windows=args.max_windows, progress=step_bar("variants"))
     where = write_table(result.table, args.out)
     print(f"{len(result.table)} kinds on {result.notes[0]}; the model's own attention: {result.own}")
     for r in result.table.itertuples():
-        print(f"  {r.kind:<10} MSE {r.mse:.4f}  ΔMSE {r.delta_mse:+.4f} [{r.delta_mse_lo:+.4f}, {r.delta_mse_hi:+.4f}]"
+        interval = ("no interval" if r.delta_mse_lo != r.delta_mse_lo else  # NaN: too few windows
+                    f"[{r.delta_mse_lo:+.4f}, {r.delta_mse_hi:+.4f}]")
+        print(f"  {r.kind:<10} MSE {r.mse:.4f}  ΔMSE {r.delta_mse:+.4f} {interval}"
               f"  mass kept {r.mass_kept:.3f}  top-u mass kept {r.topu_overlap:.3f}"
               + (f"  {r.ms:.2f} ms ({r.ratio:.2f}× SDPA)" if "ms" in result.table else ""))
     print(f"written to {where}")

@@ -120,8 +120,24 @@ def _loopback_node():
             os.environ[LOOPBACK_ENV] = before_env
 
 
+DASHBOARD_PACKAGES = ("aiohttp", "aiohttp_cors", "opencensus", "prometheus_client")  # what ray[default] adds
+
+
+def check_dashboard() -> None:
+    """ConfigError naming the install when Ray's dashboard cannot start (its packages come with ray[default]); Ray
+    itself fails at the dashboard's first import with a traceback, after starting everything else."""
+    import importlib.util
+
+    missing = [name for name in DASHBOARD_PACKAGES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigError(f"--dashboard needs Ray's dashboard packages ({', '.join(missing)} missing): "
+                          "pip install 'ray[default]==2.60.0', or run the study without --dashboard")
+
+
 def start_local(num_cpus: int | None, *, env_vars: dict | None = None, dashboard: bool = False):
     """A Ray of this process's own on loopback with token authentication; returns the ray module."""
+    if dashboard:
+        check_dashboard()
     secure_token_file()
     import ray
     from ray._private.authentication.authentication_token_setup import _enable_token_auth
@@ -227,4 +243,4 @@ def join(address: str, *, runtime_env: dict):
     return ray
 
 
-__all__ = ["check_cluster", "join", "private_temp_dir", "secure_token_file", "start_local", "token_path"]
+__all__ = ["check_cluster", "check_dashboard", "join", "private_temp_dir", "secure_token_file", "start_local", "token_path"]

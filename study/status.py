@@ -135,6 +135,19 @@ def running(status: dict) -> bool:
     return age < STALE
 
 
+def _without_status(out: Path, plan) -> list[str]:
+    """Where a study stands when its status.json cannot be read: the runs whose results are on disk."""
+    runs = plan.runs()
+    done = 0
+    for run in runs:
+        state = disk.inspect_run(out, run.name, plan.analyses)
+        done += state.trained and set(plan.analyses) <= set(state.done_analyses)
+    return [f"study {out}: status unknown — status.json cannot be read (damaged or cut short); counted from the run "
+            "folders instead",
+            f"{done} of {len(runs)} runs have their results on disk; re-run the study's command to go on (it does "
+            "nothing twice and writes status.json anew)"]
+
+
 def describe(out: str | Path) -> list[str]:
     """`cli.py study --status DIR`: where the study stands, in lines."""
     from .plan import read_plan
@@ -143,7 +156,10 @@ def describe(out: str | Path) -> list[str]:
     plan = read_plan(out)
     if plan is None:
         raise ConfigError(f"{out} holds no study (no study.json)")
-    status = disk.read_json_object(out / "status.json") or {}
+    status = disk.read_json_object(out / "status.json")
+    if status is None and (out / "status.json").exists():  # damaged: say so, and count what the run folders hold
+        return _without_status(out, plan)
+    status = status or {}
     runs = [r for r in status.get("runs", []) if isinstance(r, dict)]
     total = len(plan.runs())
     counts = dict.fromkeys(STATES, 0)

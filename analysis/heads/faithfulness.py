@@ -35,11 +35,13 @@ from model import Informer, RowEdit
 
 from analysis.data import PreparedData
 from analysis.discoveries import Q, adjusted_p_values
+from analysis.errors import ConfigError
 from analysis.intervals import window_means
 from analysis.heads.masking import all_heads, head_label
 from analysis.instruments.paired import paired_forecast, spread_windows
 
 MAX_WINDOWS = 128
+MAX_DRAWS, MAX_KEY_SEEDS = 100, 50  # each is a pass over every head's windows: 16 heads × 100 draws is 1,600 passes
 ROUNDING = 1e-9  # × the forecast's mean square: below it a mean squared change is float rounding (float32 ~1e-14)
 
 
@@ -70,8 +72,9 @@ def attention_baselines(model: Informer, prepared: PreparedData, *, split: str =
     """Uniform and permuted rows for every head, against the key-sample floor (see the module docstring)."""
     if model.training:
         raise ValueError("the model is in training mode; analyse a model in eval mode (checkpoints load that way)")
-    if draws < 1 or key_seeds < 1:
-        raise ValueError("draws and key_seeds must be at least 1")
+    if not 1 <= draws <= MAX_DRAWS or not 1 <= key_seeds <= MAX_KEY_SEEDS:
+        raise ConfigError(f"draws must be 1 … {MAX_DRAWS} and key_seeds 1 … {MAX_KEY_SEEDS} (each is a pass over "
+                          f"every head's windows), got {draws} and {key_seeds}")
     windows = spread_windows(prepared, split, max_windows, batch_size)
     batches, truth, span = windows.batches, windows.truth, windows.span
     heads = all_heads(model)

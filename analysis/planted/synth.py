@@ -89,6 +89,9 @@ class SynthSpec:
             raise ConfigError(f"--kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if not 1 <= self.rows <= MAX_ROWS:
             raise ConfigError(f"--rows must be in 1 … {MAX_ROWS:,}, got {self.rows}")
+        values = [*self.coefs, self.noise, self.driver_coef, self.driver_rho, self.spike]
+        if not all(math.isfinite(v) for v in values):
+            raise ConfigError("--coefs, --noise, --driver-coef, --driver-rho and --spike must be finite numbers")
         if not 0 <= self.irrelevant <= MAX_IRRELEVANT:
             raise ConfigError(f"--irrelevant must be in 0 … {MAX_IRRELEVANT}, got {self.irrelevant}")
         if not 0 <= self.decoys <= MAX_DECOYS:
@@ -100,9 +103,10 @@ class SynthSpec:
             if sum(abs(c) for c in self.coefs) >= 1:
                 raise ConfigError(f"--coefs {list(self.coefs)}: their absolute values must add up to less than 1, "
                                   "or the series is not stationary")
-        lags = list(self.lags) + [self.driver_lag, *self.regime_lags]
-        if min(lags) < 1 or len(set(self.lags)) != len(self.lags):
-            raise ConfigError(f"lags must be distinct whole numbers ≥ 1, got {lags}")
+        for flag, lags in (("--lags", list(self.lags)), ("--driver-lag", [self.driver_lag]),
+                           ("--regime-lags", list(self.regime_lags))):
+            if min(lags) < 1 or (flag == "--lags" and len(set(lags)) != len(lags)):
+                raise ConfigError(f"{flag} must be distinct whole numbers ≥ 1, got {','.join(map(str, lags))}")
         if self.kind == "driver" and not (abs(self.coefs[0]) < 1 and abs(self.driver_rho) < 1):
             raise ConfigError("--coefs and --driver-rho must lie in (−1, 1) for a stationary driver series")
         if self.kind == "regime" and (not abs(self.coefs[0]) < 1 or self.regime_lags[0] == self.regime_lags[1]):
@@ -148,6 +152,17 @@ class Answer:
     notes: tuple[str, ...] = field(default=())
     decoys: tuple[str, ...] = field(default=())  # columns with the target's season that it never reads
 
+    def __post_init__(self):
+        rows = int(self.spec.get("rows", 0) or 0)
+        for e in (*self.equations, *self.regimes):
+            for t in e.terms:
+                if not (1 <= t.lag and (not rows or t.lag < rows)) or not math.isfinite(t.coef):
+                    raise ConfigError(f"the answer's term {t.column}@{t.lag:g} (coefficient {t.coef:g}) cannot hold "
+                                      f"for a file of {rows:,} rows: lags run from 1 to the rows, coefficients are "
+                                      "finite; regenerate the file and its answer with `cli.py synth`")
+        if self.target not in self.columns:
+            raise ConfigError(f"the answer's target {self.target!r} is not one of its columns")
+
     def to_dict(self) -> dict:
         out = asdict(self)
         out["equations"] = [asdict(e) for e in self.equations]
@@ -169,8 +184,8 @@ class Answer:
                        {k: float(v) for k, v in data["stationary_variance"].items()},
                        {k: [float(x) for x in v] for k, v in data["bayes_mse"].items()},
                        tuple(data.get("notes", ())), tuple(str(d) for d in data.get("decoys", ())))
-        except (KeyError, TypeError, ValueError) as err:
-            raise ConfigError(f"not an answer file of `cli.py synth`: {type(err).__name__} {err}") from None
+        except (KeyError, TypeError, ValueError, OverflowError) as err:
+            raise ConfigError(f"not an answer file of `cli.py synth`: {type(err).__name__} {str(err)[:120]}") from None
 
     def bayes_for(self, columns: tuple[str, ...] | list[str], pred_len: int) -> float:
         """The Bayes MSE the lab's MSE is set against: the mean over the forecast columns and steps 1 … pred_len."""

@@ -23,6 +23,27 @@ def test_train_evaluate_forecast_end_to_end(tmp_path):
     assert fc.returncode == 0, fc.stderr
     table = pd.read_csv(tmp_path / "f.csv")
     assert list(table.columns) == ["date", "temperature", "humidity", "price", "load"] and len(table) == 12
+    for printed in (ev.stdout, fc.stdout):  # the model against the baselines, its window set named
+        assert "Test MSE (standardised): model" in printed and "seasonal naive" in printed and "test windows" in printed
+    assert "every test window (" in ev.stdout  # the evaluation's own MSE is named with its windows
+
+
+def test_a_checkpoint_trained_on_repaired_data_reads_its_data_the_same_way(tmp_path):
+    """Trained with --repair ffill (a file with gaps), `evaluate` reads the same file the same way without being told
+    (the checkpoint's repair.json), and says so; --repair none still refuses it."""
+    gappy = tmp_path / "gaps.csv"
+    frame = pd.read_csv(SAMPLE_CSV).head(3000)
+    frame.drop(index=[100, 101, 2500]).to_csv(gappy, index=False)
+    out = tmp_path / "ck"
+    run = cli("train", "--csv", gappy, "--target", "load", "--repair", "ffill", "--seq-len", 24, "--label-len", 12,
+              "--pred-len", 6, "--epochs", 1, "--max-steps", 3, "--d-model", 8, "--n-heads", 2, "--d-ff", 8,
+              "--out", out)
+    assert run.returncode == 0, run.stderr
+    ev = cli("evaluate", "--checkpoint", out, "--csv", gappy, "--no-baseline-check")
+    assert ev.returncode == 0, ev.stderr
+    assert "read with --repair ffill" in ev.stderr and "repair.json" in ev.stderr
+    refused = cli("evaluate", "--checkpoint", out, "--csv", gappy, "--repair", "none", "--no-baseline-check")
+    assert refused.returncode == 2 and "irregular spacing" in refused.stderr
 
 
 @pytest.mark.parametrize("args,message", [
@@ -68,3 +89,69 @@ def test_import_an_official_checkpoint_then_evaluate_and_forecast(tmp_path):
     mismatch = cli("import", "--official", pth, "--csv", SAMPLE_CSV, "--target", "load", "--features", "S",
                    "--seq-len", 48, "--label-len", 24, "--pred-len", 12, "--out", tmp_path / "bad")
     assert mismatch.returncode == 2 and "expects 4 inputs" in mismatch.stderr
+
+
+HEAVY = ("torch", "pandas", "numpy", "scipy", "ray", "captum", "streamlit", "plotly")
+
+
+def test_help_and_argument_errors_import_nothing_heavy():
+    """`--help` and an argument error answer before torch, pandas or the analyses load (they cost ~10 s of CPU a
+    call): the modules a fresh interpreter holds after parsing are checked, not the time it took."""
+    import subprocess
+    import sys
+
+    from tests.cli.helpers import ROOT
+
+    probe = ("import sys, cli\n"
+             "code = cli.main(sys.argv[1:])\n"
+             "loaded = sorted({m.split('.')[0] for m in sys.modules} & set(%r))\n"
+             "print('LOADED', ','.join(loaded), code, file=sys.stderr)\n") % (HEAVY,)
+    for args in (["--help"], ["train", "--help"], ["train", "--csv", "x.csv"], ["study", "--seeds"],
+                 ["ablate", "--study", "nope"], ["synth", "--coefs", "nan", "--out", "x.csv"]):
+        out = subprocess.run([sys.executable, "-c", probe, *args], cwd=ROOT, capture_output=True, text=True,
+                             timeout=60)
+        line = next(l for l in out.stderr.splitlines() if l.startswith("LOADED"))
+        assert line.split()[1:] in (["0"], ["2"]), (args, out.stderr[-500:])  # nothing heavy loaded, then exit code
+
+
+def test_the_parsers_choices_are_the_ones_the_lab_defines():
+    from analysis.data import FILLS
+    from analysis.heads.faithfulness import MAX_WINDOWS as FAITHFULNESS
+    from analysis.instruments.attention_cost import LENGTHS
+    from analysis.instruments.attribution import BASELINES
+    from analysis.instruments.patching import PATCH_POINTS
+    from analysis.instruments.variants import KINDS, MAX_WINDOWS
+    from analysis.instruments.window_edits import EDIT_KINDS
+    from analysis.learning.schedules import SCHEDULES
+    from analysis.learning.training import TrainSettings
+    from analysis.planted.synth import KINDS as SYNTH
+    from cli_commands import _choices as c
+    from model.config import ATTENTION_KINDS
+    from study.plan import ANALYSES
+
+    assert c.ATTENTION_KINDS == ATTENTION_KINDS and c.SCHEDULES == SCHEDULES and c.FILLS == FILLS
+    assert c.BASELINES == BASELINES and c.EDIT_KINDS == tuple(EDIT_KINDS) and c.PATCH_POINTS == PATCH_POINTS
+    assert c.ANALYSES == ANALYSES and c.FAITHFULNESS_WINDOWS == FAITHFULNESS and c.VARIANT_KINDS == KINDS
+    assert c.VARIANT_WINDOWS == MAX_WINDOWS and c.COST_LENGTHS == LENGTHS and c.SYNTH_KINDS == SYNTH
+    defaults = TrainSettings()
+    assert c.TRAIN_DEFAULTS == {k: getattr(defaults, k) for k in c.TRAIN_DEFAULTS}
+
+
+def test_an_error_line_is_at_most_300_characters_and_a_full_disk_names_the_cause(capsys, monkeypatch):
+    import errno
+
+    import cli
+    from analysis.errors import DataError
+    from analysis.outputs import describe_os_error
+
+    def fail(args):
+        raise DataError("column 'x' " + "holds a very long cell " * 40 + "; fix it with --repair ffill")
+
+    monkeypatch.setattr("cli.run_command", fail)
+    assert cli.main(["evaluate", "--checkpoint", "c", "--csv", "d.csv"]) == 2
+    line = capsys.readouterr().err.rstrip("\n")
+    assert "\n" not in line and len(line) <= 300 and line.startswith("error: column 'x'")
+    assert line.endswith("--repair ffill")
+    full = OSError(errno.ENOSPC, "No space left on device")  # no file name: as a flush may raise it
+    assert describe_os_error(full) == ("cannot write the output (the file system did not say which file): no space "
+                                       "left on the device")

@@ -16,7 +16,7 @@ def test_qk_map_writes_one_row_per_query_and_key(tiny_trained, tmp_path):
     assert list(table.columns) == ["kind", "x", "y", "window", "position", "step", "timestamp", "selected", "mbar"]
     assert len(table) == 10 * (24 + 24) and set(table.kind) == {"query", "key"}
     assert table.selected.dtype == bool and table[table.kind == "query"].selected.sum() == 10 * 20
-    assert "encoder.0.1 head 2" in run.stdout and "PCA explains" in run.stdout
+    assert "encoder.0.1:2" in run.stdout and "PCA explains" in run.stdout
 
 
 def test_counterfactual_writes_forecast_and_selection(tiny_trained, tmp_path):

@@ -101,6 +101,13 @@ def test_a_study_brings_every_result_home_resumes_and_isolates_a_failure(tmp_pat
     assert "too few" in setting["test_mse"]["interval"]  # two seeds give no interval
     assert setting["test_mse"]["mse_seeds_lo"] != setting["test_mse"]["mse_seeds_lo"]  # NaN
     assert any("study" in line for line in describe(out))
+    status_file = out / "status.json"
+    whole = status_file.read_bytes()
+    status_file.write_bytes(whole[: len(whole) // 2])  # cut short: not "not started · 0 done"
+    damaged = describe(out)
+    assert "status unknown" in damaged[0] and "status.json cannot be read" in damaged[0]
+    assert damaged[1].startswith("2 of 4 runs have their results on disk")
+    status_file.write_bytes(whole)
 
     with pytest.raises(ConfigError, match="holds another study"):
         run_study(plan(grid=grid, size=ModelSize(**{**TINY_SIZE, "n_heads": 2})), out, SAMPLE_CSV.read_bytes(),
@@ -125,3 +132,15 @@ def test_out_naming_a_file_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="is a file"):
         run_study(plan(), target, SAMPLE_CSV.read_bytes(), num_cpus=1)
     assert target.read_text() == "mine"
+
+
+def test_the_dashboard_without_its_packages_is_one_line_naming_the_install(monkeypatch):
+    import importlib.util
+
+    from study.ray_session import check_dashboard
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "aiohttp" else real(name, *a))
+    with pytest.raises(ConfigError, match=r"ray\[default\]") as caught:
+        check_dashboard()
+    assert "aiohttp" in str(caught.value) and "\n" not in str(caught.value)

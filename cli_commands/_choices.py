@@ -1,0 +1,24 @@
+"""The names the commands offer as choices, for the parser alone.
+
+`python cli.py --help` and an argument error answer without importing torch, pandas or the analyses (they took ~10 s
+of CPU before a word was printed); the analyses are imported when a command runs. These names are stated where
+they live (the modules named beside each); tests/cli/test_cli.py holds every one here equal to its source.
+"""
+from __future__ import annotations
+
+ATTENTION_KINDS = ("prob", "full", "logsparse", "strided", "fixed", "window", "block", "compressed", "lsh",
+                   "adaptive")  # model.config.ATTENTION_KINDS
+SCHEDULES = ("cosine", "paper", "constant")  # analysis.learning.schedules.SCHEDULES
+FILLS = ("none", "interpolate", "ffill")  # analysis.data.FILLS
+BASELINES = ("zeros", "window_mean")  # analysis.instruments.attribution.BASELINES
+EDIT_KINDS = ("none", "spike", "shift", "scale", "trend", "zero", "shuffle", "paste")  # …window_edits.EDIT_KINDS
+PATCH_POINTS = ("heads", "embeddings", "memory")  # analysis.instruments.patching.PATCH_POINTS
+ANALYSES = ("errors", "sweep", "importance", "agreement", "roles")  # study.plan.ANALYSES
+FAITHFULNESS_WINDOWS = 128  # analysis.heads.faithfulness.MAX_WINDOWS
+VARIANT_KINDS = ATTENTION_KINDS  # analysis.instruments.variants.KINDS
+VARIANT_WINDOWS = 128  # analysis.instruments.variants.MAX_WINDOWS
+COST_LENGTHS = (96, 384, 1440, 4096, 8192)  # analysis.instruments.attention_cost.LENGTHS
+SYNTH_KINDS = ("seasonal_ar", "driver", "spikes", "regime")  # analysis.planted.synth.KINDS
+
+# TrainSettings' defaults (analysis.learning.training.TrainSettings), shown by --help
+TRAIN_DEFAULTS = {"epochs": 6, "batch_size": 32, "learning_rate": 3e-3, "schedule": "cosine", "patience": 3}
