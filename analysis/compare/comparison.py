@@ -266,17 +266,17 @@ def window_overlay(comparison: Comparison, prepared: PreparedData, window: int, 
     stamps = WindowDataset(prepared, comparison.split).window_timestamps(window)
     frames = []
 
-    def add(name: str, times, values: np.ndarray) -> None:  # values [T, c_out] standardised
-        original = prepared.scaler.inverse_transform(values, targets)
+    def add(name: str, times, values: np.ndarray, read: bool = False) -> None:  # [T, c_out] standardised, or as read
+        original = values if read else prepared.scaler.inverse_transform(values, targets)
         frames.append(pd.DataFrame({"timestamp": np.repeat(np.asarray(times), len(targets)), "model": name,
                                     "column": np.tile(targets, len(times)), "value": original.reshape(-1)}))
 
+    seq_len, part = prepared.spec.seq_len, prepared.split(comparison.split)
     if history:
-        seq_len = prepared.spec.seq_len
-        part = prepared.split(comparison.split)
         add("history", part.timestamps[window:window + seq_len],
-            np.asarray(part.values[window:window + seq_len, -len(targets):], dtype=np.float64))
-    add("truth", stamps, comparison.truth[window])
+            part.original[window:window + seq_len, -len(targets):], read=True)
+    pred_len = prepared.spec.pred_len
+    add("truth", stamps, part.original[window + seq_len:window + seq_len + pred_len, -len(targets):], read=True)
     for name, forecast in comparison.forecasts.items():
         add(name, stamps, forecast[window])
     return pd.concat(frames, ignore_index=True)

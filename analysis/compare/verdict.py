@@ -72,8 +72,11 @@ class BaselineCheck:
         if not self.not_better:
             return None
         parts = []
-        for word, names in (("worse than", self.worse), ("no better than", [n for n in self.not_better
-                                                                          if n not in self.worse])):
+        table = self.table.set_index("name")
+        even = [n for n in self.not_better if n not in self.worse]
+        for word, names in (("worse than", self.worse),
+                            ("no better than", [n for n in even if table.loc[n, "delta_mse"] >= 0]),
+                            ("not shown to beat", [n for n in even if table.loc[n, "delta_mse"] < 0])):
             if names:
                 parts.append(f"{word} " + " and ".join(f"{BASELINES[n]} ({self._delta(n)})" for n in names))
         return (f"This model is {'; '.join(parts)} on {self.describe_windows()}: what its heads, queries and inputs "

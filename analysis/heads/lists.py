@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.discoveries import Q, adjusted_p_values, family
+from analysis.heads.names import head_name
 from analysis.intervals import t_p_values
 
 REMOVABLE = 0.05  # a head is removable alone when its ΔMSE is shown to be under 5 % of the baseline MSE
@@ -41,7 +42,7 @@ class HeadLists:
 
     def _names(self, column: str) -> list[str]:
         rows = self.table[self.table[column]]
-        return [f"{s}:{int(h)}" for s, h in zip(rows["site"], rows["head"])]
+        return [head_name(s, h) for s, h in zip(rows["site"], rows["head"])]
 
     @property
     def important(self) -> list[str]:

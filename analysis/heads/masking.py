@@ -20,6 +20,7 @@ from model import HeadMask, Informer, key_generator, recording
 from analysis.data import PreparedData
 from analysis.errors import ConfigError
 from analysis.learning.windows import WindowDataset, collate
+from analysis.heads.names import head_name
 
 AblationMode = Literal["zero", "mean"]
 BASELINE = "baseline"  # the site of the unmasked row that opens every study table
@@ -31,8 +32,8 @@ def site_labels(model: Informer) -> list[str]:
 
 
 def head_label(model: Informer, site: int, head: int) -> str:
-    """'encoder.0.1:2' — head 2 of site 1. The form `removed_heads` and `masked_heads` columns use."""
-    return f"{model.sites[site].name}:{head}"
+    """'encoder.0.1:2' — head 2 of site 1 (analysis.heads.names.head_name)."""
+    return head_name(model.sites[site].name, head)
 
 
 def heads_label(model: Informer, heads: Iterable[tuple[int, int]]) -> str:
@@ -153,7 +154,9 @@ def masked_window_forecast(model: Informer, prepared: PreparedData, split: str, 
     base, masked = run(None), run(mask)
     targets = list(prepared.target_columns)
     inv = lambda a: prepared.scaler.inverse_transform(a, targets)  # noqa: E731
-    truth, base, masked = inv(y[0].numpy()), inv(base), inv(masked)
+    seq_len, part = prepared.spec.seq_len, prepared.split(split)
+    truth = part.original[window + seq_len:window + seq_len + prepared.spec.pred_len, -len(targets):]  # as read
+    base, masked = inv(base), inv(masked)
     stamps = dataset.window_timestamps(window)
     P, C = truth.shape  # rows step-major, columns in target order (built as arrays: at seq_len 1440 with 7 columns a
     # row-by-row history was 0.37 s of every click on the Head masking screen)
@@ -162,9 +165,7 @@ def masked_window_forecast(model: Informer, prepared: PreparedData, split: str, 
                           "masked": masked.reshape(-1), "baseline_error": np.abs(base - truth).reshape(-1),
                           "masked_error": np.abs(masked - truth).reshape(-1)})
     table["error_change"] = table["masked_error"] - table["baseline_error"]
-    seq_len = prepared.spec.seq_len
-    part = prepared.split(split)
-    hist_values = prepared.scaler.inverse_transform(part.values[window:window + seq_len, -len(targets):], targets)
+    hist_values = part.original[window:window + seq_len, -len(targets):]
     hist_stamps = part.timestamps[window:window + seq_len]
     history = pd.DataFrame({"timestamp": np.repeat(np.asarray(hist_stamps), C), "column": np.tile(targets, seq_len),
                             "value": np.asarray(hist_values, dtype=np.float64).reshape(-1)})

@@ -30,7 +30,6 @@ from analysis.data import PreparedData
 from analysis.errors import ConfigError
 from analysis.attention.positions import lazy_rule, site_positions, steps_or_unknown
 from analysis.instruments.window_edits import Edit, edited_batches, parse_edit
-from analysis.learning.windows import WindowDataset
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,9 +154,9 @@ def counterfactual(model: Informer, prepared: PreparedData, split: str, window: 
 
     targets = list(prepared.target_columns)
     inv = lambda a: prepared.scaler.inverse_transform(a, targets)  # noqa: E731
-    truth = inv(WindowDataset(prepared, split)[window][4].numpy().astype(np.float64))
     f0, f1 = inv(f0), inv(f1)
     pred_len, seq_len = prepared.spec.pred_len, prepared.spec.seq_len
+    truth = prepared.split(split).original[window + seq_len:window + seq_len + pred_len, -len(targets):]  # as read
     stamps = prepared.split(split).timestamps
     forecast = pd.DataFrame({
         "step": np.repeat(np.arange(1, pred_len + 1), len(targets)),

@@ -35,6 +35,7 @@ from analysis.intervals import METHOD
 from analysis.reports.figures import grouped_bars, heatmap, interval_bars, series_bars
 from analysis.reports.html import MAX_TABLE_ROWS, Report, ReportSection, figure_html, render_html, table_html, write_report
 from analysis.reports.verdict import study_warning, verdict_section
+from analysis.heads.names import head_name
 
 ROOT = Path(__file__).resolve().parents[2]
 SPARSITY_SEEDS = 5  # key-sample seeds of the top-u agreement in a checkpoint report
@@ -191,7 +192,7 @@ def _sweep_section(model, prepared, split: str, seed: int, max_windows: int | No
 
     table = head_sweep(model, prepared, split, seed=seed, max_windows=max_windows).table
     heads = table[table["site"] != BASELINE]
-    figure = interval_bars([f"{s} h{h}" for s, h in zip(heads["site"], heads["head"])], heads["delta_mse"],
+    figure = interval_bars([head_name(s, h) for s, h in zip(heads["site"], heads["head"])], heads["delta_mse"],
                            heads["delta_mse_lo"], heads["delta_mse_hi"],
                            title="ΔMSE when one head is removed (zero ablation), 95 % intervals", y_title="ΔMSE")
     text = (f"Each head removed alone (zero ablation) and scored on the same {int(table['windows'].iloc[0])} windows "

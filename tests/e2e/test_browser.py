@@ -262,7 +262,7 @@ def test_upload_train_mask_forecast(browser, server, screenshots):
     page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=SLOW)
     before = download(page, "Download table (CSV)")
     assert len(before) == 12 and (before["masked"] == before["baseline"]).all()
-    toggle_head(page, "encoder.0.0 head 1")
+    toggle_head(page, "encoder.0.0:1")
     page.get_by_text("Off (1 of 16)").wait_for(timeout=SLOW)
     settle(page)
     after = download(page, "Download table (CSV)")
@@ -290,21 +290,21 @@ def test_two_browser_contexts_keep_their_own_masks(browser, server):
         settle(page)
         pages.append(page)
     a, b = pages
-    toggle_head(a, "encoder.0.0 head 0")
+    toggle_head(a, "encoder.0.0:0")
     a.get_by_text("Off (1 of 16)").wait_for(timeout=SLOW)
     settle(a)
     table_a = download(a, "Download table (CSV)")
-    toggle_head(b, "cross.0 head 3")
+    toggle_head(b, "cross.0:3")
     b.get_by_text("Off (1 of 16)").wait_for(timeout=SLOW)
     settle(b)
     table_b = download(b, "Download table (CSV)")
     assert (table_a["baseline"] == table_b["baseline"]).all()  # one shared model, same window and seed
     assert (table_a["masked"] - table_b["masked"]).abs().max() > 1e-6
     # each tab still holds exactly its own mask and result
-    assert not a.get_by_role("checkbox", name="encoder.0.0 head 0").is_checked()
-    assert a.get_by_role("checkbox", name="cross.0 head 3").is_checked()
-    assert b.get_by_role("checkbox", name="encoder.0.0 head 0").is_checked()
-    assert not b.get_by_role("checkbox", name="cross.0 head 3").is_checked()
+    assert not a.get_by_role("checkbox", name="encoder.0.0:0").is_checked()
+    assert a.get_by_role("checkbox", name="cross.0:3").is_checked()
+    assert b.get_by_role("checkbox", name="encoder.0.0:0").is_checked()
+    assert not b.get_by_role("checkbox", name="cross.0:3").is_checked()
     a.get_by_role("slider").first.focus()  # any interaction reruns a's script
     a.keyboard.press("ArrowRight")
     a.keyboard.press("ArrowLeft")

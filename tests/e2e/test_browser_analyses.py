@@ -80,19 +80,19 @@ def test_analysis_pages(browser, server, screenshots):  # noqa: F811 (fixtures)
     page.get_by_role("heading", name="Sparsity explorer", level=1).wait_for(timeout=SLOW)
     wait_for_charts(page, 3)
     settle(page)
-    assert "encoder.0.0 · head 0" in heading_text(page, 2)
+    assert "encoder.0.0:0" in heading_text(page, 2)
 
     # click the grid cell (decoder_self.0, head 2): the overlay scatter answers, the detail switches head
     grid_title = "Mean row entropy"
     click_point(page, grid_title, 2, 2)
-    page.get_by_role("heading", name="decoder_self.0 · head 2", level=2).wait_for(timeout=SLOW)
+    page.get_by_role("heading", name="decoder_self.0:2", level=2).wait_for(timeout=SLOW)
     settle(page)
     shoot(page, screenshots, "4-sparsity")
 
     # the re-slice timing: other cells of the same report, click → rerun finished and the detail switched
     timings = [reslice(page, grid_title, head, site, name)
-               for head, site, name in ((1, 0, "encoder.0.0 · head 1"), (3, 1, "encoder.0.1 · head 3"),
-                                        (0, 0, "encoder.0.0 · head 0"))]
+               for head, site, name in ((1, 0, "encoder.0.0:1"), (3, 1, "encoder.0.1:3"),
+                                        (0, 0, "encoder.0.0:0"))]
     seconds = sorted(timings)[1]
     print(f"\nreslice_seconds: {seconds:.3f} (median of {', '.join(f'{t:.3f}' for t in timings)})")
     assert seconds < HANG, f"switching head took {timings} s"
@@ -102,7 +102,7 @@ def test_analysis_pages(browser, server, screenshots):  # noqa: F811 (fixtures)
     assert "Lazy queries: 28 of 48" in main_text(page) and "mean(V)" in main_text(page)
     shoot(page, screenshots, "4b-sparsity-rows")
     click_point(page, grid_title, 2, 2)
-    page.get_by_role("heading", name="decoder_self.0 · head 2", level=2).wait_for(timeout=SLOW)
+    page.get_by_role("heading", name="decoder_self.0:2", level=2).wait_for(timeout=SLOW)
     settle(page)
     assert "running mean(V)" in main_text(page)
     open_tab(page, "Exact vs sampled")

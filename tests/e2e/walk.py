@@ -309,7 +309,7 @@ def compare(w: Walk, windows: str = "first 512") -> None:
 
 def head_masking(w: Walk) -> None:
     w.open("head masking", "Head masking", "forecast with and without the mask")
-    w.checkbox("head off", "encoder.0.0 head 1", "Off (1 of")
+    w.checkbox("head off", "encoder.0.0:1", "Off (1 of")
     w.slider("window", "Window (0", "Window 1 of the test split")
     w.choose("column", "Plotted column", 1, "forecast with and without the mask")
 
@@ -319,8 +319,8 @@ SPARSITY_GRID = "Mean row entropy"
 
 def sparsity(w: Walk) -> None:
     w.open("sparsity", "Sparsity explorer", SPARSITY_GRID)
-    for head, row, name in ((1, 0, "encoder.0.0 · head 1"), (2, 1, "encoder.0.1 · head 2"),
-                            (3, 0, "encoder.0.0 · head 3")):
+    for head, row, name in ((1, 0, "encoder.0.0:1"), (2, 1, "encoder.0.1:2"),
+                            (3, 0, "encoder.0.0:3")):
         w.click_point("grid click", SPARSITY_GRID, head, row, name)
     w.tab("tab: attention rows", "Attention rows", "Lazy queries")
     w.tab("tab: exact vs sampled", "Exact vs sampled", "Top-u agreement at")

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from analysis.heads.masking import BASELINE as BASELINE_ROW
 from ui.ablation.tables import NEGLIGIBLE
 from ui.charts import BASELINE, BETTER, VAL, WORSE, hline, layout
+from analysis.heads.names import head_name
 
 KIND_COLOURS = {"encoder": "#1f77b4", "decoder_self": "#9467bd", "cross": "#ff7f0e"}
 KIND_NAMES = {"encoder": "encoder self", "decoder_self": "decoder self (causal)", "cross": "cross"}
@@ -56,7 +57,7 @@ def sweep_bars(table: pd.DataFrame, limit: float, title: str, top: int = 24) -> 
     """The `top` largest single-head ΔMSE, each with its 95 % interval over windows, and the removability line.
     table: `analysis.heads.lists.head_lists(...).table` (a head is drawn as removable when it is listed, after BH)."""
     rows = table[table["site"] != BASELINE_ROW].sort_values("delta_mse", ascending=False).head(top)
-    labels = [f"{s} h{h}" for s, h in zip(rows["site"], rows["head"])]
+    labels = [head_name(s, h) for s, h in zip(rows["site"], rows["head"])]
     removable = rows["removable"] if "removable" in rows else rows["delta_mse_hi"] < limit
     bars = go.Bar(x=labels, y=rows["delta_mse"], error_y=_error_y(rows),
                   marker_color=[BETTER if r else WORSE for r in removable],

@@ -20,6 +20,7 @@ from analysis.heads.lists import REMOVABLE, head_lists
 from analysis.intervals import METHOD
 from ui.ablation.charts import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure, random_boxes,
                                 site_bars, sweep_bars, sweep_heatmap)
+from analysis.heads.names import head_name
 
 RUNS_KEY = "abl_runs"  # study → the keys this tab asked for, oldest first
 WINDOW_CHOICES = (32, 128, 512, None)  # None: the whole split
@@ -130,7 +131,7 @@ def sweep_horizon(sweep: HeadSweep) -> None:
     choice = st.selectbox("Head (most harmful first)", options, key="abl_sweep_head")
     site_name, head = choice.rsplit(":", 1)
     rows = sweep.per_step[(sweep.per_step["site"] == site_name) & (sweep.per_step["head"] == int(head))]
-    widgets.chart(horizon_figure(rows, choice, f"ΔMSE per horizon step: {site_name} h{head} removed"),
+    widgets.chart(horizon_figure(rows, choice, f"ΔMSE per horizon step: {head_name(site_name, head)} removed"),
                   f"{stem}-sweep-horizon-{choice}", "abl_sweep_horizon")
 
 
@@ -154,7 +155,7 @@ with tabs[0]:
         no_interval = "" if known else str(listed["interval"].iloc[0])
         m = st.columns(4)
         m[0].metric("Baseline MSE (all heads on)", f"{baseline_mse:.4g}")
-        m[1].metric(f"Most harmful removal: {worst['site']} h{worst['head']}", f"{worst['delta_mse']:+.4g}",
+        m[1].metric(f"Most harmful removal: {head_name(worst['site'], worst['head'])}", f"{worst['delta_mse']:+.4g}",
                     delta=f"{worst['delta_mse_pct']:+.1f} % of baseline", delta_color="inverse",
                     help=f"95 % interval [{worst['delta_mse_lo']:+.4g}, {worst['delta_mse_hi']:+.4g}]" if known else
                     f"No interval: {no_interval}.")

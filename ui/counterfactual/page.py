@@ -14,6 +14,7 @@ from ui import state, widgets
 from ui.charts import stamps
 from ui.counterfactual import cache, charts, tables
 from ui.tables import file_stem
+from analysis.heads.names import head_name
 
 st.title("Counterfactual editor")
 st.caption("Edit the encoder window, then compare the model's run on the window as it is and edited, with the "
@@ -118,7 +119,7 @@ def selections() -> None:
     at = result.site(site)
     x = stamps(prepared.split(split).timestamps[window + rows["step"].clip(lower=0).to_numpy()]) \
         if (rows["step"] >= 0).all() else rows["position"]
-    widgets.chart(charts.scores_figure(rows, x, f"{site} h{head}: M̄ per query, as it is and edited"),
+    widgets.chart(charts.scores_figure(rows, x, f"{head_name(site, head)}: M̄ per query, as it is and edited"),
                   f"{stem}-{site}-h{head}-mbar", "cf_scores")
     query = c[1].number_input("Attention row of query", 0, len(at.query_steps) - 1,
                               int(rows["position"][rows["selected_edited"]].iloc[0]) if rows["selected_edited"].any()
@@ -127,7 +128,7 @@ def selections() -> None:
     row = result.attention_row(site, int(head), int(query))
     keys_x = stamps(prepared.split(split).timestamps[window + row["step"].clip(lower=0).to_numpy()]) \
         if (row["step"] >= 0).all() else row["key"]
-    widgets.chart(charts.row_figure(row, keys_x, f"{site} h{head}, query {query}: attention row", log),
+    widgets.chart(charts.row_figure(row, keys_x, f"{head_name(site, head)}, query {query}: attention row", log),
                   f"{stem}-{site}-h{head}-q{query}-row", "cf_row")
 
 

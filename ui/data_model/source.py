@@ -99,6 +99,14 @@ def _series_picker(long: LongTable, digest: str) -> None:
                    "every series): columns named <series>.<column>, cut to the span the series share.")
 
 
+def _new_file(digest: str) -> None:
+    """Another file: its own series (none picked yet), and no repair until it asks for one (a repair chosen for the
+    last file said nothing about this one); the other reading options are the user's habits and stay."""
+    st.session_state[SERIES_KEY], st.session_state[SERIES_FOR] = [], digest
+    st.session_state["read_repair"] = "none"
+    st.session_state["read_freq"] = ""
+
+
 def _repair_with(fill: str) -> None:
     st.session_state["read_repair"] = fill
 
@@ -165,16 +173,16 @@ def draw() -> Refusal | None:
         return None
     upload = st.file_uploader("CSV file (or .csv.gz, .zip, .xlsx, Parquet): a time column and numeric columns, or "
                               "a long table (id, time, values)", type=UPLOAD_TYPES, key="csv_upload")
+    raw = upload.getvalue() if upload is not None else None
+    digest = frames.digest(raw) if raw is not None else None
+    if digest is not None and st.session_state.get(SERIES_FOR) != digest:
+        _new_file(digest)  # before the reading options are drawn: their widgets may still be set here
     _reading_options()
     if upload is None:
         st.session_state.pop(FAILED_KEY, None)
         if state.data_ref().source == "sample":
             st.info("Upload a CSV to use it; the bundled sample stays active until then.")
         return None
-    raw = upload.getvalue()
-    digest = frames.digest(raw)
-    if st.session_state.get(SERIES_FOR) != digest:  # another file: its own series, none picked yet
-        st.session_state[SERIES_KEY], st.session_state[SERIES_FOR] = [], digest
     long = _long_of(digest)
     if long is not None:
         _series_picker(long, digest)

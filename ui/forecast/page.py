@@ -9,9 +9,9 @@ from analysis.data import describe_frequency
 from analysis.errors import InformerLabError
 from analysis.intervals import METHOD, interval_sign
 from analysis.learning.windows import limit_windows
-from ui import second_model, state, widgets
+from ui import model_check, second_model, state, widgets
 from ui.forecast import cache, charts, tables
-from ui.cache import n_windows
+from ui.cache import n_windows, prepared_for
 from ui.tables import COMPARED, file_stem
 
 st.title("Forecast")
@@ -28,6 +28,11 @@ except InformerLabError as err:
     st.error(f"{model.ref.name} cannot forecast {data.ref.name}: {err}")
     state.way_out(data, model)
     state.stop_page()
+
+try:  # the model against the baselines above the forecast, as above every analysis page (ui/model_check.py)
+    model_check.draw(model.key, data.key, checkpoint, prepared_for(model.key, data.key, checkpoint, frame))
+except InformerLabError as err:  # no test split to check it on: the forecast still stands, and the reason is said
+    st.caption(f"No check against the baselines: {err}")
 
 time_column = schema.datetime_column
 targets = list(schema.target_columns)
@@ -127,13 +132,14 @@ def test_error_section() -> None:
     cells = st.columns(len(errors))
     for cell, row in zip(cells, errors.itertuples()):
         relative = row.model != INFORMER and row.mse > 1e-12
-        delta = f"{(ours.mse - row.mse) / row.mse:+.0%} for the model" if relative else None
+        # under a baseline's MSE, the model's difference from it, said to be the model's (not this forecast's)
+        delta = f"model − this: {ours.mse - row.mse:+.4f} ({(ours.mse - row.mse) / row.mse:+.0%})" if relative else None
         interval = (row.interval or "no interval") if pd.isna(row.mse_lo) else \
             f"95 % interval [{row.mse_lo:.4f}, {row.mse_hi:.4f}]"
         cell.metric(f"Test MSE · {NAMES.get(row.model, row.model)}", f"{row.mse:.4f}", delta=delta,
                     delta_color="inverse", help=f"{interval}; MAE {row.mae:.4f}; standardised; {row.windows:,} test "
-                                                "windows. The delta: the model's MSE relative to this one (negative: "
-                                                "better).")
+                                                "windows. Below it: the model's MSE minus this one (negative: the "
+                                                "model is better).")
     naive = errors[~errors["model"].isin([INFORMER, second_model.SECOND])]
     best = naive.loc[naive["mse"].idxmin()]
     verb, evidence = _verdict(best)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from analysis.heads.names import head_name
 from ui import second_model, state, widgets
 from ui.cache import mean_windows
 from ui.head_masking import cache, charts, tables
@@ -60,7 +61,7 @@ for block, (kind, title, kind_sites) in zip(blocks, kinds):
             row = st.columns(spec, vertical_alignment="center", gap="xsmall")
             row[0].markdown(tables.layer_label(site))
             for h in range(H):
-                if not row[h + 1].checkbox(f"{site.name} head {h}", key=keys[(site.index, h)],
+                if not row[h + 1].checkbox(head_name(site.name, h), key=keys[(site.index, h)],
                                            persist_state="session", label_visibility="collapsed"):
                     off.append((site.index, h))
 if config.mix:

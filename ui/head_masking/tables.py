@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterable
 
 import pandas as pd
+from analysis.heads.names import head_name
 
 SITE_KINDS = (("encoder", "Encoder self-attention"), ("decoder_self", "Decoder self-attention (causal)"),
               ("cross", "Decoder cross-attention"))
@@ -25,7 +26,7 @@ def off_description(off: Iterable[tuple[int, int]], sites) -> str:
     if not off:
         return "all heads on"
     by_index = {s.index: s for s in sites}
-    return ", ".join(f"{by_index[s].name} h{h}" for s, h in off)
+    return ", ".join(head_name(by_index[s].name, h) for s, h in off)
 
 
 def window_table(table: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -47,7 +48,7 @@ def mask_for_other(off: Iterable[tuple[int, int]], sites, other_sites, other_hea
         if name in other and head < other_heads:
             mapped.append((other[name], head))
         else:
-            missing.append(f"{name} h{head}")
+            missing.append(head_name(name, head))
     return mapped, missing
 
 

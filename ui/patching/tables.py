@@ -5,12 +5,13 @@ import numpy as np
 import pandas as pd
 
 from analysis.instruments.patching import ALL_HEADS, PatchResult
+from analysis.heads.names import head_name
 
 
 def head_matrix(result: PatchResult) -> tuple[np.ndarray, list[str], list[int]]:
     """([patches, steps] restored share, row labels "site h", steps), the every-head-at-once row last."""
     table = result.table
-    labels = [f"{s} h{h}" if h >= 0 else ("every head at once" if s == ALL_HEADS else s) for s, h in result.labels]
+    labels = [head_name(s, h) if h >= 0 else ("every head at once" if s == ALL_HEADS else s) for s, h in result.labels]
     steps = sorted(table["step"].unique())
     z = table["restored"].to_numpy(float).reshape(len(result.labels), len(steps))
     return z, labels, steps

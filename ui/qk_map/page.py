@@ -16,6 +16,7 @@ from ui import state, widgets
 from ui.qk_map import cache, charts, tables
 from ui.tables import file_stem
 from ui.widgets import clickable_chart
+from analysis.heads.names import head_name
 
 SPARSITY_PAGE = "ui/sparsity/page.py"
 POINT_KEY, CHART_KEY, POINT_FRAGMENT = "qk_point", "qk_map", "qk_point_detail"
@@ -56,7 +57,7 @@ stem = f"qk-map-{file_stem(model.ref.name)}-{split}-{site}-h{head}-{len(the_map.
 
 N = len(the_map.windows)
 queries, keys = int(the_map.is_query.sum()), int((~the_map.is_query).sum())
-st.markdown(f"**{site} · head {head}**: {N:,} windows of the {split} split, {queries:,} queries and {keys:,} keys "
+st.markdown(f"**{head_name(site, head)}**: {N:,} windows of the {split} split, {queries:,} queries and {keys:,} keys "
             f"({the_map.attention} attention); scale c = {the_map.normalisation.scale:.3g}; PCA keeps "
             f"{the_map.explained.sum():.0%} of the joint variance; key-sample seed {seed}." +
             (f" Drawn: {len(points):,} of the {the_map.n_points:,} points (a seeded sample that keeps every "
@@ -76,7 +77,7 @@ def the_picture() -> None:
     """The map, with its colourings as the chart's own buttons (recoloured in the browser). A fragment: a click on a
     point reruns the point's fragment alone (`_pick`), never the page."""
     clickable_chart(charts.map_figure(points, tables.colourings(points), tables.COLOURS,
-                                      f"{site} h{head}: queries and keys of {N:,} windows", tuple(the_map.explained)),
+                                      f"{head_name(site, head)}: queries and keys of {N:,} windows", tuple(the_map.explained)),
                     stem, CHART_KEY, _pick)
     widgets.lazy_csv_download(lambda: qk_map_table(the_map), f"{stem}-points", "qk_points",
                               f"Download all {the_map.n_points:,} points (CSV)")

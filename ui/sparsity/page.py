@@ -19,6 +19,7 @@ from ui.charts import stamps
 from ui.sparsity import cache, charts, tables as views
 from ui.tables import file_stem
 from ui.widgets import clickable_chart
+from analysis.heads.names import head_name
 
 GRID_KEY = "sp_grid"
 SITE_KEY, HEAD_KEY = "sp_site", "sp_head"
@@ -268,7 +269,7 @@ def side_by_side(site: views.SiteInfo, head: int) -> None:
         m[3].metric("ρ of exact M", f"{row['spearman']:+.2f}" if pd.notna(row["spearman"]) else "n/a")
         hq = views.head_queries(site_part(site), head)
         hq_b = views.head_queries(views.site_queries(other.queries, site.name), head)
-        widgets.chart(charts.paired_scores_figure(hq, hq_b, names, f"{site.name} h{head}: exact M and the "
+        widgets.chart(charts.paired_scores_figure(hq, hq_b, names, f"{head_name(site.name, head)}: exact M and the "
                                                   "selected queries of both models"),
                       f"{stem}-{site.name}-h{head}-vs-{file_stem(second.name)}", "sp_pair_scores")
     else:
@@ -317,7 +318,7 @@ def explorer() -> None:
         clickable_chart(charts.head_grid_figure(grid, sites, H, views.GRID_TITLES[statistic]),
                         f"{stem}-grid-{statistic}", GRID_KEY, _pick_from_grid)
 
-    st.header(f"{site.name} · head {head}", divider="gray")
+    st.header(head_name(site.name, head), divider="gray")
     for tab, draw in zip(st.tabs(list(TABS), key="sp_tab", on_change="rerun"), TABS.values()):
         if tab.open:
             with tab:

@@ -135,3 +135,21 @@ def test_the_verdicts_intervals_are_those_of_the_difference_taken_window_by_wind
         assert float(paired.hi - paired.estimate) < unpaired_half
         shifted = window_means(ours - np.roll(theirs, span), span=span)  # the baseline on other windows
         assert float(shifted.hi - shifted.lo) > float(paired.hi - paired.lo)  # same mean, the pairing lost
+
+
+def test_an_estimate_that_favours_the_model_is_never_called_no_better():
+    """The interval holds 0 but the estimate favours the model: "not shown to beat", not "no better than"."""
+    import pandas as pd
+
+    table = pd.DataFrame([
+        {"name": "model", "label": "model", "mse": 0.30, "mse_lo": 0.25, "mse_hi": 0.35, "delta_mse": 0.0,
+         "delta_mse_lo": 0.0, "delta_mse_hi": 0.0},
+        {"name": "seasonal_naive", "label": "seasonal naive", "mse": 0.31, "mse_lo": 0.26, "mse_hi": 0.36,
+         "delta_mse": -0.01, "delta_mse_lo": -0.04, "delta_mse_hi": 0.02},
+        {"name": "linear", "label": "the linear baseline", "mse": 0.29, "mse_lo": 0.24, "mse_hi": 0.34,
+         "delta_mse": 0.01, "delta_mse_lo": -0.02, "delta_mse_hi": 0.04}])
+    check = BaselineCheck(table, 100, 400, 4, 30, "test", 0, (), ("seasonal_naive", "linear"), ())
+    warning = check.warning()
+    assert "not shown to beat seasonal naive (ΔMSE -0.01" in warning
+    assert "no better than the linear baseline (ΔMSE +0.01" in warning
+    assert "no better than seasonal naive" not in warning

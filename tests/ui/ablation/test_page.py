@@ -114,7 +114,7 @@ def test_single_head_sweep_draws_one_row_per_site_and_head_and_the_analysis_numb
     # 32 windows hold half a span of seq_len + pred_len = 60: no interval is claimed, no head listed, and it says so
     bars = intervals["data"][0]
     ranked = expected.iloc[1:].sort_values("delta_mse", ascending=False)
-    assert list(bars["x"]) == [f"{s} h{h}" for s, h in zip(ranked["site"], ranked["head"])]
+    assert list(bars["x"]) == [f"{s}:{h}" for s, h in zip(ranked["site"], ranked["head"])]
     assert ranked["delta_mse_hi"].isna().all() and bars["error_y"]["visible"] is False
     assert any("No evidence either way" in c.value and "independent stretches" in c.value for c in tab.caption)
     assert [m.value for m in at.metric[2:4]] == ["n/a", "n/a"]
@@ -130,7 +130,7 @@ def test_with_enough_windows_the_sweep_bars_carry_intervals_and_the_lists_are_co
     expected = head_sweep(model, prepared, "test", mode="zero", seed=0).table
     ranked = expected.iloc[1:].sort_values("delta_mse", ascending=False)
     assert ranked["delta_mse_hi"].notna().any()  # 1,741 windows: 29 spans of 60
-    assert list(bars["x"]) == [f"{s} h{h}" for s, h in zip(ranked["site"], ranked["head"])]
+    assert list(bars["x"]) == [f"{s}:{h}" for s, h in zip(ranked["site"], ranked["head"])]
     y = array(bars["y"])
     np.testing.assert_allclose(y + array(bars["error_y"]["array"]), ranked["delta_mse_hi"], rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(y - array(bars["error_y"]["arrayminus"]), ranked["delta_mse_lo"], rtol=1e-6,

@@ -81,3 +81,14 @@ def test_a_model_that_does_not_fit_the_data_offers_the_way_out(open_app, runs_di
     assert any("the model was trained on hourly data ('h'), but daily.csv is daily ('D')" in e for e in errors(at))
     links = [link for link in at.get("page_link")]
     assert any("Train a model on daily.csv" in str(getattr(link, "proto", link)) for link in links), links
+
+
+def test_a_repair_chosen_for_one_file_does_not_carry_over_to_the_next(open_app):
+    at = _upload(open_app(), "gappy.csv", csv_bytes(GAPPY))
+    at.button(key="repair_ffill").click().run()
+    assert at.selectbox(key="read_repair").value == "ffill" and "active data: gappy.csv" in sidebar_text(at)
+    other = GAPPY.assign(load=GAPPY["load"].fillna(0) + 1)  # another file, with the same gap
+    at.file_uploader(key="csv_upload").set_value(("other.csv", csv_bytes(other), "text/csv")).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="read_repair").value == "none"  # refused until it asks for a repair itself
+    assert errors(at)[0].startswith("other.csv: irregular spacing")

@@ -121,3 +121,19 @@ def test_a_long_test_split_is_scored_only_on_its_button(open_app, tiny_trained, 
     assert any("first 512 windows" in c.value for c in at.caption)
     at.run()  # a rerun shows the kept result without forecasting again
     assert len(calls) == 2 and at.metric[0].value == f"{ours['mse']:.4f}"  # ours in the page, ours here
+
+
+def test_the_forecast_page_opens_with_the_model_against_the_baselines(open_app):
+    """As every analysis page: the check against seasonal naive and the linear baseline above the forecast, naming
+    its window set (not grey text at the bottom)."""
+    from tests.ui.helpers import run_until
+
+    at = open_app(FORECAST_PAGE)
+
+    def checked(a) -> bool:
+        return any("Test MSE (standardised): model" in c.value for c in a.caption) or \
+            any("seasonal naive" in w.value for w in a.warning)
+
+    run_until(at, checked)
+    shown = [c.value for c in at.caption if "Test MSE (standardised): model" in c.value]
+    assert shown and "test windows" in shown[0] and "seasonal naive" in shown[0]

@@ -24,7 +24,7 @@ def _expected(tiny_trained, split, window, off, mode="zero", seed=0, column="loa
 def test_grid_has_a_checkbox_per_site_and_head_all_on(open_app):
     at = open_app(MASK_PAGE)
     labels = [c.label for c in at.checkbox]
-    assert labels == [f"{site} head {h}" for site in ("encoder.0.0", "encoder.0.1", "decoder_self.0", "cross.0")
+    assert labels == [f"{site}:{h}" for site in ("encoder.0.0", "encoder.0.1", "decoder_self.0", "cross.0")
                       for h in range(4)]
     assert all(c.value for c in at.checkbox)
     rows = table(at)
@@ -36,7 +36,7 @@ def test_grid_has_a_checkbox_per_site_and_head_all_on(open_app):
 def test_turning_a_head_off_changes_the_masked_forecast_to_the_analysis_result(open_app, tiny_trained):
     at = open_app(MASK_PAGE)
     before = table(at)
-    checkbox(at, "encoder.0.0 head 1").uncheck().run()
+    checkbox(at, "encoder.0.0:1").uncheck().run()
     assert not at.exception
     after = table(at)
     np.testing.assert_allclose(after["baseline"], before["baseline"])
@@ -45,7 +45,7 @@ def test_turning_a_head_off_changes_the_masked_forecast_to_the_analysis_result(o
     expected = _expected(tiny_trained, "test", 0, [(0, 1)])
     np.testing.assert_allclose(after["masked"], expected["masked"], rtol=1e-5)
     np.testing.assert_allclose(after["error_change"], after["masked_error"] - after["baseline_error"], atol=1e-9)
-    assert any("encoder.0.0 h1" in m.value for m in at.markdown)
+    assert any("encoder.0.0:1" in m.value for m in at.markdown)
     # mean ablation is a different intervention with a different result
     at.radio(key="hm_mode").set_value("mean").run()
     assert not at.exception
@@ -73,13 +73,13 @@ def test_window_and_split_change_the_plotted_data(open_app):
 
 def test_the_mask_survives_a_page_switch_and_all_heads_on_resets_it(open_app):
     at = open_app(MASK_PAGE)
-    checkbox(at, "cross.0 head 3").uncheck().run()
+    checkbox(at, "cross.0:3").uncheck().run()
     at.slider(key="hm_window_test").set_value(7).run()
     masked = table(at)["masked"].to_numpy()
     at.switch_page(FORECAST_PAGE).run()
     at.switch_page(MASK_PAGE).run()
     assert not at.exception
-    assert not checkbox(at, "cross.0 head 3").value and at.slider(key="hm_window_test").value == 7
+    assert not checkbox(at, "cross.0:3").value and at.slider(key="hm_window_test").value == 7
     np.testing.assert_allclose(table(at)["masked"], masked)
     at.button(key="hm_all_on").click().run()
     assert all(c.value for c in at.checkbox)
@@ -90,8 +90,8 @@ def test_the_mask_survives_a_page_switch_and_all_heads_on_resets_it(open_app):
 def test_two_sessions_keep_their_own_masks_on_the_shared_model(open_app, tiny_trained):
     """Two tabs share the cached checkpoint (cache_resource) but not their masks or results."""
     a, b = open_app(MASK_PAGE), open_app(MASK_PAGE)
-    checkbox(a, "encoder.0.0 head 0").uncheck().run()
-    checkbox(b, "cross.0 head 2").uncheck().run()
+    checkbox(a, "encoder.0.0:0").uncheck().run()
+    checkbox(b, "cross.0:2").uncheck().run()
     b.radio(key="hm_mode").set_value("mean").run()
     a.run()
     ta, tb = table(a), table(b)
@@ -100,14 +100,14 @@ def test_two_sessions_keep_their_own_masks_on_the_shared_model(open_app, tiny_tr
     np.testing.assert_allclose(ta["masked"], _expected(tiny_trained, "test", 0, [(0, 0)])["masked"], rtol=1e-5)
     np.testing.assert_allclose(tb["masked"], _expected(tiny_trained, "test", 0, [(3, 2)], "mean")["masked"],
                                rtol=1e-5)
-    assert [c.label for c in a.checkbox if not c.value] == ["encoder.0.0 head 0"]
-    assert [c.label for c in b.checkbox if not c.value] == ["cross.0 head 2"]
+    assert [c.label for c in a.checkbox if not c.value] == ["encoder.0.0:0"]
+    assert [c.label for c in b.checkbox if not c.value] == ["cross.0:2"]
     assert a.radio(key="hm_mode").value == "zero"
 
 
 def test_the_seed_is_visible_and_reaches_the_analysis(open_app, tiny_trained):
     at = open_app(MASK_PAGE)
-    checkbox(at, "decoder_self.0 head 0").uncheck().run()
+    checkbox(at, "decoder_self.0:0").uncheck().run()
     at.number_input(key="analysis_seed").set_value(3).run()
     assert not at.exception
     assert any("seed 3" in c.value for c in at.caption)
@@ -119,7 +119,7 @@ def test_the_seed_is_visible_and_reaches_the_analysis(open_app, tiny_trained):
 
 def test_the_plotted_column_switches_both_panels_of_the_one_figure(open_app, tiny_trained):
     at = open_app(MASK_PAGE)
-    checkbox(at, "encoder.0.0 head 1").uncheck().run()
+    checkbox(at, "encoder.0.0:1").uncheck().run()
     at.selectbox(key="hm_column").set_value("temperature").run()
     assert not at.exception
     figures = charts(at)
@@ -142,7 +142,7 @@ def test_the_same_mask_on_a_second_model_at_the_window_that_starts_at_the_same_r
     at = open_app(MASK_PAGE)
     at.selectbox(key="second_model").set_value(with_second).run()
     at.slider(key="hm_window_test").set_value(9).run()
-    checkbox(at, "cross.0 head 2").uncheck().run()
+    checkbox(at, "cross.0:2").uncheck().run()
     assert not at.exception, at.exception
     # straight from analysis/: the second model (seq_len 36) on its own preparation, same window index on test
     checkpoint = tiny_second[0]

@@ -130,7 +130,7 @@ def test_changing_the_head_only_reslices(open_app, reports, monkeypatch):
     after = _rows_z(at)
     np.testing.assert_allclose(after, rows.rows[0, 2][np.argsort(rows.selected[0, 2])])
     assert not np.allclose(after, before)
-    assert "encoder.0.0 · head 2" in [h.value for h in at.header]
+    assert "encoder.0.0:2" in [h.value for h in at.header]
     # the grid's spec is unchanged, so the browser does not redraw it (the heading names the chosen head)
     assert figure(at, "Mean row entropy") == grid_before
     assert len(calls) == 1  # one recording; the head switch re-sliced it
@@ -231,7 +231,7 @@ def test_side_by_side_compares_the_two_selections_on_the_same_rows(open_app, rep
     np.testing.assert_allclose(got["jaccard"].to_numpy(float), want["jaccard"].to_numpy(float))
     assert list(got["only sample"]) == list(want["only_a"]) and list(got["only other"]) == list(want["only_b"])
     # the chosen head (the first site, head 0): both models' selected queries drawn at their timestamps
-    by_name = {t["name"]: t for t in figure(at, "encoder.0.0 h0: exact M")["data"]}
+    by_name = {t["name"]: t for t in figure(at, "encoder.0.0:0: exact M")["data"]}
     theirs = other.queries[(other.queries.site == "encoder.0.0") & (other.queries["head"] == 0)]
     assert list(pd.DatetimeIndex(by_name["selected · other"]["x"])) == \
         list(pd.DatetimeIndex(theirs[theirs.selected]["timestamp"]))
