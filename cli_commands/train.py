@@ -21,13 +21,32 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def say_budget(frame, spec, batch_size: int) -> None:
+    """Notes on stderr when the sizes leave few training steps (with sizes that fit) or too few test windows for an
+    interval; training goes on either way (a split with no window at all is refused when the data is prepared)."""
+    import sys
+
+    from analysis.data import ett_steps_per_hour, fitting_sizes, window_budget
+
+    ett = ett_steps_per_hour(frame)
+    budget = window_budget(frame.n_rows, spec, batch_size, ett_steps_per_hour=ett)
+    if budget.problems and min(budget.windows.values()) >= 1:
+        fit = fitting_sizes(frame.n_rows, spec, batch_size, freq=frame.freq, ett_steps_per_hour=ett)
+        way = f"; sizes that fit: {fit.flags(batch_size)}" if fit is not None else ""
+        print(f"note: {budget.problems[0]}{way}", file=sys.stderr)
+    for note in budget.notes:
+        print(f"note: {note}", file=sys.stderr)
+
+
 def run(args) -> int:
     import torch
     from analysis.learning.workflow import train_on_frame
 
     spec, size, settings = training_choices(args)
     torch.set_num_threads(args.threads)
-    checkpoint, result = train_on_frame(open_csv(args), spec, size, settings, out=args.out, progress=ConsoleProgress())
+    frame = open_csv(args)
+    say_budget(frame, spec, settings.batch_size)
+    checkpoint, result = train_on_frame(frame, spec, size, settings, out=args.out, progress=ConsoleProgress())
     t = result.test
     print(f"device {result.device}, {len(result.history)} epochs ({result.stopped}), {result.steps} steps in "
           f"{result.seconds:.0f} s, {result.train_seconds_per_epoch:.1f} s/epoch training "

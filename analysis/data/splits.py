@@ -187,7 +187,7 @@ def _check_split_sizes(borders: dict[str, tuple[int, int]], spec: DataSpec, fram
     for name, (start, stop) in borders.items():
         have = max(0, min(stop, frame.n_rows) - start)
         if have < need:
-            fit = fitting_sizes(frame.n_rows, spec, ett_steps_per_hour=ett)
+            fit = fitting_sizes(frame.n_rows, spec, freq=frame.freq, ett_steps_per_hour=ett)
             way = (f"use a longer file, or windows that fit it: {fit.flags(32)} (in the app: the button under the "
                    "Train form)") if fit is not None else "use a longer file: not even the shortest windows fit"
             raise DataError(

@@ -33,11 +33,36 @@ def _use_sizes(fit: Fit) -> None:
     st.session_state["train_pred"], st.session_state["train_batch"] = fit.spec.pred_len, fit.batch_size
 
 
-def _sizes_for(frame) -> tuple[int, int, int, int]:
+SIZES_NOTE = "train_sizes_note"  # what the form says of sizes it set for a short file
+
+
+def _fit_for(frame, spec: DataSpec, batch_size: int) -> Fit | None:
+    return fitting_sizes(frame.n_rows, spec, batch_size, freq=frame.freq, ett_steps_per_hour=ett_steps_per_hour(frame))
+
+
+def _sizes_for(frame) -> tuple[tuple[int, int, int, int], str | None]:
+    """The form's sizes for `frame`, and a sentence when they are not the paper's."""
     seq, label, pred, batch = PAPER
-    fit = fitting_sizes(frame.n_rows, DataSpec(frame.columns[-1], "M", seq, label, pred), batch,
-                        ett_steps_per_hour=ett_steps_per_hour(frame))
-    return PAPER if fit is None else (fit.spec.seq_len, fit.spec.label_len, fit.spec.pred_len, fit.batch_size)
+    fit = _fit_for(frame, DataSpec(frame.columns[-1], "M", seq, label, pred), batch)
+    if fit is None:
+        return PAPER, None
+    sizes = (fit.spec.seq_len, fit.spec.label_len, fit.spec.pred_len, fit.batch_size)
+    if sizes == PAPER:
+        return sizes, None
+    why = (f"two seasons of history and one ahead ({describe_frequency(frame.freq)})" if fit.seasonal
+           else "the longest windows that leave enough")
+    return sizes, (f"Sizes set for {frame.name} ({frame.n_rows:,} rows, too short for the paper's 96 / 48 / 24 at "
+                   f"batch 32): seq_len {sizes[0]}, label_len {sizes[1]}, pred_len {sizes[2]}, batch {sizes[3]}: "
+                   f"{why}, the batch made smaller before the windows.")
+
+
+def _interval_notes(frame) -> list[str]:
+    """What the form's current sizes leave the test split: too few windows for an interval, said before training."""
+    seq, label, pred, batch = (st.session_state.get(k) for k in SIZE_KEYS)
+    if None in (seq, pred, batch):
+        return []
+    spec = DataSpec(frame.columns[-1], "M", int(seq), min(int(seq), max(1, int(label or 1))), int(pred))
+    return window_budget(frame.n_rows, spec, int(batch), ett_steps_per_hour=ett_steps_per_hour(frame)).notes
 
 
 def follow_length(data: state.ActiveData) -> None:
@@ -48,10 +73,11 @@ def follow_length(data: state.ActiveData) -> None:
         return
     current = tuple(st.session_state.get(k) for k in SIZE_KEYS)
     untouched = all(v is None for v in current) or current == given or (given is None and current == PAPER)
-    sizes = _sizes_for(data.frame)
+    sizes, note = _sizes_for(data.frame)
     if untouched:
         for k, v in zip(SIZE_KEYS, sizes):
             st.session_state[k] = v
+    st.session_state[SIZES_NOTE] = note if untouched else None
     st.session_state[SIZES_FOR] = (data.key, sizes if untouched else given)
 
 
@@ -61,7 +87,7 @@ def _guard(frame, spec: DataSpec, batch_size: int) -> bool:
     budget = window_budget(frame.n_rows, spec, batch_size, ett_steps_per_hour=ett)
     if budget.ok:
         return True
-    fit = fitting_sizes(frame.n_rows, spec, batch_size, ett_steps_per_hour=ett)
+    fit = _fit_for(frame, spec, batch_size)
     counts = ", ".join(f"{name} {n:,}" for name, n in budget.windows.items())
     text = (f"**Not started: {budget.problems[0]}.** Windows of seq_len {spec.seq_len} + pred_len {spec.pred_len} "
             f"in {frame.n_rows:,} rows: {counts}.")
@@ -153,6 +179,10 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
                                help="full in the paper; positional kinds have no meaning between two sequences")
         option_text = c[2].text_input("Attention parameters", key="train_attention_options", persist_state="session",
                                       placeholder="empty: the kind's defaults", help=OPTIONS_HELP)
+        if st.session_state.get(SIZES_NOTE):
+            st.caption(st.session_state[SIZES_NOTE])
+        for note in _interval_notes(frame):
+            st.caption(f":material/info: The sizes below: {note}.")
         c = st.columns(4)
         seq_len = c[0].number_input("seq_len (encoder window)", 2, 4096, 96, key="train_seq", persist_state="session")
         label_len = c[1].number_input("label_len (decoder start)", 1, 4096, 48, key="train_label",
