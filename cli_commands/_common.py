@@ -170,6 +170,10 @@ def add_training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attention-option", action="append", default=[], metavar="[SITE.]NAME=VALUE",
                    help="a parameter of the attention kind, e.g. window=16, globals=0,-1, encoder.window=32, "
                         "cross.buckets=4 (every site of that kind unless a site type is named; repeatable)")
+    p.add_argument("--revin", action="store_true",
+                   help="reversible instance normalisation (Kim et al. 2022): each window standardised by its own "
+                        "mean and deviation, the forecast mapped back; for series whose level trends out of the "
+                        "train split's range (a price, a count that grows); recorded in the checkpoint")
     p.add_argument("--max-steps", type=positive_int, default=None, help="cap on steps per epoch (quick runs)")
     p.add_argument("--device", choices=("cuda", "mps", "cpu"), default=None)
 
@@ -199,7 +203,8 @@ def training_choices(args: argparse.Namespace):
                      d_layers=args.d_layers, d_ff=args.d_ff, factor=args.factor, dropout=args.dropout,
                      encoder_attention=kinds["encoder"], decoder_attention=kinds["decoder_self"],
                      cross_attention=kinds["cross"],
-                     attention_options=parse_attention_options(getattr(args, "attention_option", []), kinds))
+                     attention_options=parse_attention_options(getattr(args, "attention_option", []), kinds),
+                     revin=getattr(args, "revin", False))
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              patience=args.patience, seed=getattr(args, "seed", 0), device=args.device,
                              max_steps_per_epoch=args.max_steps, schedule=args.schedule, max_minutes=args.minutes,

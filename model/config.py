@@ -97,6 +97,9 @@ class InformerConfig:
     # "std" standardises; the forecast is mapped back (loc + scale·y). Needs embedding="lags".
     instance_scaling: InstanceScaling = "none"
     final_norm: bool = True  # a LayerNorm closes the encoder and the decoder (Informer2020, TSL); HF has none
+    # Reversible instance normalisation (Kim et al. 2022; model/revin.py): each window standardised by its own mean
+    # and deviation, the forecast mapped back. Off in the paper; the remedy for series whose level trends.
+    revin: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "e_layers", tuple(int(n) for n in self.e_layers))
@@ -171,6 +174,12 @@ class InformerConfig:
             problems.append("lags are read only by embedding='lags'")
         if self.instance_scaling != "none" and self.embedding != "lags":
             problems.append("instance_scaling needs embedding='lags'")
+        if self.revin and self.embedding != "conv":
+            problems.append("revin needs embedding='conv' (the lags embedding scales each window itself: "
+                            "instance_scaling)")
+        if self.revin and (self.dec_in != self.enc_in or self.c_out > self.enc_in):
+            problems.append(f"revin needs dec_in = enc_in and c_out ≤ enc_in (the targets are the last inputs), got "
+                            f"enc_in {self.enc_in}, dec_in {self.dec_in}, c_out {self.c_out}")
         return problems
 
     @property

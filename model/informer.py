@@ -17,6 +17,7 @@ from .encoder import Encoder, EncoderLayer, EncoderStack
 from .hooks import HookPoint, name_hooks, observed
 from .attention import POSITIONAL, option_problems, resolve_kind
 from .lags import LagEmbedding, rescale_forecast
+from .revin import RevIN
 from .row_edits import editing
 from .variants import forward_variants
 
@@ -123,6 +124,7 @@ class Informer(nn.Module):
                          c.d_model, c.d_ff, c.dropout, c.activation)
             for _ in range(c.d_layers)], c.d_model, c.final_norm)
         self.projection = nn.Linear(c.d_model, c.c_out)
+        self.revin = RevIN(c.enc_in) if c.revin else None  # reversible instance normalisation (model/revin.py)
         # Hook sites "enc_embedding" / "dec_embedding": the embedded inputs [B, L, d_model] (recorded or patched).
         self.hook_enc_embedding = HookPoint("enc_embedding")
         self.hook_dec_embedding = HookPoint("dec_embedding")
@@ -216,11 +218,23 @@ class Informer(nn.Module):
                 mean = head_mask.means[module.index] if head_mask.means is not None else None
             return {"gate": gate, "mean": mean, "generator": generator, "kind": attention}
 
-        embedded = self.hook_enc_embedding(self.enc_embedding(batch.x_enc, batch.mark_enc))  # [B, L, d_model]
+        inputs, statistics = self.normalise(batch)
+        embedded = self.hook_enc_embedding(self.enc_embedding(inputs.x_enc, inputs.mark_enc))  # [B, L, d_model]
         memory = self.encoder(embedded, layer_args)  # [B, L', d_model]
-        x = self.decoder(self.hook_dec_embedding(self.embed_decoder(batch)), memory, layer_args,
+        x = self.decoder(self.hook_dec_embedding(self.embed_decoder(inputs)), memory, layer_args,
                          self.forecast_rows_only(head_mask, attention))  # [B, L_dec or pred_len, d_model]
-        return self.rescale(self.projection(x[:, -self.config.pred_len:]), batch)  # [B, pred_len, c_out]
+        return self.rescale(self.projection(x[:, -self.config.pred_len:]), batch, statistics)  # [B, pred_len, c_out]
+
+    def normalise(self, batch: Batch) -> tuple[Batch, tuple[torch.Tensor, torch.Tensor] | None]:
+        """The batch the embeddings read and RevIN's (μ, σ) of each window (config.revin); else (batch, None).
+        x_dec: its label_len known rows normalised as x_enc, then pred_len zeros."""
+        if self.revin is None:
+            return batch, None
+        mean, std = self.revin.statistics(batch.x_enc)
+        L = self.config.label_len
+        x_dec = torch.cat([self.revin.normalise(batch.x_dec[:, :L], mean, std), torch.zeros_like(batch.x_dec[:, L:])],
+                          dim=1)
+        return Batch(self.revin.normalise(batch.x_enc, mean, std), batch.mark_enc, x_dec, batch.mark_dec), (mean, std)
 
     def forecast_rows_only(self, head_mask: HeadMask | None, attention) -> int | None:
         """pred_len when the decoder may drop the label rows after its last self-attention (Decoder.forward): the
@@ -239,7 +253,10 @@ class Informer(nn.Module):
             return self.dec_embedding(batch.x_dec, batch.mark_dec, batch.x_enc)
         return self.dec_embedding(batch.x_dec, batch.mark_dec)
 
-    def rescale(self, forecast: torch.Tensor, batch: Batch) -> torch.Tensor:
-        """Undo the per-window scaling (config.instance_scaling; identity by default). [n·B, pred_len, c_out]."""
+    def rescale(self, forecast: torch.Tensor, batch: Batch, statistics=None) -> torch.Tensor:
+        """Undo the per-window scaling (RevIN's with its `statistics`, or config.instance_scaling; identity by
+        default). [n·B, pred_len, c_out]."""
+        if statistics is not None:
+            return self.revin.denormalise(forecast, *statistics)
         c = self.config
         return rescale_forecast(forecast, batch.x_enc, c.history_len, c.instance_scaling)

@@ -93,7 +93,8 @@ def forward_variants(model, batch, gates: torch.Tensor, means, *, generator, att
     rows = VariantRows(gates, means, batch.x_enc.shape[0])
     args = {"generator": generator, "kind": attention}
 
-    embedded = model.hook_enc_embedding(model.enc_embedding(batch.x_enc, batch.mark_enc))
+    inputs, statistics = model.normalise(batch)
+    embedded = model.hook_enc_embedding(model.enc_embedding(inputs.x_enc, inputs.mark_enc))
     outputs = []
     for r, replica in enumerate(model.encoder.replicas):
         x, g = model.encoder.replica_input(embedded, r), rows.start()
@@ -110,7 +111,7 @@ def forward_variants(model, batch, gates: torch.Tensor, means, *, generator, att
         memory = torch.cat([rows.take(memory, parent_mem), rows.take(x, parent_x)], dim=1)
     memory = model.encoder.hook_out(memory)
 
-    y, g = model.hook_dec_embedding(model.embed_decoder(batch)), rows.start()
+    y, g = model.hook_dec_embedding(model.embed_decoder(inputs)), rows.start()
     last = len(model.decoder.layers) - 1
     for i, layer in enumerate(model.decoder.layers):
         attended, g, parent = rows.attend(layer.self_attention, y, g, y, g, **args)
@@ -123,4 +124,4 @@ def forward_variants(model, batch, gates: torch.Tensor, means, *, generator, att
         attended, g, parent = rows.attend(layer.cross_attention, y, g, memory, g_mem, **args)
         y = layer.feed_forward(layer.add_cross_attention(rows.take(y, parent), attended))
     out = model.projection(model.decoder.norm(y))[:, -model.config.pred_len:]
-    return model.rescale(rows.finish(out, g), batch)
+    return model.rescale(rows.finish(out, g), batch, statistics)

@@ -25,11 +25,27 @@ from model.config import ATTENTION_KINDS
 
 ANALYSES = ("errors", "sweep", "importance", "agreement", "roles")
 # grid key → (where it goes, its type): the train options a study may vary
+def on_off(text: str) -> bool:
+    """'on' / 'off' (also true / false, yes / no, 1 / 0) → bool."""
+    value = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False,
+             "0": False}.get(str(text).strip().lower())
+    if value is None:
+        raise ValueError(text)
+    return value
+
+
+on_off.__name__ = "on/off"
+
+
+def _shown(value) -> str:
+    """A grid value in a run's name: on / off for a switch."""
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
 GRID_KEYS = {"attention": ("size", str), "factor": ("size", int), "d_model": ("size", int), "n_heads": ("size", int),
              "d_ff": ("size", int), "e_layers": ("size", str), "d_layers": ("size", int), "dropout": ("size", float),
              "seq_len": ("spec", int), "label_len": ("spec", int), "pred_len": ("spec", int),
              "features": ("spec", str), "learning_rate": ("train", float), "batch_size": ("train", int),
-             "epochs": ("train", int)}
+             "epochs": ("train", int), "revin": ("size", on_off)}
 MAX_RUNS = 2000  # status.json, the run table and the Studies screen are measured at 200 runs
 
 
@@ -156,7 +172,7 @@ class StudyPlan:
                 else:
                     train = replace(train, **{key: value})
             for seed in self.seeds:
-                name = "-".join([f"seed{seed}"] + [f"{k}={v}" for k, v in setting.items()])
+                name = "-".join([f"seed{seed}"] + [f"{k}={_shown(v)}" for k, v in setting.items()])
                 out.append(RunSpec(name, seed, setting, spec, size, replace(train, seed=seed)))
         return out
 

@@ -33,7 +33,8 @@ def config_rows(config, schema) -> list[tuple[str, str]]:
         ("size", f"d_model {config.d_model} · {config.n_heads} heads (D={config.head_dim}) · d_ff {config.d_ff}"),
         ("layers", f"encoder {encoder}{' + distil' if config.distil else ''} · decoder {config.d_layers}"),
         ("attention", f"{attention} · factor {config.factor}"),
-        ("columns", f"{config.enc_in} in → {config.c_out} out"),
+        ("columns", f"{config.enc_in} in → {config.c_out} out"
+                    + (" · RevIN (each window at its own level)" if getattr(config, "revin", False) else "")),
     ]
 
 

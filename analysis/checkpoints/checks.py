@@ -51,7 +51,7 @@ CHOICES = {"activation": ("gelu", "relu"), "encoder_attention": ATTENTION_KINDS,
            "decoder_attention": ATTENTION_KINDS, "cross_attention": ATTENTION_KINDS, "mean_divisor": ("U", "L_K"),
            "decoder_lazy": ("cummean", "cumsum"), "mix_sites": ("decoder_self", "all"),
            "active_counts": ("paper", "hf"), "embedding": ("conv", "lags"), "instance_scaling": ("none", "mean", "std")}
-BOOLS = ("distil", "causal_sampling", "mix", "mark_bias", "value_bias", "single_head_union", "final_norm")
+BOOLS = ("distil", "causal_sampling", "mix", "mark_bias", "value_bias", "single_head_union", "final_norm", "revin")
 MAX_LAGS, MAX_LAG = 256, 100_000  # embedding="lags": how many lags, and how far back
 MAX_REPLICAS, MAX_REPLICA_LAYERS = 8, 16
 REQUIRED_FIELDS = ("enc_in", "dec_in", "c_out")  # the others have defaults (older checkpoints may lack new ones)
@@ -265,6 +265,8 @@ def state_shapes(config: InformerConfig) -> dict[str, tuple[int, ...]]:
     if c.final_norm:
         norm("decoder.norm")
     linear("projection", d, c.c_out)
+    if c.revin:  # model/revin.py: γ and β, one a channel
+        shapes["revin.weight"] = shapes["revin.bias"] = (c.enc_in,)
     return shapes
 
 

@@ -23,7 +23,7 @@ import torch
 from model import Informer, key_generator
 
 from analysis.compare.baselines import LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast, split_histories
-from analysis.data import PreparedData, seasonal_period
+from analysis.data import PreparedData, range_departure, seasonal_period
 from analysis.intervals import overlap_span, window_means
 from analysis.learning.windows import WindowDataset, collate
 
@@ -60,6 +60,7 @@ class BaselineCheck:
     worse: tuple[str, ...]
     not_better: tuple[str, ...]
     notes: tuple[str, ...]
+    suggestion: str | None = None  # what might help when the model loses (a trending series without RevIN)
 
     def _delta(self, name: str) -> str:
         row = self.table.set_index("name").loc[name]
@@ -80,7 +81,7 @@ class BaselineCheck:
             if names:
                 parts.append(f"{word} " + " and ".join(f"{BASELINES[n]} ({self._delta(n)})" for n in names))
         return (f"This model is {'; '.join(parts)} on {self.describe_windows()}: what its heads, queries and inputs "
-                "do may explain little.")
+                "do may explain little." + (f" {self.suggestion}" if self.suggestion else ""))
 
     def describe_windows(self) -> str:
         every = f", one in {self.stride}" if self.stride > 1 else ""
@@ -103,7 +104,7 @@ class BaselineCheck:
         return {"table": self.table.to_dict(orient="records"), "windows": self.windows,
                 "total_windows": self.total_windows, "stride": self.stride, "span": self.span, "split": self.split,
                 "seed": self.seed, "worse": list(self.worse), "not_better": list(self.not_better),
-                "warning": self.warning(), "notes": list(self.notes)}
+                "warning": self.warning(), "notes": list(self.notes), "suggestion": self.suggestion}
 
 
 @torch.no_grad()
@@ -181,8 +182,20 @@ def check_against_baselines(model: Informer, prepared: PreparedData, *, split: s
     reason = next((r for r in means.reasons()[k:] if r), "")
     if reason:
         notes.append(f"{reason}: the verdict reads the point estimates")
+    suggestion = trend_suggestion(model, prepared, split) if "seasonal_naive" in not_better else None
     return BaselineCheck(table, len(windows), total, stride, span, split, seed, tuple(worse), tuple(not_better),
-                         tuple(notes))
+                         tuple(notes), suggestion)
+
+
+def trend_suggestion(model: Informer, prepared: PreparedData, split: str) -> str | None:
+    """For a model that loses to seasonal naive: reversible instance normalisation, when `split` leaves the train
+    range and the model was trained without it; else None."""
+    departure = range_departure(prepared, split)
+    if not departure.left or getattr(model.config, "revin", False):
+        return None
+    return (f"{departure.describe()[0].upper()}{departure.describe()[1:]}; the train split's scaler maps it outside "
+            "every value the model saw. Reversible instance normalisation reads each window at its own level: "
+            "train with --revin (in the app: RevIN in the Train form).")
 
 
 __all__ = ["BASELINES", "BaselineCheck", "MAX_WINDOWS", "ROWS", "baseline_forecasts", "check_against_baselines",

@@ -21,6 +21,7 @@ columns, F = n_marks time features.
 """
 from __future__ import annotations
 
+from .drift import RangeDeparture, column_departure, range_departure
 from .budget import MIN_STEPS_PER_EPOCH, Fit, WindowBudget, fitting_sizes, suggest_sizes, window_budget
 from .calendar import n_time_features, seasonal_period, seasonal_periods, time_feature_names, time_features
 from .frequency import describe_frequency, fit_frequency, future_timestamps, infer_frequency
@@ -31,7 +32,7 @@ from .scaling import Scaler, fit_scaler
 from .splits import (ETT_COLUMNS, ETT_HOURLY_BORDERS, ETT_STEPS_PER_HOUR, SPLITS, DataSpec, Features, PreparedData,
                      Split, column_layout, ett_steps_per_hour, prepare, split_borders)
 
-__all__ = ["MIN_STEPS_PER_EPOCH", "Fit", "WindowBudget", "fitting_sizes", "LongTable", "suggest_sizes", "window_budget", "DATETIME_NAMES", "DataSpec", "FILLS", "ReadOptions", "RepairReport", "describe_frequency", "empty_report",
+__all__ = ["RangeDeparture", "column_departure", "range_departure", "MIN_STEPS_PER_EPOCH", "Fit", "WindowBudget", "fitting_sizes", "LongTable", "suggest_sizes", "window_budget", "DATETIME_NAMES", "DataSpec", "FILLS", "ReadOptions", "RepairReport", "describe_frequency", "empty_report",
            "fit_frequency", "SeriesError", "SeriesInfo", "describe_series", "ETT_COLUMNS", "ETT_HOURLY_BORDERS", "ETT_STEPS_PER_HOUR", "Features",
            "PreparedData", "SPLITS", "Scaler", "SeriesFrame", "Source", "Split", "column_layout", "ett_steps_per_hour",
            "fit_scaler", "future_timestamps", "infer_frequency", "load_csv", "n_time_features", "prepare",

@@ -29,6 +29,7 @@ class ModelSize:
     decoder_attention: str = "prob"
     cross_attention: str = "full"
     attention_options: dict = field(default_factory=dict)  # by site type: the kinds' parameters (model/attention)
+    revin: bool = False  # reversible instance normalisation (model/revin.py): for series whose level trends
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)

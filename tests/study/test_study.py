@@ -44,6 +44,11 @@ def test_seeds_and_grid_are_parsed_and_named():
             parse_seeds(bad)
     with pytest.raises(ConfigError, match="cannot vary 'colour'"):
         parse_grid(["colour=red"])
+    switched = plan(grid=parse_grid(["revin=off,on"])).runs()  # reversible instance normalisation, a switch
+    assert [r.name for r in switched] == ["seed0-revin=off", "seed1-revin=off", "seed0-revin=on", "seed1-revin=on"]
+    assert [r.size.revin for r in switched] == [False, False, True, True]
+    with pytest.raises(ConfigError, match="revin takes on/off values"):
+        parse_grid(["revin=maybe"])
 
 
 def test_a_huge_seed_range_is_refused_from_its_count_at_once():

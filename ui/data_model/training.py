@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.data import DataSpec, Fit, describe_frequency, ett_steps_per_hour, fitting_sizes, window_budget
+from analysis.data import DataSpec, Fit, column_departure, describe_frequency, ett_steps_per_hour, fitting_sizes, \
+    window_budget
 from analysis.errors import InformerLabError
 from analysis.outputs import OutputError, check_folder_target, describe_os_error
 from analysis.learning.attention_options import ATTENTION_KINDS, describe_parameters, parse_attention_options, \
@@ -63,6 +64,18 @@ def _interval_notes(frame) -> list[str]:
         return []
     spec = DataSpec(frame.columns[-1], "M", int(seq), min(int(seq), max(1, int(label or 1))), int(pred))
     return window_budget(frame.n_rows, spec, int(batch), ett_steps_per_hour=ett_steps_per_hour(frame)).notes
+
+
+def _trend_hint(frame) -> str | None:
+    """A sentence when the chosen target's test rows leave its train range (before any model is trained)."""
+    target = st.session_state.get("train_target")
+    target = target if target in frame.columns else frame.columns[-1]
+    seq = int(st.session_state.get("train_seq") or PAPER[0])
+    departure = column_departure(frame.values[target].to_numpy(), seq)
+    if not departure.left:
+        return None
+    return (f"{target}: {departure.describe()}. A model trained without RevIN reads those windows at levels it never "
+            "saw; RevIN reads each window at its own level.")
 
 
 def follow_length(data: state.ActiveData) -> None:
@@ -213,6 +226,13 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
                                     key="train_minutes", persist_state="session",
                                     help="Training and validation end within it; the schedule decays in time too.")
         train_seed = c[6].number_input("seed", 0, 2**31 - 1, 0, key="train_seed", persist_state="session")
+        revin = st.checkbox("RevIN: reversible instance normalisation", key="train_revin", persist_state="session",
+                            help="Each window standardised by its own mean and deviation, the forecast mapped back "
+                                 "(Kim et al. 2022): for a series whose level trends out of the train split's "
+                                 "range. Recorded in the checkpoint.")
+        hint = _trend_hint(frame)
+        if hint:
+            st.caption(f":material/trending_up: {hint}")
         submitted = st.form_submit_button("Train", type="primary", disabled=running or off)
 
     if not submitted or running or off:
@@ -223,7 +243,7 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
         size = ModelSize(d_model=int(d_model), n_heads=int(n_heads), e_layers=tables.parse_e_layers(e_layers),
                          d_layers=int(d_layers), d_ff=int(d_ff), factor=int(factor),
                          encoder_attention=attention, decoder_attention=attention, cross_attention=cross,
-                         attention_options=_attention_options(option_text, attention, cross))
+                         attention_options=_attention_options(option_text, attention, cross), revin=bool(revin))
         train_settings = TrainSettings(epochs=int(epochs), batch_size=int(batch_size),
                                        learning_rate=float(learning_rate), seed=int(train_seed),
                                        max_steps_per_epoch=int(max_steps) or None, schedule=schedule,

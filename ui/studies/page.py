@@ -48,7 +48,11 @@ def _start_form() -> None:
         pred = c[2].number_input("pred_len", 1, 2048, 24, key="st_pred")
         d_model = c[3].number_input("d_model", 4, 1024, 64, step=4, key="st_d_model")
         steps = c[4].number_input("max steps per epoch", 1, 100000, 100, key="st_steps")
-        grid = st.text_input("Grid (optional)", placeholder="attention=prob,full factor=3,5", key="st_grid")
+        grid = st.text_input("Grid (optional)", placeholder="attention=prob,full factor=3,5 revin=off,on",
+                             key="st_grid")
+        revin = st.checkbox("RevIN: reversible instance normalisation", key="st_revin",
+                            help="Every run standardises each window by its own statistics (Kim et al. 2022); "
+                                 "to compare, leave this off and vary it in the grid: revin=off,on")
         windows = st.number_input("Windows per analysis", 32, 100000, 512, key="st_windows")
         go = st.form_submit_button(f"Start the study on {frame.name}", type="primary", icon=":material/play_arrow:")
     if go:
@@ -57,7 +61,8 @@ def _start_form() -> None:
             process = launch.start(name, frame.name, state.data_bytes(data.ref), data.ref.options,
                                    ["--target", target, "--seq-len", str(seq), "--label-len", str(label),
                                     "--pred-len", str(pred), "--d-model", str(d_model), "--epochs", str(epochs),
-                                    "--max-steps", str(steps), "--learning-rate", "0.001"],
+                                    "--max-steps", str(steps), "--learning-rate", "0.001"]
+                                   + (["--revin"] if revin else []),
                                    seeds, grid.split(), ["errors", "sweep", "importance", "agreement", "roles"],
                                    int(windows))
         except (InformerLabError, OSError) as err:

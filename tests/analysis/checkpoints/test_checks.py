@@ -22,6 +22,7 @@ CONFIGS = [
     tiny_config(e_layers=(3, 2, 1), d_layers=2, distil=True),
     tiny_config(e_layers=(3,), distil=False, mark_bias=False, n_marks=5),
     tiny_config(enc_in=7, dec_in=5, c_out=2, d_model=12, n_heads=3, d_ff=20),
+    tiny_config(enc_in=5, dec_in=5, c_out=1, revin=True),  # reversible instance normalisation's γ and β
     InformerConfig(enc_in=7, dec_in=7, c_out=7),  # the paper's defaults: d_model 512, 8 heads, d_ff 2048
     # imported models: Time-Series-Library's quirks, Hugging Face's lag embedding without closing norms
     tiny_config(value_bias=False, mark_bias=False, distil_padding=2, mix=True, mix_sites="all",

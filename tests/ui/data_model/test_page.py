@@ -221,3 +221,25 @@ def test_a_wrong_attention_parameter_is_named_and_nothing_starts(open_app, kind,
     assert not at.exception
     assert any(message in e for e in errors(at)), errors(at)
     assert state.JOB_KEY not in at.session_state
+
+
+def test_a_trending_upload_hears_of_revin_and_the_form_trains_with_it(open_app, runs_dir):
+    import json
+    t = np.arange(1200.0)
+    hours = pd.date_range("2021-01-01", periods=len(t), freq="h")
+    trend = pd.DataFrame({"date": hours.strftime("%Y-%m-%d %H:%M:%S"), "price": 50 + t / 10 + np.sin(t / 4)})
+    at = _upload_csv(open_app(), "price.csv", csv_bytes(trend))
+    hint = [c.value for c in at.caption if "RevIN reads each window at its own level" in c.value]
+    assert hint and "price: the test split's target leaves the train range: 100% of its rows above" in hint[0]
+    _tiny_form(at, epochs=1, max_steps=2)
+    at.checkbox(key="train_revin").check()
+    at.text_input(key="train_name").set_value("levelled")
+    _submit(at)
+    assert not at.exception and not errors(at)
+    job = at.session_state[state.JOB_KEY]
+    assert job.wait(timeout=180) and job.status == "done", job.error
+    assert json.loads((runs_dir / "levelled" / "config.json").read_text())["revin"] is True
+    at.run()
+    assert "RevIN (each window at its own level)" in sidebar_text(at)
+    at = _upload_csv(open_app(), "flat.csv", csv_bytes(trend.assign(price=np.sin(t / 4))))
+    assert not [c for c in at.caption if "RevIN reads" in c.value]  # a stationary series: no hint
