@@ -256,13 +256,14 @@ def _finish(plan: StudyPlan, out: Path, runs, status: StudyStatus, stopped: bool
         elif current == "done" or current in ("training", "analysing", "queued"):
             status.update(run.name, state="stopped" if stopped else "missing",
                           error="" if stopped else "its files are not complete on the driver's disk")
-    status.state = "stopped" if stopped else "finished"
-    status.write(force=True, moved_bytes=moved)
     disk.write_bytes(out / "runs.csv", disk.csv_bytes(pd.DataFrame(list(status.runs.values()))))
     notes = join_tables(out, runs, plan.analyses)
     for note in notes:
         say(f"note: {note}")
     findings = summarise(out)
+    # Finished only once the findings are on disk: a screen that sees "finished" stops polling and reads them.
+    status.state = "stopped" if stopped else "finished"
+    status.write(force=True, moved_bytes=moved)
     counts = status.counts()
     failed = [s["run"] for s in status.runs.values() if s["state"] in ("failed", "missing")]
     say(f"study {out}: {counts['done']} of {len(runs)} runs done on this disk"

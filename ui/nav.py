@@ -33,10 +33,18 @@ def _page(screen: str, title: str, icon: str, url_path: str, *, default: bool = 
     return st.Page(UI_DIR / screen / "page.py", title=title, icon=icon, url_path=url_path, default=default)
 
 
+def _alias(page: st.Page, url_path: str) -> st.Page:
+    """A hidden page at `url_path` that opens `page`. The default page lives at "/" whatever its url_path says,
+    so that /data-model, typed or bookmarked, would first show Streamlit's "Page not found" dialog."""
+    return st.Page(lambda: st.switch_page(page), title=page.title, url_path=url_path, visibility="hidden")
+
+
 def pages() -> dict[str, list[st.Page]]:
+    home = _page("data_model", "Data & model", ":material/dataset:", "home", default=True)
     return {
         "Model": [
-            _page("data_model", "Data & model", ":material/dataset:", "data-model", default=True),
+            home,
+            _alias(home, "data-model"),
             _page("forecast", "Forecast", ":material/trending_up:", "forecast"),
             _page("compare", "Compare", ":material/compare_arrows:", "compare"),
         ],

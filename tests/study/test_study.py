@@ -64,12 +64,22 @@ def test_a_huge_seed_range_is_refused_from_its_count_at_once():
     assert peak < 10 << 20  # no list of a hundred million seeds was built (it would hold ~4 GB)
 
 
-def test_a_study_brings_every_result_home_resumes_and_isolates_a_failure(tmp_path):
+def test_a_study_brings_every_result_home_resumes_and_isolates_a_failure(tmp_path, monkeypatch):
     """d_model 18 with 4 heads cannot be built: that run fails once with its own error, the others finish."""
+    from study import runner
+
     out = tmp_path / "study"
     lines: list[str] = []
     grid = {"d_model": (16, 18)}
+    seen, summarise = [], runner.summarise
+
+    def watched(folder):  # what a screen polling status.json sees while the findings are computed
+        seen.append(json.loads((folder / "status.json").read_text())["state"])
+        return summarise(folder)
+
+    monkeypatch.setattr(runner, "summarise", watched)
     run_study(plan(grid=grid), out, SAMPLE_CSV.read_bytes(), num_cpus=2, echo=lines.append)
+    assert seen and seen[0] != "finished"  # "finished" is written once findings.json is there to read
     status = json.loads((out / "status.json").read_text())
     states = {r["run"]: r for r in status["runs"]}
     assert status["state"] == "finished" and status["counts"]["done"] == 2 and status["counts"]["failed"] == 2

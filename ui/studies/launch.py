@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import subprocess
+import threading
 import sys
 from pathlib import Path
 
@@ -49,8 +50,12 @@ def start(name: str, csv_name: str, data: bytes, options: ReadOptions, train_fla
                "--out", str(folder)]
     if grid:
         command += ["--grid", *grid]
-    log = open(folder / "study.log", "w")  # noqa: SIM115 — the child writes it until it ends
-    return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    with open(folder / "study.log", "w") as log:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    # Reaped as soon as it ends: a finished study left unwaited stays a zombie until the server exits (the page
+    # that started it may never run again).
+    threading.Thread(target=process.wait, name=f"reap-study-{process.pid}", daemon=True).start()
+    return process
 
 
 def log_tail(folder: Path, lines: int = 12) -> str:

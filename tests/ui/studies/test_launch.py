@@ -18,3 +18,19 @@ def test_reading_options_survive_the_trip_through_the_study_command():
     from analysis.data.long_tables import pick
 
     assert pick(parsed.series, ["a,b", 'say "hi"', "plain", "other"], None) == list(options.series)
+
+
+def test_a_study_process_is_reaped_when_it_ends_without_the_page_asking(tmp_path, monkeypatch):
+    """A finished study's process must not stay a zombie until the server exits (the page may never run again)."""
+    import time
+
+    from ui.studies import launch
+
+    monkeypatch.setenv("INFORMER_LAB_STUDIES", str(tmp_path))
+    process = launch.start("quick", "data.csv", b"date,y\n", ReadOptions(), ["--no-such-flag"], "0", [], ["errors"],
+                           32)  # refused at once: an unknown flag
+    deadline = time.monotonic() + 60
+    while process.returncode is None and time.monotonic() < deadline:  # set by the reaper's wait, never polled here
+        time.sleep(0.05)
+    assert process.returncode == 2
+    assert "unrecognized arguments: --no-such-flag" in (tmp_path / "quick" / "study.log").read_text()
