@@ -48,10 +48,9 @@ def run(args) -> int:
     result = self_test(checkpoint.model, prepared, frame, answer, seed=args.seed, ig_windows=args.ig_windows,
                        progress=say)
     where = write_table(result.table, args.out)
-    for r in result.table.itertuples():
-        state = {True: "pass", False: "FAIL", None: "n/a"}[r.passed]
+    for r, state in zip(result.table.itertuples(), result.results()):
         interval = "" if r.lo != r.lo else f" [{r.lo:.3g}, {r.hi:.3g}]"
-        print(f"  {r.check:<21} {state:<4} {r.figure:.3g}{interval}  ({r.criterion})")
+        print(f"  {r.check:<21} {state:<10} {r.figure:.3g}{interval}  ({r.criterion})")
     print(result.verdict())
     print(f"written to {where}")
     return 0

@@ -82,6 +82,19 @@ class SelfTest:
     def passed(self) -> bool:
         return self.learned and self.instruments_pass
 
+    def results(self) -> list[str]:
+        """Each row's word: pass, FAIL, n/a (the row does not apply), or, on a model that has not learned, "not
+        judged" for every row but `learned` (its figures are kept; a miss there says nothing of the instrument)."""
+        words = []
+        for check, passed in zip(self.table["check"], self.table["passed"]):
+            if passed is None or (isinstance(passed, float) and passed != passed):
+                words.append("n/a")
+            elif check != "learned" and not self.learned:
+                words.append("not judged")
+            else:
+                words.append("pass" if passed else "FAIL")
+        return words
+
     def verdict(self) -> str:
         if not self.learned:
             return ("FAIL: the model has not learned (test MSE over 1.5× the Bayes MSE): the instruments cannot be "

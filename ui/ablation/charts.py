@@ -34,8 +34,13 @@ def _wrap_heads(text: str, width: int = 60) -> str:
     return "<br>".join(textwrap.wrap(text.replace(";", "; "), width)) or "–"
 
 
-def _limit_line(y: float, colour: str, text: str) -> tuple[dict, dict]:
-    """A dashed horizontal line and its label at the top left of the line (as add_hline's annotation_text)."""
+def _limit_line(y: float, colour: str, text: str, *, above_plot: bool = False) -> tuple[dict, dict]:
+    """A dashed horizontal line and its label: at the top left of the line (as add_hline's annotation_text), or, for
+    bars and boxes that the label would cover, above the plot under the title ("- - - label")."""
+    if above_plot:
+        return (hline(y, colour, dash="dash"),
+                dict(text=f"<span style='color:{colour}'>- - -</span> {text}", x=0, xref="paper", y=1.0,
+                     yref="paper", xanchor="left", yanchor="bottom", showarrow=False, yshift=4))
     return (hline(y, colour, dash="dash"),
             dict(text=text, x=0, xref="x domain", y=y, yref="y", xanchor="left", yanchor="bottom", showarrow=False))
 
@@ -64,8 +69,9 @@ def sweep_bars(table: pd.DataFrame, limit: float, title: str, top: int = 24) -> 
                   customdata=np.stack([rows["delta_mse_lo"], rows["delta_mse_hi"]], axis=1),
                   hovertemplate="%{x}: ΔMSE %{y:+.4g}<br>95 % interval [%{customdata[0]:+.4g}, "
                                 "%{customdata[1]:+.4g}]<extra></extra>")
-    line, note = _limit_line(limit, BETTER, "5 % of the baseline: removable when shown below it (BH)")
-    return go.Figure([bars], layout(title, 400, legend=False, shapes=[ZERO, line], annotations=[note],
+    line, note = _limit_line(limit, BETTER, "5 % of the baseline: removable when shown below it (BH)",
+                             above_plot=True)
+    return go.Figure([bars], layout(title, 400, legend=False, top=72, shapes=[ZERO, line], annotations=[note],
                                     **_axes("head (largest ΔMSE first)", "ΔMSE")))
 
 
@@ -107,8 +113,9 @@ def random_boxes(draws: pd.DataFrame, title: str) -> go.Figure:
                             pointpos=0, marker=dict(size=5, opacity=0.7), line=dict(color=BASELINE),
                             customdata=[[r, _wrap_heads(m)] for r, m in zip(part["repeat"], part["masked_heads"])],
                             hovertemplate="draw %{customdata[0]}: ΔMSE %{y:+.4g}<br>%{customdata[1]}<extra></extra>"))
-    line, note = _limit_line(NEGLIGIBLE * float(draws["baseline_mse"].iloc[0]), BETTER, "5 % of baseline MSE")
-    return go.Figure(boxes, layout(title, 420, legend=False, shapes=[ZERO, line], annotations=[note],
+    line, note = _limit_line(NEGLIGIBLE * float(draws["baseline_mse"].iloc[0]), BETTER, "5 % of baseline MSE",
+                             above_plot=True)
+    return go.Figure(boxes, layout(title, 420, legend=False, top=72, shapes=[ZERO, line], annotations=[note],
                                    **_axes("k: share of all heads removed at random", "ΔMSE")))
 
 

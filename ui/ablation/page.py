@@ -153,10 +153,11 @@ with tabs[0]:
         listed = lists.table
         known = lists.tested > 0
         no_interval = "" if known else str(listed["interval"].iloc[0])
-        m = st.columns(4)
+        m = st.columns([1, 1.3, 1, 1])
         m[0].metric("Baseline MSE (all heads on)", f"{baseline_mse:.4g}")
-        m[1].metric(f"Most harmful removal: {head_name(worst['site'], worst['head'])}", f"{worst['delta_mse']:+.4g}",
-                    delta=f"{worst['delta_mse_pct']:+.1f} % of baseline", delta_color="inverse",
+        m[1].metric("Most harmful removal", f"{worst['delta_mse']:+.4g}",  # the head in the delta: a label truncates
+                    delta=f"{head_name(worst['site'], worst['head'])}: {worst['delta_mse_pct']:+.1f} % of baseline",
+                    delta_color="inverse",
                     help=f"95 % interval [{worst['delta_mse_lo']:+.4g}, {worst['delta_mse_hi']:+.4g}]" if known else
                     f"No interval: {no_interval}.")
         m[2].metric("Important (BH, q 0.05)", f"{int(listed['important'].sum())} of {len(heads)}" if known else "n/a",

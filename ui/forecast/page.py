@@ -167,18 +167,19 @@ def _paired_sentence(row: pd.Series, first: str) -> str:
 
 
 def _verdict(naive: pd.Series) -> tuple[str, str]:
-    """The verb, and its evidence, that the paired interval of ΔMSE = naive − model allows (positive: the model
-    is better)."""
-    lo, hi, d = naive["delta_mse_lo"], naive["delta_mse_hi"], naive["delta_mse"]
+    """The verb, and its evidence, that the paired interval allows. The table's delta_mse is naive − model; the
+    sentence says model − naive, as the metrics above it do (negative: the model is better)."""
+    lo, hi, d = -naive["delta_mse_hi"], -naive["delta_mse_lo"], -naive["delta_mse"]  # model − naive
     if pd.isna(lo) or pd.isna(hi):
-        return ("beats" if d > 0 else "does not beat"), \
-            f"ΔMSE {d:+.4f} by the point estimate alone ({naive.get('delta_interval') or 'no interval'})"
-    evidence = f"ΔMSE (naive − model) {d:+.4f}, 95 % interval [{lo:+.4f}, {hi:+.4f}]"
+        return ("beats" if d < 0 else "does not beat"), \
+            f"ΔMSE (model − naive) {d:+.4f} by the point estimate alone ({naive.get('delta_interval') or 'no interval'})"
+    evidence = f"ΔMSE (model − naive) {d:+.4f}, 95 % interval [{lo:+.4f}, {hi:+.4f}]"
     sign = interval_sign(lo, hi, naive["mse"])
-    if sign == 1:
-        return "beats", evidence
     if sign == -1:
+        return "beats", evidence
+    if sign == 1:
         return "is beaten by", evidence
     return "cannot be told apart from", evidence + ", across 0"
+
 
 test_error_section()

@@ -8,7 +8,6 @@ import pandas as pd
 from analysis.heads.faithfulness import Faithfulness
 from analysis.planted.selftest import SelfTest
 
-RESULT = {True: "pass", False: "FAIL", None: "n/a"}
 ROLE = {"learned": "the model", "instrument": "instrument", "model": "this model",
         "agreement": "two instruments"}
 
@@ -20,7 +19,7 @@ def interval(lo: float, hi: float, digits: int = 3) -> str:
 def self_test_table(result: SelfTest) -> pd.DataFrame:
     t = result.table
     return pd.DataFrame({
-        "check": t["check"], "result": [RESULT[p] for p in t["passed"]],
+        "check": t["check"], "result": result.results(),
         "figure": t["figure"].map(lambda v: "—" if math.isnan(v) else f"{v:.3g}"),
         "95 % interval": [interval(lo, hi) for lo, hi in zip(t["lo"], t["hi"])],
         "criterion": t["criterion"], "a failure speaks of": [ROLE[r] for r in t["role"]],

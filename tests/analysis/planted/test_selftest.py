@@ -65,6 +65,9 @@ def test_the_self_test_fails_on_an_untrained_model(planted):
     assert not test.passed and test.verdict().startswith("FAIL: the model has not learned")
     assert rows.loc["learned", "figure"] > 3  # an untrained model is far from Bayes
     assert not rows.loc["ig_top", "passed"]  # and its attributions do not find the planted lag
+    words = dict(zip(test.table["check"], test.results()))  # but no instrument is said to fail on such a model
+    assert words["learned"] == "FAIL" and words["ig_top"] == "not judged"
+    assert set(words.values()) <= {"FAIL", "not judged", "n/a"} and list(words.values()).count("FAIL") == 1
 
 
 def test_the_self_test_catches_integrated_gradients_with_input_and_baseline_swapped(planted):

@@ -49,11 +49,12 @@ def test_better_than_naive_says_what_the_paired_interval_allows(open_app, tiny_t
     if np.isnan(best["delta_mse_lo"]):  # no honest interval: the point estimate, said to be one, and why
         word = "beats" if best["delta_mse"] > 0 else "does not beat"
         assert "by the point estimate alone (no interval:" in caption
+        assert f"ΔMSE (model − naive) {-best['delta_mse']:+.4f}" in caption  # the sign the metrics above use
     else:
         assert best["delta_mse_lo"] <= best["delta_mse"] <= best["delta_mse_hi"]
         word = "beats" if best["delta_mse_lo"] > 0 else "is beaten by" if best["delta_mse_hi"] < 0 else \
             "cannot be told apart from"
-        assert f"[{best['delta_mse_lo']:+.4f}, {best['delta_mse_hi']:+.4f}]" in caption
+        assert f"[{-best['delta_mse_hi']:+.4f}, {-best['delta_mse_lo']:+.4f}]" in caption  # model − naive
     assert f"the model {word} the best naive" in caption
     ours = errors[errors["model"] == "informer"].iloc[0]
     if np.isnan(ours["mse_lo"]):
