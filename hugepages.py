@@ -4,7 +4,7 @@ workers and the benchmarks that speak for them.
 The first write to each 4 KB page of fresh memory is a page fault, and on the reference machine (2-core AMD EPYC VM)
 those faults were most of the cost of making a large tensor: a fresh 64 MiB tensor filled once took 34-38 ms, the same
 writes to memory already touched 5.7 ms. With torch's `THP_MEM_ALLOC_ENABLE=1` its CPU allocator aligns tensors of 2 MB
-or more to 2 MB and asks the kernel for huge pages (madvise MADV_HUGEPAGE): 7 ms (issue 23). ProbSparse at L = 8192,
+or more to 2 MB and asks the kernel for huge pages (madvise MADV_HUGEPAGE): 7 ms. ProbSparse at L = 8192,
 whose output is such a tensor, took 158-181 ms on one thread against 199 without (benchmarks/attention.py); the
 Compare page's 512 windows at seq_len 1440 spent 1.7 s of system time against 4.0, their wall time within the noise.
 

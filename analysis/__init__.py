@@ -7,7 +7,7 @@ attribution, attention variants), planted/ (series with a known answer, the self
 full-attention counterfactual, the verdict), reports/ (the offline HTML report); errors.py, outputs.py,
 intervals.py (intervals over windows and seeds) and discoveries.py (false discoveries across heads) serve them all.
 
-Until issue 24 the modules sat side by side (`analysis.sparsity`, `analysis.checkpoint`, …). Code written against
+The modules once sat side by side (`analysis.sparsity`, `analysis.checkpoint`, …). Code written against
 those names keeps working: `FORMER` maps each onto its place, and importing a former name gives the module itself
 (one module object whichever name imported it). The project's own code uses the new names (tests/test_structure.py).
 """

@@ -14,7 +14,7 @@ screen's cached call is timed once, cold, in a child process per call so that it
   mean contexts (what "mean" ablation waits for) · query/key map (256 windows) · counterfactual · patching ·
   compare (the first 512 test windows) · single-head sweep (32 windows)
 
-The bar (issue 18): every first result under 10 s on a CPU for such a model. Last line:
+The bar: every first result under 10 s on a CPU for such a model. Last line:
 `long_inputs_seconds_max <s>` over every call and length.
 """
 from __future__ import annotations

@@ -6,7 +6,7 @@
     python benchmarks/reslice.py --checkpoint runs/mine --csv my.csv  # any checkpoint and the CSV it reads
 
 With --seq-len L, a seeded, untrained Informer (d_model 32, 4 heads, 3 encoder layers, d_ff 64, label_len L/5,
-pred_len 96: issue 23's long-input model; training is not what is timed) is built on
+pred_len 96: the long-input model; training is not what is timed) is built on
 ../shared/data/ETT/ETTm1.csv (or --csv) and copied into a temporary runs folder as `sample`. Each round starts a
 fresh server per contestant (this checkout's app.py, then each --against checkout's), uploads the CSV in one
 Chromium tab and walks every screen (tests/e2e/walk.py): each screen opened from the sidebar (kind *first*: to its

@@ -2,7 +2,7 @@
 → MaxPool(3, 2, 1), each step computed on [B, L, d_model] rows, never transposed to [B, d_model, L].
 
 The modules keep their `nn.Conv1d` / `nn.BatchNorm1d` / `nn.ELU` parameters and buffers (state dicts unchanged), but
-the CPU spent more in the layouts than in the maths (issue 23: mkldnn's convolution and its backward, a transpose
+the CPU spent more in the layouts than in the maths (mkldnn's convolution and its backward, a transpose
 copy on each side and `max_pool2d_with_indices`, 2.1 ms a call on [32, 64, 96], were ~10% of a training step):
 
 - the circular convolution is one GEMM over the k shifted copies of each row (`circular_unfold`: one `index_select`

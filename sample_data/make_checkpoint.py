@@ -33,7 +33,7 @@ DEFAULT_OUT = ROOT / "sample_data" / "checkpoint"
 SPEC = DataSpec(target="load", features="M", seq_len=96, label_len=48, pred_len=24)
 SIZE = ModelSize(d_model=64, n_heads=4, e_layers=(2,), d_layers=1, d_ff=128)
 # The schedule is pinned: the shipped weights were trained with the rate halved after the first epoch (the paper's
-# schedule), before the lab's default became a warm-up and cosine decay (issue 27). Both recipes leave this model
+# schedule), before the lab's default became a warm-up and cosine decay. Both recipes leave this model
 # worse than seasonal naive on sample.csv (cosine at 3e-3: 0.667 in 2 × 100 steps, 0.605 in 4 × 100), which every
 # analysis page says above its results.
 SETTINGS = TrainSettings(epochs=2, batch_size=32, learning_rate=1e-3, max_steps_per_epoch=100, seed=0, device="cpu",

@@ -128,7 +128,7 @@ def summarise(out: str | Path) -> dict:
 
 def _against_seasonal_naive(errors: pd.DataFrame) -> dict:
     """In how many runs the model is worse than seasonal naive (its paired ΔMSE interval above 0) or no better (the
-    interval holds 0; the point estimate without one): what those runs' heads do may explain little (issue 27)."""
+    interval holds 0; the point estimate without one): what those runs' heads do may explain little."""
     naive = errors[errors["model"] == "seasonal_naive"]
     if naive.empty:
         return {}

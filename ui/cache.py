@@ -93,6 +93,6 @@ def keep_linear_baseline(model_key: str, data_key: str, linear: LinearBaseline) 
 # The model stack (torch, pandas, plotly, the analyses) is ~250,000 Python objects that live as long as the server.
 # Streamlit runs a full garbage collection after every script run, fragment runs included (runner.postScriptGC): it
 # scanned them all each time, 0.15 s on a quiet two-core machine and ~0.45 s on a busy one, holding the GIL while the
-# browser waited for the run's last messages (every click on a long-input screen paid it; issue 23). Frozen here, once
+# browser waited for the run's last messages (every click on a long-input screen paid it). Frozen here, once
 # they are loaded, a collection scans only what was made since.
 gc.freeze()

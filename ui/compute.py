@@ -4,7 +4,7 @@ A screen's computation is a few hundred small kernels (one window: a seq_len-144
 thread). With torch's default of one thread per core, every kernel ends at a barrier that waits for the slowest
 thread; on a shared two-core machine (the browser, other users, a study) the second thread is often descheduled,
 and the barrier waits out its time slice: the same forward pass measured 7 ms on one thread and 60–790 ms on two
-while another process was busy (issue 23). One thread makes a screen's time its own work. Computations over many
+while another process was busy. One thread makes a screen's time its own work. Computations over many
 windows run their independent parts side by side in Python threads instead (`analysis.compare.comparison`), which uses
 both cores without a barrier between them.
 

@@ -1,4 +1,4 @@
-"""Above every analysis page: the model's test MSE beside seasonal naive and the linear baseline (issue 27), and a
+"""Above every analysis page: the model's test MSE beside seasonal naive and the linear baseline, and a
 plain warning when the model is not better than one of them (analysis.compare.verdict).
 
 Once per (model, data) for the whole server, in a background thread (`CheckJob`) on at most

@@ -178,7 +178,7 @@ def clickable_chart(fig: go.Figure, file_name: str, key: str, on_select: Callabl
 
     A click is plotly's click event, reported by a small component, not st.plotly_chart's point selection: a
     selection makes plotly restyle the clicked trace, which redraws every WebGL trace of the chart (0.7–0.9 s for the
-    query/key map's 12,000 points in Chromium on two cores, every click; issue 23). The chart itself is not a widget,
+    query/key map's 12,000 points in Chromium on two cores, every click). The chart itself is not a widget,
     so a click reruns only what `on_select` asks for (a fragment by its key, or the page)."""
     st.plotly_chart(fig, key=f"chart_{key}", config=PLOTLY_CONFIG)
     _chart_clicks(key=f"clicks_{key}", data={"chart": f"chart_{key}"}, on_point_change=on_select)

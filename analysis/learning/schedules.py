@@ -5,7 +5,7 @@ Schedules (TrainSettings.schedule):
     cosine    the lab's default: a linear warm-up from 10 % of the peak over the first `warmup` of the run, the peak
               held until `hold`, then a cosine decay to 1 % of the peak at the end of the run
     paper     Informer2020's "type1": the rate halved after every epoch (lr·0.5^(epoch−1)); with the paper's 1e-4 it
-              learns little in a short run (issue 27: 1.07 standardised MSE on a series whose Bayes MSE is 0.19)
+              learns little in a short run (1.07 standardised MSE on a series whose Bayes MSE is 0.19)
     constant  the rate as given
 
 "The run" is measured by progress p in [0, 1]: the larger of the steps done over the steps planned (epochs × steps

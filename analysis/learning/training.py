@@ -1,7 +1,7 @@
 """Training and evaluation: Adam, a learning-rate schedule (analysis.learning.schedules), early stopping on validation MSE,
 a time budget, seeds everywhere.
 
-The defaults learn (issue 27): a warm-up, a held peak of 3e-3 and a cosine decay over 6 epochs, stopped early when
+The defaults learn: a warm-up, a held peak of 3e-3 and a cosine decay over 6 epochs, stopped early when
 validation stops improving. The paper's recipe (1e-4 halved after every epoch) is
 `TrainSettings(schedule="paper", learning_rate=1e-4, epochs=6)` (`--schedule paper`); in a short run it learns
 little. `train` reports through a callback (the UI draws it; the CLI prints a console bar) and can be asked to stop

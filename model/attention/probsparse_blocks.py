@@ -8,12 +8,12 @@ The same mathematics as `model.attention.probsparse_attention`'s general path (Z
   gives the sum of a query's sampled dot products (no second pass); M̄ only chooses queries, so it takes no gradient;
 - the u queries with the largest M̄ get their softmax rows over every key, the others mean(V). Without autograd the
   rows are explicit, over the spent work space, with torch's fused softmax in place: at L = 8192 (B 4, H 8, D 64,
-  one thread) a call took 240 ms against 256 with the flash kernel of `scaled_dot_product_attention` (issue 23).
+  one thread) a call took 240 ms against 256 with the flash kernel of `scaled_dot_product_attention`.
 
 Without autograd the heads are done a few at a time, each chunk's part of the output its work space until it is
 written (the call needs little more than its output, as `scaled_dot_product_attention` does), its dot products small
 enough to stay in the cache. Its kernels run on one torch thread; on a call big enough, the chunks are shared between
-as many Python threads as torch had threads. Measured (issue 23): at seq_len 96 on two threads of a busy two-core
+as many Python threads as torch had threads. Measured: at seq_len 96 on two threads of a busy two-core
 machine the general path's kernels, each waiting at its barrier for a descheduled thread, took 73 ms where one thread
 takes 0.9 ms; at 8192 the dot products of 1 or 2 heads at a time took 43 ms, of all 32 at once 77 ms (the cache).
 Pure functions of their inputs; nothing but a thread pool is kept between calls.
@@ -99,7 +99,7 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
         out = Q.new_empty(BH, L_Q, D)
         M_bar = M_bar if M_bar is not None else Q.new_empty(BH, L_Q)
         # One thread, the calling one: at L = 96 (B 4, H 8, D 64) the heads split between two Python threads took
-        # 2.1-2.5 ms where one thread takes 1.3-1.7 (issue 23): each of the dozen short kernels hands the GIL over.
+        # 2.1-2.5 ms where one thread takes 1.3-1.7: each of the dozen short kernels hands the GIL over.
         with torch.no_grad(), one_torch_thread():
             small_shared_attention(q, k, v, draws[0], u, divisor, scale, out, selected, M_bar, rows, order_selected)
         return (out.view(B, H, L_Q, D), rows.view(B, H, u, L_K) if need_rows else None, selected.view(B, H, u),

@@ -42,7 +42,7 @@ def small_shared_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ke
 
     `out` is the work space (the products, then the chosen queries and their rows) until it is written: fresh memory
     costs a page fault per 4 KB on first touch, and in a process that has just freed a large tensor those were ~20% of
-    a call (issue 23).
+    a call.
     """
     c, L_Q, D = q.shape
     L_K, U = k.shape[1], keys.numel()

@@ -1,5 +1,5 @@
 """Threads for attention kernels that must not wait at barriers: on a busy two-core machine a torch kernel split
-between two threads waits for whichever the OS has descheduled (issue 23: ProbSparse at seq_len 96, 73 ms where one
+between two threads waits for whichever the OS has descheduled (ProbSparse at seq_len 96, 73 ms where one
 thread takes 0.9 ms). The kernels run on one torch thread (`one_torch_thread`); a large call shares its chunks between
 Python threads that take the next chunk nobody has taken (`run_chunks`)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where results go (issue 22): every --out checked before any work, devices and pipes written through and never
+"""Where results go: every --out checked before any work, devices and pipes written through and never
 replaced, `--out -` on standard output, one line and exit 2 for every output that cannot take the results, values of
 options and edits named, and an error after a progress bar on a line of its own. In-process `main` (as the
 subprocess runs it) to keep these quick."""

@@ -1,4 +1,4 @@
-"""Corpus cases for the forms data comes in beyond a plain wide CSV (issue 22): long tables, calendar columns,
+"""Corpus cases for the forms data comes in beyond a plain wide CSV: long tables, calendar columns,
 spreadsheets, Parquet, compressed files, decimal marks that only every cell decides, values that overflow, and
 what the reading announces. Same `Case` / `Read` / `Refused` as tests/corpus/csv_cases.py; test_corpus.py runs both.
 """

@@ -1,4 +1,4 @@
-"""Who can reach a running lab (issue 26): started as the README says, it listens on loopback only and answers
+"""Who can reach a running lab: started as the README says, it listens on loopback only and answers
 nothing to a rebound Host; served to the network on purpose, a browser without the access token sees the page that
 asks for it and nothing else, and the lab starts nothing until the token is given."""
 from __future__ import annotations

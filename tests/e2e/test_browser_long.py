@@ -2,7 +2,7 @@
 
 Branches only long inputs reach (a query/key map past its drawing limit, Compare's first 512 windows, thousands of
 windows behind a date field, the Forecast's test split behind its button) run here on every CI run: a seeded,
-untrained Informer with seq_len 1440 (issue 23's shape: d_model 32, 4 heads, 3 encoder layers; training is not what is
+untrained Informer with seq_len 1440 (the shape: d_model 32, 4 heads, 3 encoder layers; training is not what is
 tested) on a generated 15-minute series, uploaded through the Data & model page. The walk is tests/e2e/walk.py, the
 one benchmarks/reslice.py times; its timings are printed (`-s`), not asserted (a busy CI machine would fail them).
 Debian's /usr/bin/chromium, as the other browser tests.

@@ -413,7 +413,7 @@ def upload(page, csv_path, timeout: int = SLOW) -> None:
 def untrained_model(csv_path, folder, seq_len: int, *, label_len: int | None = None, pred_len: int = 96,
                     target: str | None = None) -> None:
     """A seeded, untrained Informer for `csv_path` at `seq_len` saved in `folder` (d_model 32, 4 heads, 3 encoder
-    layers, d_ff 64: the long-input model of issue 23; training is not what the walk exercises)."""
+    layers, d_ff 64: the long-input model; training is not what the walk exercises)."""
     import torch
 
     from analysis.checkpoints.folder import DataSchema, save_checkpoint

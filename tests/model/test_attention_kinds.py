@@ -1,4 +1,4 @@
-"""Every efficient attention kind against its paper's definition (issue 24):
+"""Every efficient attention kind against its paper's definition:
 
 - its allowed pattern equals a brute-force mask built cell by cell from the paper's words (loops, no shared code);
 - its output equals dense masked attention over that mask (float64, 1e-10), rows included;

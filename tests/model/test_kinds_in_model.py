@@ -1,4 +1,4 @@
-"""The efficient attention kinds inside the Informer (issue 24): trained with, swapped in with the same weights,
+"""The efficient attention kinds inside the Informer: trained with, swapped in with the same weights,
 recorded, masked, checked when they come from a checkpoint.
 
 Against the maths, not the code: a kind whose parameters allow every key is full attention, so a full-attention

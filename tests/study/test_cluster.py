@@ -1,4 +1,4 @@
-"""A study on a two-node Ray cluster whose second node cannot see the study folder (issue 21), on one machine:
+"""A study on a two-node Ray cluster whose second node cannot see the study folder, on one machine:
 
     head:    ray start --head (1 CPU), as the cluster's head; the driver runs beside it and owns the study folder
     node 2:  ray start --address … (1 CPU) inside `unshare -m` with a tmpfs mounted over the study folder's path, so

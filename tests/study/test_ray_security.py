@@ -1,4 +1,4 @@
-"""A study's local Ray is reachable only by its user (issue 26): every socket of its process tree listens on
+"""A study's local Ray is reachable only by its user: every socket of its process tree listens on
 loopback, token authentication stays on, a client without the token is refused, the token file is 0600; a study
 that joins a cluster with the wrong token stops at once with one line, not after Ray's retries.
 

@@ -1,4 +1,4 @@
-"""A study's driver killed mid-study, then stopped on request, then resumed (issue 21): no run trained twice, no
+"""A study's driver killed mid-study, then stopped on request, then resumed: no run trained twice, no
 table half-written, `--status` says where it stands at each step, and the last run ends with every run done.
 The driver runs as `python cli.py study` in a process group of the test's own; only those processes are killed."""
 from __future__ import annotations

@@ -30,7 +30,7 @@ def draw() -> None:
             training = ck.metrics.get("training") if isinstance(ck.metrics.get("training"), dict) else None
             st.caption(f"Trained with {training.get('description', '?')}; {training.get('steps', '?')} steps in "
                        f"{training.get('seconds', '?')} s." if training else
-                       "Its metrics do not record the schedule (trained before issue 27, or elsewhere).")
+                       "Its metrics do not record the schedule (trained by an earlier version of the lab, or elsewhere).")
             metrics = tables.metrics_table(ck.metrics)
             if len(metrics):
                 test = ck.metrics["test"]

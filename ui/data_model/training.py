@@ -121,7 +121,7 @@ def _guard(frame, spec: DataSpec, batch_size: int) -> bool:
 class SavingTrainJob(TrainJob):
     """A training run whose save failing on the file system (full disk, read-only) is one line, not a bug. It trains
     on one torch thread (ui.compute), as the screens compute: on a busy two-core machine a second thread made a
-    training step 19× slower (216 ms against 4,100 ms, issue 27)."""
+    training step 19× slower (216 ms against 4,100 ms)."""
 
     def work(self) -> None:
         try:

@@ -23,7 +23,7 @@ def pyramid_figure(cells: pd.DataFrame, input_stamps: Sequence[str], seq_len: in
     The cells are one heatmap on a half-step grid (a layer may sit half a step off: TSL's padding), drawn as one
     picture however many there are, and carry their own hover and clicks: each grid cell's customdata is its
     (replica, layer, position) as numbers. (Invisible WebGL markers with per-cell text used to carry them: at
-    seq_len 1440 building and serialising their text took 0.5 s of every click on the server, issue 23.)"""
+    seq_len 1440 building and serialising their text took 0.5 s of every click on the server.)"""
     traces, shapes = [], []
     n_rows = int(cells["row"].max()) + 1 + (output is not None)
     columns = 2 * seq_len + 2  # half steps from 0 to seq_len + 1

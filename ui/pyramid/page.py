@@ -114,7 +114,7 @@ lazy_csv_download(lambda: cells.drop(columns=["row", "x0"]), f"{stem}-positions"
 
 # ------------------------------------------------------------------------------------------ the details, in lazy tabs
 # Only the open tab is drawn: each plotly chart costs the browser ~0.15-0.3 s to redraw inside a Streamlit page on two
-# cores, and a window change redraws everything drawn (issue 23: with the survival, norm and rows charts all on the
+# cores, and a window change redraws everything drawn (with the survival, norm and rows charts all on the
 # page, a window change at seq_len 1440 took 1.5 s). Markdown tables, and the long per-position table only when asked
 # for (an st.dataframe grid costs the browser ~0.3 s to draw).
 def lengths_tab() -> None:

@@ -24,7 +24,7 @@ def map_figure(points: pd.DataFrame, colourings: dict[str, np.ndarray | None], t
 
     `colourings`: name → one value per point (None: queries red, keys blue), drawn first by the first; the chart's
     own buttons (`titles` name them) recolour it in the browser, with no rerun of the page and no figure sent again:
-    a recolouring sent as a new figure took 3.3 s in Chromium at 12,000 points, a restyle in place 0.6 s (issue 23)."""
+    a recolouring sent as a new figure took 3.3 s in Chromium at 12,000 points, a restyle in place 0.6 s."""
     keys, queries, chosen = traces_of(points)
     is_key = (points["kind"] == "key").to_numpy()
     styles = {name: _marker_style(values, is_key, titles[name]) for name, values in colourings.items()}

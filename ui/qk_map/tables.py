@@ -7,7 +7,7 @@ import pandas as pd
 from analysis.instruments.qk_map import QKMap, qk_map_table
 
 MAX_DRAWN = 12_000  # points drawn: a 1,200 × 620 px map shows its density with these; a browser without a GPU
-# (software WebGL) took 5.6 s to redraw 60,000 on a recolouring, 3.1 s for 20,000 (issue 23); the CSV holds every point
+# (software WebGL) took 5.6 s to redraw 60,000 on a recolouring, 3.1 s for 20,000; the CSV holds every point
 COLOURS = {"kind": "query or key", "position": "input step", "hour": "hour of day", "weekday": "day of week",
            "mbar": "sampled M̄ (queries)", "window": "window"}
 

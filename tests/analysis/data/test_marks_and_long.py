@@ -1,4 +1,4 @@
-"""Properties of the two readings issue 22 is about, over generated files:
+"""Properties of the two readings of long tables and calendar columns, over generated files:
 
 - decimal marks: any file written with either mark (with or without thousands separators, any separator) reads
   back to exactly the values written, or is refused naming --decimal; given the mark it always reads back exactly;

@@ -45,7 +45,7 @@ def test_nothing_runs_until_asked(open_app):
 
 
 def test_what_the_tab_remembers_never_starts_a_comparison(open_app, tiny_trained, monkeypatch):
-    """Issue 23: a window count chosen for another model persisted in the tab and launched a 6-minute job on opening
+    """a window count chosen for another model persisted in the tab and launched a 6-minute job on opening
     the page. Remembered settings of another model, or of this one whose result is no longer kept, show the button;
     only its click computes."""
     import analysis.compare.comparison

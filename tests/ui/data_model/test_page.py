@@ -185,7 +185,7 @@ def test_stop_keeps_the_best_weights_saves_and_adopts_the_run(open_app, runs_dir
 
 
 def test_the_form_trains_any_attention_kind_with_its_parameters(open_app, runs_dir):
-    """Issue 24: every kind and its parameters in the app, as `cli.py train --attention KIND --attention-option`."""
+    """every kind and its parameters in the app, as `cli.py train --attention KIND --attention-option`."""
     import json
     at = open_app()
     assert set(at.selectbox(key="train_attention").options) >= {"prob (ProbSparse)", "full", "logsparse", "lsh",
