@@ -8,7 +8,7 @@ For one window x_enc [seq_len, C] and channel c:
     denormalise:  y = (ŷ − β_c) / (γ_c + ε²) · σ_c + μ_c
 
 The encoder reads x̂_enc; the decoder reads the label_len known rows of x_dec normalised the same way, then pred_len
-zeros (the window's level, where without RevIN the zeros are the train split's mean). Targets are the last c_out
+zeros (the window's own mean while β = 0; without RevIN the zeros are the train split's mean). Targets are the last c_out
 inputs (`analysis.data.column_layout`), so the forecast's channel k is denormalised with input channel
 C − c_out + k. A series whose level leaves the train split's range (a trend) is then read at the level of its
 own window: the global scaler alone maps it outside every value the model saw.

@@ -75,7 +75,7 @@ class WindowBudget:
     def interval_windows(self) -> int:
         """The test windows an honest 95 % interval for a mean over them needs (they share seq_len + pred_len rows
         each with their neighbours)."""
-        return windows_needed(overlap_span(self.rows_needed, 0))
+        return windows_needed(overlap_span(self.rows_needed, 0))  # stride 1: the span is the window's rows
 
     @property
     def notes(self) -> list[str]:
@@ -146,8 +146,8 @@ def _season(freq: str | None) -> int | None:
 
 @dataclass(frozen=True)
 class Fit:
-    """Sizes that fit a series: the windows, and the batch size (smaller than the one asked for only when no
-    window leaves enough steps an epoch at it)."""
+    """Sizes that fit a series: the windows, and the batch size (smaller than the one asked for when the windows
+    need it: the batch shrinks before the windows do)."""
 
     spec: "DataSpec"
     batch_size: int
@@ -167,8 +167,8 @@ def fitting_sizes(n_rows: int, spec: "DataSpec", batch_size: int = 32, *, freq: 
     batch shrinks before the windows); else at any smaller batch; None when not even one window of 2 + 1 rows fits
     every split.
 
-    Before, a 144-row monthly series was offered windows of 2 / 1 / 2 steps at batch 32: the first windows that
-    kept batch 32. Now it is offered 24 / 12 / 12 at batch 16."""
+    A 144-row monthly series at 96 / 48 / 24 and batch 32 gets 24 / 12 / 12 at batch 16 (keeping batch 32 would
+    leave windows of 2 / 1 / 2 steps)."""
     if window_budget(n_rows, spec, batch_size, ett_steps_per_hour=ett_steps_per_hour).ok:
         return Fit(spec, batch_size)
     ett = ett_steps_per_hour

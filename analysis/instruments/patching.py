@@ -27,8 +27,8 @@ Patch points: "heads" (every head, one at a time, plus every head at once — wh
 embeddings reach every layer through the residual connections: `all_heads_distance` says how far from A it stays);
 "embeddings" (both embedded inputs from A) and "memory" (the whole encoder output and the decoder's embedded
 input from A): each carries everything the forecast depends on, so they give A exactly (a check of the machinery;
-not for a model with `instance_scaling`, whose forecast is rescaled by the window's own statistics, a path that
-bypasses every hook site).
+not for a model with `instance_scaling` or `revin`, whose forecast is rescaled by the window's own statistics, a path
+that bypasses every hook site).
 """
 from __future__ import annotations
 
