@@ -222,7 +222,10 @@ def _ig_rows(model, prepared, answer, seed, n_windows, n_steps, attribute: Attri
                                        "instrument"))
             continue
         interval = median_interval(values) if name == "ig_completeness" else mean_interval(values, span=span)
-        rows.append(row(name, "integrated gradients", interval.estimate, interval.lo, interval.hi, criterion,
+        lo, hi = interval.lo, interval.hi
+        if name != "ig_completeness":  # a share: its interval cut to [0, 1] (cutting never lowers coverage)
+            lo, hi = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
+        rows.append(row(name, "integrated gradients", interval.estimate, lo, hi, criterion,
                         bool(test(interval.estimate)), f"{pairs}; {detail}", "instrument"))
     return rows, len(windows)
 

@@ -54,6 +54,8 @@ def test_the_self_test_passes_on_a_model_that_learned(planted):
     assert np.isnan(rows.loc["topu_events", "figure"])  # no spikes planted: does not apply
     for _, r in test.table.dropna(subset=["lo"]).iterrows():
         assert r.lo <= r.figure + 1e-9 and r.figure <= r.hi + 1e-9, r.check
+        if r.check in ("ig_top", "ig_mass", "ig_sign", "ig_decoy"):  # shares: no bound outside [0, 1]
+            assert 0.0 <= r.lo and r.hi <= 1.0, r.check
 
 
 def test_the_self_test_fails_on_an_untrained_model(planted):
