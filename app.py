@@ -1,7 +1,7 @@
 """Informer Lab: `streamlit run app.py`.
 
 This file is the server: an `st.App`, which `streamlit run` detects and serves. Every browser tab runs the
-Streamlit script `informer_lab.py` (page config, navigation, the page, the sidebar).
+Streamlit script `lab.py` (page config, navigation, the page, the sidebar).
 
 It exists for two reasons. Its middleware decides who may reach the lab (ui/access.py): this machine only, unless
 the server is bound to a network on purpose, and then only with the access token. Its lifespan hook runs at server
@@ -21,4 +21,4 @@ from ui.server import lifespan  # noqa: E402
 
 keep_streamlit_offline()  # no request to another host, not even Streamlit's public-address lookup
 
-app = st.App("informer_lab.py", lifespan=lifespan, middleware=[Middleware(AccessMiddleware)])
+app = st.App("lab.py", lifespan=lifespan, middleware=[Middleware(AccessMiddleware)])

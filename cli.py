@@ -1,5 +1,8 @@
 """Informer Lab, headless: `python cli.py COMMAND ...` (train, evaluate, import, forecast, and the analyses).
 
+The same parser serves `informer-lab COMMAND ...` (informer_lab/__main__.py), which adds nothing of its own: `ui`,
+`list` and `stop` are commands here too (cli_commands/serve.py).
+
 Errors a user can cause print one line on stderr and exit with code 2; never a traceback.
 Each command lives in `cli_commands/<name>.py` as `register(subparsers)`, setting `func(args) -> int`.
 """
@@ -27,9 +30,12 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} ({self.prog} --help lists the options)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python cli.py", description=__doc__.splitlines()[0])
+def build_parser(prog: str = "python cli.py") -> argparse.ArgumentParser:
+    from informer_lab import __version__
+
+    parser = Parser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    parser.add_argument("--version", action="version", version=f"informer-lab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(cli_commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
@@ -37,8 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: list[str] | None = None, prog: str = "python cli.py") -> int:
+    parser = build_parser(prog)
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # --help, or an argument error already printed as one line

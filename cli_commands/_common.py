@@ -213,7 +213,9 @@ def training_choices(args: argparse.Namespace):
 
 
 def add_checkpoint_and_csv(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--checkpoint", required=True, type=Path, help="checkpoint folder written by `train`")
+    parser.add_argument("--checkpoint", required=True, type=Path,
+                        help="checkpoint folder written by `train`, or the name of a run in the lab's home "
+                             "(`sample` is the shipped sample model)")
     add_csv_options(parser, help="CSV with the model's columns")
     parser.add_argument("--no-baseline-check", dest="baseline_check", action="store_false",
                         help="skip the closing check of the model's test MSE against seasonal naive and the linear "
@@ -234,10 +236,24 @@ def baseline_check_note(checkpoint: Checkpoint, prepared: PreparedData) -> None:
         print(f"warning: {warning}")
 
 
+def resolve_checkpoint(path: Path) -> Path:
+    """A folder as given; a bare name that is no folder here names a run in the lab's home (informer_lab.home), and
+    `sample` the shipped sample model when the home has no run of that name."""
+    if path.exists() or len(path.parts) != 1:
+        return path
+    from informer_lab.home import ROOT, runs_dir
+
+    run = runs_dir() / path.name
+    if run.exists():
+        return run
+    shipped = ROOT / "sample_data" / "checkpoint"
+    return shipped if path.name == "sample" and shipped.is_dir() else path
+
+
 def open_checkpoint(path: Path) -> Checkpoint:
     from analysis.checkpoints.folder import load_checkpoint
 
-    return load_checkpoint(path)
+    return load_checkpoint(resolve_checkpoint(path))
 
 
 def open_checkpoint_and_data(args: argparse.Namespace) -> tuple[Checkpoint, PreparedData]:

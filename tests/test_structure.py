@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("model", "analysis", "ui", "cli_commands", "benchmarks", "study")
-TOP_MODULES = ("app", "informer_lab", "cli")
-SIZE_LIMITED = ("model", "analysis", "ui", "cli_commands", "study")
+PACKAGES = ("model", "analysis", "ui", "cli_commands", "benchmarks", "study", "informer_lab")
+TOP_MODULES = ("app", "lab", "cli", "hugepages")
+SIZE_LIMITED = ("model", "analysis", "ui", "cli_commands", "study", "informer_lab")
 MAX_LINES = 400
 
 

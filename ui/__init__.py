@@ -1,7 +1,7 @@
 """The Streamlit front end, one folder per screen (DESIGN §1): to change a screen, open `ui/<screen>/`.
 
     app.py               the server (`st.App`): its lifespan runs ui/server.py's warm-up at server start
-    informer_lab.py      the script every tab runs: page config, st.navigation(ui.nav.pages()).run(), the sidebar
+    lab.py      the script every tab runs: page config, st.navigation(ui.nav.pages()).run(), the sidebar
 
 Screens (each folder: page.py, the script, which only draws; charts.py its figures; tables.py its pure pandas
 shaping; cache.py its cached analysis calls; anything else only it uses):

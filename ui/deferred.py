@@ -10,7 +10,7 @@ So, until the model stack has loaded in this process:
 - the sidebar names the active model without loading it, and mounts `browser_ready`, a script-free
   component whose JavaScript reports back once the browser has finished the run, drawn every chart on the
   page, and had a quiet moment (at most 20 s after it mounted);
-- that report reruns the app, and `load_if_requested` (first thing in informer_lab.py) imports the stack, so the
+- that report reruns the app, and `load_if_requested` (first thing in lab.py) imports the stack, so the
   rerun draws everything. Any other rerun of the session (a click) loads it too.
 Pages that need the model import it themselves; from then on every run of every session draws in one pass.
 
@@ -83,3 +83,4 @@ def draw_sidebar() -> None:
         st.caption("Loading PyTorch and the model…")
         _browser_ready(key="browser_ready", on_ready_change=lambda: None)  # its report reruns the app
         widgets.seed_input()
+        widgets.lab_home_caption()

@@ -45,6 +45,7 @@ def pages() -> dict[str, list[st.Page]]:
         "Model": [
             home,
             _alias(home, "data-model"),
+            _page("runs", "Runs", ":material/history:", "runs"),
             _page("forecast", "Forecast", ":material/trending_up:", "forecast"),
             _page("compare", "Compare", ":material/compare_arrows:", "compare"),
         ],

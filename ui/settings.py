@@ -10,25 +10,25 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from informer_lab import home
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
 SAMPLE_CHECKPOINT = ROOT / "sample_data" / "checkpoint"
 SAMPLE_RUN = "sample"
 
-RUNS_ENV = "INFORMER_LAB_RUNS"  # overrides the runs directory (tests point it at a temporary folder)
-STUDIES_ENV = "INFORMER_LAB_STUDIES"  # overrides the studies directory
+RUNS_ENV = home.RUNS_ENV  # overrides the runs directory (tests point it at a temporary folder)
+STUDIES_ENV = home.STUDIES_ENV  # overrides the studies directory
 
 
 def runs_dir() -> Path:
-    """The folder holding one checkpoint folder per run: $INFORMER_LAB_RUNS, else <repo>/runs."""
-    configured = os.environ.get(RUNS_ENV, "").strip()
-    return Path(configured).expanduser().resolve() if configured else ROOT / "runs"
+    """The folder holding one checkpoint folder per run (informer_lab.home says which folder wins)."""
+    return home.runs_dir()
 
 
 def studies_dir() -> Path:
-    """The folder holding one folder per study: $INFORMER_LAB_STUDIES, else <repo>/studies."""
-    configured = os.environ.get(STUDIES_ENV, "").strip()
-    return Path(configured).expanduser().resolve() if configured else ROOT / "studies"
+    """The folder holding one folder per study."""
+    return home.studies_dir()
 
 
 def install_sample() -> Path | None:

@@ -1,7 +1,7 @@
 """The sidebar shared by every page: the active model, the analysis seed, and running training jobs.
 
 It loads the active model, and with it torch; until some run of this process has loaded the model stack,
-informer_lab.py draws `ui.deferred.draw_sidebar` instead (the cold start).
+lab.py draws `ui.deferred.draw_sidebar` instead (the cold start).
 """
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def draw() -> None:
         _draw_model()
         widgets.seed_input()
         _report_button()
+        widgets.lab_home_caption()
         user = _user_job()
         if user is not None and not user.view().finished:
             _live_job()

@@ -198,14 +198,14 @@ def active_data() -> ActiveData:
 
 # ------------------------------------------------------------------------------------------ pages
 class PageStopped(Exception):
-    """Raised by `stop_page()`; informer_lab.py catches it and goes on to draw the sidebar."""
+    """Raised by `stop_page()`; lab.py catches it and goes on to draw the sidebar."""
 
 
 def stop_page() -> NoReturn:
     """End the page here, after it has drawn why (st.info / st.error).
 
     Not st.stop(): once a stop is requested, every further Streamlit call of the run raises again, so the
-    sidebar, which informer_lab.py draws after the page, would vanish on exactly the pages that explain a problem.
+    sidebar, which lab.py draws after the page, would vanish on exactly the pages that explain a problem.
     """
     raise PageStopped
 

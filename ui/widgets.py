@@ -7,7 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from . import screen_report, state
+from informer_lab import home
+
+from . import screen_report, settings, state
 from .tables import file_stem, markdown_table, progress_fraction
 
 if TYPE_CHECKING:  # annotations only: the Data page draws its chart with these helpers before torch loads
@@ -137,6 +139,12 @@ def seed_input() -> None:
 def model_line(ref: state.ModelRef) -> str:
     """The sidebar's "Model:" line: the active model's name and where it comes from."""
     return f"**Model:** `{ref.name}` ({'uploaded' if ref.source == 'upload' else 'runs/'})"
+
+
+def lab_home_caption() -> None:
+    """The sidebar's last line: the folder the lab keeps its runs in, and which rule chose it (informer_lab.home)."""
+    where = home.lab_home()
+    st.caption(f"Runs in `{settings.runs_dir()}` (lab home: {where.why}; `{home.HOME_ENV}` moves it).")
 
 
 # Reports a click on a point of the plotly chart drawn with key `data.chart` (plotly's own "plotly_click" event) as

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "informer_lab.py"  # the script every tab runs (app.py is the server around it)
+APP = ROOT / "lab.py"  # the script every tab runs (app.py is the server around it)
 
 
 @pytest.fixture

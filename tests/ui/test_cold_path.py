@@ -20,14 +20,14 @@ from streamlit.web.server.app_discovery import discover_asgi_app
 from ui import server
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "informer_lab.py"
+SCRIPT = ROOT / "lab.py"
 
-# What informer_lab.py and the data half of ui/data_model/page.py import before the page's first chart.
+# What lab.py and the data half of ui/data_model/page.py import before the page's first chart.
 COLD_PATH = ["analysis.data", "analysis.errors", "ui.nav", "ui.frames", "ui.state", "ui.settings", "ui.tables",
              "ui.charts", "ui.widgets", "ui.deferred", "ui.data_model.charts", "ui.data_model.tables",
              "ui.data_model.source", "ui.data_model.data_view"]
 
-# Two runs of informer_lab.py in one fresh interpreter. The first is a fresh server's first run; the second stands in
+# Two runs of lab.py in one fresh interpreter. The first is a fresh server's first run; the second stands in
 # for the rerun that the browser's ready report triggers (AppTest runs no JavaScript; any later run of the
 # session loads the stack, see ui/deferred.py).
 TWO_RUNS = f"""
@@ -119,7 +119,7 @@ def test_streamlit_run_app_py_serves_the_script_through_the_app():
     from ui.access import AccessMiddleware
 
     app = served.app
-    assert Path(app.script_path).name == "informer_lab.py" and SCRIPT.is_file()
+    assert Path(app.script_path).name == "lab.py" and SCRIPT.is_file()
     assert app._user_lifespan is server.lifespan
     assert any(m.cls is AccessMiddleware for m in app._user_middleware)
 

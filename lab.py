@@ -15,7 +15,7 @@ import streamlit as st
 from ui import deferred, nav, screen_report, state
 
 st.set_page_config(page_title="Informer Lab", page_icon=":material/query_stats:", layout="wide")
-page = st.navigation(nav.pages(), expanded=True)  # every screen listed (14: folded past 10 by default)
+page = st.navigation(nav.pages(), expanded=True)  # every screen listed (15: folded past 10 by default)
 deferred.load_if_requested()
 screen_report.start(page.title)
 try:

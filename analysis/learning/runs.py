@@ -1,0 +1,124 @@
+"""Every run in a runs folder, read from its JSON files alone (no weights, no torch): what it was trained on, how,
+its training and validation curves and its test error. The Runs screen and `informer-lab`'s users read these.
+
+A folder that is not a readable checkpoint (no manifest, a file too large or not JSON) is listed with the reason
+instead of being skipped silently.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+MAX_JSON_BYTES = 8 << 20  # a run's config, schema or metrics file larger than this is not read (metrics: ~1 KB/epoch)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    name: str
+    path: Path
+    modified: float  # the manifest's modification time (seconds since the epoch)
+    config: dict = field(default_factory=dict)
+    schema: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+    problem: str | None = None  # why the run could not be read; None when it was
+
+    @property
+    def history(self) -> pd.DataFrame:
+        """epoch, train_loss, val_loss (standardised MSE), learning_rate; empty for an imported model."""
+        rows = self.metrics.get("history") or []
+        table = pd.DataFrame([r for r in rows if isinstance(r, dict)])
+        for column in ("epoch", "train_loss", "val_loss", "learning_rate"):
+            if column not in table:
+                table[column] = pd.Series(dtype=float)
+        table = table[["epoch", "train_loss", "val_loss", "learning_rate"]].apply(pd.to_numeric, errors="coerce")
+        return table.dropna(subset=["epoch"]).reset_index(drop=True)
+
+    def test_metric(self, name: str) -> float:
+        value = (self.metrics.get("test") or {}).get(name)
+        return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else math.nan
+
+
+def _read_json(path: Path) -> dict:
+    if path.stat().st_size > MAX_JSON_BYTES:
+        raise ValueError(f"{path.name} is over {MAX_JSON_BYTES >> 20} MB")
+    value = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(value, dict):
+        raise ValueError(f"{path.name} does not hold a JSON object")
+    return value
+
+
+def read_run(folder: Path) -> RunRecord:
+    folder = Path(folder)
+    manifest = folder / "manifest.json"
+    try:
+        modified = manifest.stat().st_mtime
+    except OSError:
+        return RunRecord(folder.name, folder, math.nan, problem="no manifest.json: not a checkpoint folder")
+    parts = {}
+    for name in ("config", "schema", "metrics"):
+        path = folder / f"{name}.json"
+        if not path.is_file():
+            if name == "metrics":  # an imported model has no training record
+                parts[name] = {}
+                continue
+            return RunRecord(folder.name, folder, modified, problem=f"{name}.json is missing")
+        try:
+            parts[name] = _read_json(path)
+        except (OSError, ValueError, UnicodeDecodeError) as err:
+            return RunRecord(folder.name, folder, modified, problem=f"{name}.json cannot be read: {err}")
+    return RunRecord(folder.name, folder, modified, **parts)
+
+
+def read_runs(root: Path) -> list[RunRecord]:
+    """Every sub-folder of `root` that has a manifest (hidden ones skipped), newest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    folders = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "manifest.json").exists()]
+    return sorted((read_run(p) for p in folders), key=lambda r: (-(r.modified if math.isfinite(r.modified) else 0),
+                                                                 r.name))
+
+
+def _attention(config: dict) -> str:
+    kinds = [config.get(k, "?") for k in ("encoder_attention", "decoder_attention", "cross_attention")]
+    return "/".join(map(str, kinds))
+
+
+def runs_table(records: list[RunRecord]) -> pd.DataFrame:
+    """One row per run: its data and shape, training, and test MSE/MAE (standardised, every test window)."""
+    rows = []
+    for r in records:
+        spec = r.schema.get("spec") or {}
+        history = r.history
+        best_val = history["val_loss"].min() if len(history) else math.nan
+        rows.append({
+            "run": r.name, "data": r.metrics.get("data", ""), "target": spec.get("target", ""),
+            "features": spec.get("features", ""), "seq_len": spec.get("seq_len"), "label_len": spec.get("label_len"),
+            "pred_len": spec.get("pred_len"), "attention (enc/dec/cross)": _attention(r.config),
+            "RevIN": bool(r.config.get("revin", False)), "epochs": len(history),
+            "stopped": r.metrics.get("stopped", ""), "best val loss": best_val,
+            "test MSE": r.test_metric("mse"), "test MAE": r.test_metric("mae"),
+            "modified": pd.Timestamp(r.modified, unit="s") if math.isfinite(r.modified) else pd.NaT,
+            "problem": r.problem or "",
+        })
+    return pd.DataFrame(rows)
+
+
+def curves(records: list[RunRecord]) -> pd.DataFrame:
+    """Long table of every run's curves: run, epoch, split (train | val), loss."""
+    parts = []
+    for r in records:
+        history = r.history
+        for split in ("train", "val"):
+            part = history[["epoch", f"{split}_loss"]].rename(columns={f"{split}_loss": "loss"}).dropna()
+            parts.append(part.assign(run=r.name, split=split))
+    if not parts:
+        return pd.DataFrame(columns=["run", "epoch", "split", "loss"])
+    return pd.concat(parts, ignore_index=True)[["run", "epoch", "split", "loss"]]
+
+
+__all__ = ["MAX_JSON_BYTES", "RunRecord", "curves", "read_run", "read_runs", "runs_table"]

@@ -1,0 +1,64 @@
+"""Where the lab keeps its state: runs (one checkpoint folder each, the sample model among them) and studies.
+
+In order, the first that applies wins:
+1. `INFORMER_LAB_RUNS` / `INFORMER_LAB_STUDIES`: that folder, for runs or studies alone;
+2. `INFORMER_LAB_HOME`: its `runs/` and `studies/`;
+3. a source checkout (a clone of the repository, installed editable or started with `streamlit run app.py`): the
+   checkout's own `runs/` and `studies/`, as before the lab had a home, so a clone's runs stay where they were;
+4. otherwise (installed with pip or pipx): the platform's per-user data folder (platformdirs), e.g.
+   `~/.local/share/informer-lab` on Linux, `~/Library/Application Support/informer-lab` on macOS,
+   `%LOCALAPPDATA%\\informer-lab` on Windows.
+
+So the lab starts the same from any directory. Nothing here imports Streamlit or torch.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+ROOT = Path(__file__).resolve().parents[1]  # the folder holding app.py: the checkout, or site-packages
+APP_NAME = "informer-lab"
+HOME_ENV = "INFORMER_LAB_HOME"
+RUNS_ENV = "INFORMER_LAB_RUNS"
+STUDIES_ENV = "INFORMER_LAB_STUDIES"
+
+
+@dataclass(frozen=True)
+class Home:
+    path: Path
+    why: str  # which rule chose it, in the words the sidebar shows
+
+
+def _configured(variable: str) -> Path | None:
+    value = os.environ.get(variable, "").strip()
+    return Path(value).expanduser().resolve() if value else None
+
+
+def is_checkout(root: Path = ROOT) -> bool:
+    """A clone of the repository (its .git beside app.py), not an installed copy."""
+    return (root / ".git").exists()
+
+
+def lab_home() -> Home:
+    configured = _configured(HOME_ENV)
+    if configured is not None:
+        return Home(configured, f"set by {HOME_ENV}")
+    if is_checkout():
+        return Home(ROOT, "the source checkout")
+    return Home(platformdirs.user_data_path(APP_NAME, appauthor=False), "this user's data folder")
+
+
+def runs_dir() -> Path:
+    """The folder holding one checkpoint folder per run."""
+    return _configured(RUNS_ENV) or lab_home().path / "runs"
+
+
+def studies_dir() -> Path:
+    """The folder holding one folder per study."""
+    return _configured(STUDIES_ENV) or lab_home().path / "studies"
+
+
+__all__ = ["HOME_ENV", "Home", "RUNS_ENV", "STUDIES_ENV", "is_checkout", "lab_home", "runs_dir", "studies_dir"]

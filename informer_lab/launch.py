@@ -1,0 +1,206 @@
+"""`informer-lab ui`: serve the app on this machine and open it, as `jupyter lab` and `marimo edit` do.
+
+- Binds 127.0.0.1 (a network address only with `--host`, and then the server asks for its access token).
+- Takes port 8501, or the next free one when it is taken, and says which; `--port N` takes N or stops with a message.
+- A lab already running for this user is reused (its URL printed and opened) unless `--new`.
+- Runs the server (`streamlit run app.py`) as a child in its own process group, waits for its health route, then
+  opens the browser (not with `--no-browser`, nor where there is no display) or a native window (`--window`, with
+  pywebview from the `desktop` extra).
+- Ctrl-C (or `informer-lab stop`) stops the server and every process it started; the record is removed.
+
+The server's settings are the ones `.streamlit/config.toml` gives a checkout, passed as flags (an installed copy has
+no such file beside it; tests/cli/test_launcher.py checks the two agree).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import webbrowser
+
+from . import running
+from .home import ROOT, lab_home
+
+DEFAULT_PORT = 8501
+PORTS_TRIED = 50  # 8501 … 8550, as Jupyter tries 50 ports
+HEALTH_TIMEOUT_S = 180.0  # a cold first start on a loaded two-core machine imports Streamlit's server in ~10 s
+LOOPBACK = "127.0.0.1"
+
+# The server settings of .streamlit/config.toml (every one but client.allowedOrigins: framing is refused by the
+# lab's own middleware, ui/access.py), then the launcher's own: no browser from Streamlit (the launcher opens one
+# once the server is healthy) and no watching of the installed source for changes.
+SERVER_OPTIONS = {
+    "browser.gatherUsageStats": "false",
+    "logger.hideWelcomeMessage": "true",
+    "server.maxUploadSize": "1024",
+    "server.runOnSave": "false",
+    "client.toolbarMode": "minimal",
+    "theme.base": "light",
+}
+LAUNCHER_OPTIONS = {"server.headless": "true", "server.fileWatcherType": "none"}
+
+
+class LaunchError(Exception):
+    """A launch the user can fix (a port taken, no free port): one line, exit 2."""
+
+
+def port_is_free(port: int, host: str = LOOPBACK) -> bool:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    # A server bound to every interface also takes the port on loopback, and the reverse: check both.
+    if host != LOOPBACK:
+        return True
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
+
+
+def choose_port(requested: int | None, host: str) -> int:
+    if requested is not None:
+        if not port_is_free(requested, host):
+            raise LaunchError(f"port {requested} is taken; choose another with --port, or leave --port out to take "
+                              f"the next free one from {DEFAULT_PORT}")
+        return requested
+    for port in range(DEFAULT_PORT, DEFAULT_PORT + PORTS_TRIED):
+        if port_is_free(port, host):
+            return port
+    raise LaunchError(f"no free port from {DEFAULT_PORT} to {DEFAULT_PORT + PORTS_TRIED - 1}; "
+                      f"stop a lab (informer-lab list, informer-lab stop) or choose one with --port")
+
+
+def server_command(port: int, host: str) -> list[str]:
+    flags = [f"--{key}={value}" for key, value in {**SERVER_OPTIONS, **LAUNCHER_OPTIONS}.items()]
+    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), f"--server.address={host}",
+            f"--server.port={port}", *flags]
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only: never through a proxy
+
+
+def is_healthy(port: int) -> bool:
+    try:
+        with _opener().open(f"http://{LOOPBACK}:{port}/_stcore/health", timeout=2) as answer:
+            return answer.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def wait_healthy(port: int, server: subprocess.Popen, timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            return False
+        if is_healthy(port):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def has_display() -> bool:
+    """Whether a browser can be shown: always on macOS and Windows; on Linux and the BSDs, an X or Wayland display."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def open_browser(url: str) -> None:
+    if not has_display():
+        print("  (no display here: open the URL in a browser)", flush=True)
+        return
+    webbrowser.open(url)
+
+
+def open_window(url: str) -> bool:
+    """A native window on the lab (pywebview), blocking until it is closed; False, with the reason printed in one
+    line, where it cannot be shown."""
+    try:
+        import webview  # noqa: PLC0415  (optional: pip install 'informer-lab[desktop]')
+    except ImportError:
+        print("--window needs pywebview (pip install 'informer-lab[desktop]'); opening the browser instead", flush=True)
+        return False
+    if not has_display():
+        print("--window needs a display; none here", flush=True)
+        return False
+    try:
+        webview.create_window("Informer Lab", url, width=1400, height=900)
+        webview.start()
+    except Exception as err:  # noqa: BLE001  pywebview's backends raise their own kinds; the browser still works
+        print(f"--window could not open a window ({' '.join(str(err).split())[:120]}); opening the browser instead",
+              flush=True)
+        return False
+    return True
+
+
+def _local_url(port: int) -> str:
+    return f"http://{LOOPBACK}:{port}/"
+
+
+def reuse(browser: bool) -> int | None:
+    """Point to a lab of this user's that is running and healthy, as TensorBoard's "reusing" does; None if none."""
+    for lab in running.running():
+        if is_healthy(lab.port):
+            print(f"Informer Lab is already running at {lab.url} (pid {lab.pid}, started "
+                  f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(lab.started))} in {lab.folder}).\n"
+                  f"  informer-lab ui --new starts another; informer-lab stop {lab.port} stops it.", flush=True)
+            if browser:
+                open_browser(lab.url)
+            return 0
+    return None
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM to the launcher stops the server as Ctrl-C does
+
+
+def serve(port: int | None = None, host: str = LOOPBACK, browser: bool = True, window: bool = False,
+          new: bool = False) -> int:
+    if not new:
+        reused = reuse(browser and not window)
+        if reused is not None:
+            return reused
+    chosen = choose_port(port, host)
+    signal.signal(signal.SIGTERM, _interrupt)
+    if port is None and chosen != DEFAULT_PORT:
+        print(f"Port {DEFAULT_PORT} is taken; serving on port {chosen} instead.", flush=True)
+    server = subprocess.Popen(server_command(chosen, host), start_new_session=True, cwd=os.getcwd())
+    url = _local_url(chosen)
+    lab = running.Lab(port=chosen, pid=server.pid, started=time.time(), folder=os.getcwd(),
+                      home=str(lab_home().path), url=url, proc_start=running.process_start(server.pid))
+    running.write(lab)
+    try:
+        if not wait_healthy(chosen, server):
+            code = server.poll()
+            raise LaunchError(f"the server did not start (exit code {code}); its messages are above" if code is not None
+                              else f"the server did not answer on port {chosen} within {HEALTH_TIMEOUT_S:.0f} s")
+        print(f"Informer Lab is serving at {url} (pid {server.pid}; lab home {lab.home}).\n"
+              f"  Ctrl-C stops it; informer-lab list shows the running labs.", flush=True)
+        if window and open_window(url):
+            return 0  # the window was closed: stop the server (finally)
+        if browser or window:
+            open_browser(url)
+        return server.wait()
+    except KeyboardInterrupt:
+        print("\nStopping Informer Lab…", flush=True)
+        return 0
+    finally:
+        survivors = running.stop_tree(server.pid) if server.poll() is None else []
+        server.poll()
+        running.forget(chosen)
+        if survivors:
+            print(f"warning: processes {survivors} did not stop", file=sys.stderr, flush=True)
+
+
+__all__ = ["DEFAULT_PORT", "LAUNCHER_OPTIONS", "LaunchError", "SERVER_OPTIONS", "choose_port", "has_display",
+           "is_healthy", "port_is_free", "reuse", "serve", "server_command"]
