@@ -33,7 +33,8 @@ class Parser(argparse.ArgumentParser):
 def build_parser(prog: str = "python cli.py") -> argparse.ArgumentParser:
     from informer_lab import __version__
 
-    parser = Parser(prog=prog, description=__doc__.splitlines()[0])
+    parser = Parser(prog=prog, description="Informer Lab: serve the app (ui), train, evaluate, forecast, import, and every "
+                    "analysis of the screens, headless.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     parser.add_argument("--version", action="version", version=f"informer-lab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -89,20 +89,29 @@ def _opener() -> urllib.request.OpenerDirector:
     return urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only: never through a proxy
 
 
-def is_healthy(port: int) -> bool:
+def reachable_host(host: str) -> str:
+    """Where this machine reaches a server bound to `host`: loopback for a wildcard address, else the address."""
+    if host in ("", "0.0.0.0", "::"):
+        return LOOPBACK
+    return f"[{host}]" if ":" in host else host
+
+
+def is_healthy(port: int, host: str = LOOPBACK) -> bool:
+    """The server's health route answers (it needs no token, even on a served lab: ui/access.py)."""
     try:
-        with _opener().open(f"http://{LOOPBACK}:{port}/_stcore/health", timeout=2) as answer:
+        with _opener().open(f"http://{reachable_host(host)}:{port}/_stcore/health", timeout=2) as answer:
             return answer.status == 200
     except (urllib.error.URLError, OSError):
         return False
 
 
-def wait_healthy(port: int, server: subprocess.Popen, timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
+def wait_healthy(port: int, server: subprocess.Popen, host: str = LOOPBACK,
+                 timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if server.poll() is not None:
             return False
-        if is_healthy(port):
+        if is_healthy(port, host):
             return True
         time.sleep(0.2)
     return False
@@ -143,14 +152,14 @@ def open_window(url: str) -> bool:
     return True
 
 
-def _local_url(port: int) -> str:
-    return f"http://{LOOPBACK}:{port}/"
+def _local_url(host: str, port: int) -> str:
+    return f"http://{reachable_host(host)}:{port}/"
 
 
 def reuse(browser: bool) -> int | None:
     """Point to a lab of this user's that is running and healthy, as TensorBoard's "reusing" does; None if none."""
     for lab in running.running():
-        if is_healthy(lab.port):
+        if is_healthy(lab.port, lab.host):
             print(f"Informer Lab is already running at {lab.url} (pid {lab.pid}, started "
                   f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(lab.started))} in {lab.folder}).\n"
                   f"  informer-lab ui --new starts another; informer-lab stop {lab.port} stops it.", flush=True)
@@ -175,16 +184,17 @@ def serve(port: int | None = None, host: str = LOOPBACK, browser: bool = True, w
     if port is None and chosen != DEFAULT_PORT:
         print(f"Port {DEFAULT_PORT} is taken; serving on port {chosen} instead.", flush=True)
     server = subprocess.Popen(server_command(chosen, host), start_new_session=True, cwd=os.getcwd())
-    url = _local_url(chosen)
+    url = _local_url(host, chosen)
     lab = running.Lab(port=chosen, pid=server.pid, started=time.time(), folder=os.getcwd(),
-                      home=str(lab_home().path), url=url, proc_start=running.process_start(server.pid))
+                      home=str(lab_home().path), url=url, proc_start=running.process_start(server.pid), host=host)
     running.write(lab)
     try:
-        if not wait_healthy(chosen, server):
+        if not wait_healthy(chosen, server, host):
             code = server.poll()
             raise LaunchError(f"the server did not start (exit code {code}); its messages are above" if code is not None
                               else f"the server did not answer on port {chosen} within {HEALTH_TIMEOUT_S:.0f} s")
-        print(f"Informer Lab is serving at {url} (pid {server.pid}; lab home {lab.home}).\n"
+        served = "" if host == LOOPBACK else " (served to the network: open the token URL printed above)"
+        print(f"Informer Lab is serving at {url}{served} (pid {server.pid}; lab home {lab.home}).\n"
               f"  Ctrl-C stops it; informer-lab list shows the running labs.", flush=True)
         if window and open_window(url):
             return 0  # the window was closed: stop the server (finally)

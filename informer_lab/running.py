@@ -36,6 +36,7 @@ class Lab:
     home: str  # where its runs live
     url: str
     proc_start: int | None = None  # the kernel's start time of `pid` (Linux), guarding against a reused pid
+    host: str = "127.0.0.1"  # the address it is bound to
 
 
 def runtime_dir() -> Path:
@@ -99,7 +100,7 @@ def forget(port: int) -> None:
 
 def _read(path: Path) -> Lab | None:
     try:
-        if path.stat().st_uid != os.getuid():
+        if hasattr(os, "getuid") and path.stat().st_uid != os.getuid():
             return None
         return Lab(**json.loads(path.read_text()))
     except (OSError, ValueError, TypeError):
@@ -148,10 +149,11 @@ def stop_tree(pid: int, grace_s: float = STOP_GRACE_S) -> list[int]:
     """Stop `pid` and everything below it: SIGTERM, then SIGKILL after `grace_s`. Returns what survived (empty when
     all of the tree has gone)."""
     tree = [pid, *descendants(pid)]
-    try:
-        os.killpg(pid, signal.SIGTERM)  # the server leads its own group (started in a new session)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
+    if hasattr(os, "killpg"):
+        try:
+            os.killpg(pid, signal.SIGTERM)  # the server leads its own group (started in a new session)
+        except OSError:
+            pass
     _signal(tree, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
@@ -159,7 +161,7 @@ def stop_tree(pid: int, grace_s: float = STOP_GRACE_S) -> list[int]:
         if not any(is_alive(p) for p in tree):
             return []
         time.sleep(0.1)
-    _signal(tree, signal.SIGKILL)
+    _signal(tree, getattr(signal, "SIGKILL", signal.SIGTERM))  # Windows has no SIGKILL; SIGTERM terminates there
     time.sleep(0.2)
     return [p for p in tree if is_alive(p)]
 

@@ -5,9 +5,12 @@
 
 The recipe: sample.csv, target `load`, all columns in and out (M), the paper's windows (seq 96 / label 48 /
 pred 24), a small model (d_model 64, 4 heads, d_ff 128, 2 encoder layers with one distilling step, 1 decoder
-layer), 2 epochs of at most 100 steps (batch 32) at lr 1e-3 halved after the first (the paper's schedule, pinned; a bigger
-step than the paper's 1e-4 because the run is short), seed 0. Reproducible bit for bit from its seed on the same machine (one thread, deterministic
-algorithms); another CPU may take other kernel paths at the same torch build and instruction set, and 200 training
+layer) with RevIN (each window standardised by its own statistics), 2 epochs of at most 100 steps (batch 32) on the
+lab's default schedule (warm-up, peak 3e-3, cosine decay), seed 0. It beats both baselines on its own test split:
+test MSE 0.223 (standardised, every test window) against seasonal naive 0.377 and the linear baseline 0.264
+(the check on 433 windows: 0.224 [0.209, 0.240]); without RevIN the same budget ended at 0.667 (0.610 on the
+paper's schedule), worse than both. Reproducible bit for bit from its seed on the same machine (one thread,
+deterministic algorithms); another CPU may take other kernel paths at the same torch build and instruction set, and 200 training
 steps amplify their rounding. `build` in metrics.json records what produced it; tests/test_sample_data.py retrains
 it twice (identical bytes on this machine) and compares with the shipped one by its forecasts and test MSE.
 """
@@ -31,13 +34,9 @@ from analysis.learning.workflow import ModelSize  # noqa: E402
 SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
 DEFAULT_OUT = ROOT / "sample_data" / "checkpoint"
 SPEC = DataSpec(target="load", features="M", seq_len=96, label_len=48, pred_len=24)
-SIZE = ModelSize(d_model=64, n_heads=4, e_layers=(2,), d_layers=1, d_ff=128)
-# The schedule is pinned: the shipped weights were trained with the rate halved after the first epoch (the paper's
-# schedule), before the lab's default became a warm-up and cosine decay. Both recipes leave this model
-# worse than seasonal naive on sample.csv (cosine at 3e-3: 0.667 in 2 × 100 steps, 0.605 in 4 × 100), which every
-# analysis page says above its results.
-SETTINGS = TrainSettings(epochs=2, batch_size=32, learning_rate=1e-3, max_steps_per_epoch=100, seed=0, device="cpu",
-                         schedule="paper")
+SIZE = ModelSize(d_model=64, n_heads=4, e_layers=(2,), d_layers=1, d_ff=128, revin=True)
+SETTINGS = TrainSettings(epochs=2, batch_size=32, learning_rate=3e-3, max_steps_per_epoch=100, seed=0, device="cpu",
+                         schedule="cosine")
 
 
 def build() -> dict:

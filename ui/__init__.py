@@ -7,6 +7,7 @@ Screens (each folder: page.py, the script, which only draws; charts.py its figur
 shaping; cache.py its cached analysis calls; anything else only it uses):
 
     ui/data_model/   data source, parse summary, training in the background, loading a model
+    ui/runs/         every run of the lab's home: curves together, settings, test error, make one active
     ui/forecast/     the pred_len steps after the last row, and the download
     ui/compare/      forecasts against the full-attention counterfactual, a twin (twin.py) and baselines
     ui/head_masking/ switch heads off and see one window's forecast change

@@ -66,6 +66,13 @@ def test_installed_command_and_files(installed, user):
                            cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
     app_file, sample_shipped = where.stdout.split()
     assert not Path(app_file).is_relative_to(ROOT) and sample_shipped == "True"
+    # the dependencies are requirements.txt's, read by the build (one place pins them)
+    requires = subprocess.run([str(installed / "python"), "-c", "from importlib.metadata import requires; "
+                               "print('\\n'.join(requires('informer-lab')))"], cwd=elsewhere, env=env,
+                              capture_output=True, text=True, timeout=120).stdout.split("\n")
+    pinned = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    assert [r.replace(" ", "") for r in requires if r] == pinned
 
 
 def test_a_command_prints_what_cli_py_prints(installed, user):

@@ -25,6 +25,11 @@ st.caption("Run a clean window **A** and a corrupted input **B**, then run B aga
            "share one key sample, so the patch is the only difference.")
 
 model, data, prepared, seed, checkpoint, config = state.require_page()
+# RevIN and per-window scaling map the forecast back with B's own statistics, a path around every hook site: there a
+# patch of the embeddings or the memory gives A's normalised forecast at B's level, not A.
+rescaled = bool(getattr(config, "revin", False)) or getattr(config, "instance_scaling", "none") != "none"
+if rescaled:
+    POINTS = {**POINTS, "embeddings": "both embedded inputs", "memory": "the encoder output and the decoder input"}
 
 c = st.columns([1, 2.4, 1.2, 2.4], gap="medium", vertical_alignment="bottom")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="pt_split", persist_state="session")
@@ -62,12 +67,17 @@ if point == "heads":
     st.markdown(f"**Patching every head at once does not give A**: its forecast stays "
                 f"{distance:.2f} × ‖A − B‖ from A{' (it reaches A here)' if result.all_heads_reach_clean else ''}. "
                 "The embeddings reach every layer through the residual connections, around the heads, so the "
-                "heads' shares need not add up to 1. Patch the embeddings or the memory to check that the "
-                "machinery itself restores A exactly.")
+                "heads' shares need not add up to 1. " +
+                ("This model rescales its forecast by each window's own statistics (RevIN or per-window scaling), "
+                 "a path around every hook site, so no patch point gives A exactly here." if rescaled else
+                 "Patch the embeddings or the memory to check that the machinery itself restores A exactly."))
 else:
     gap = float(abs(result.patched[0] - result.clean).max())
+    why = ("not 0: this model maps its forecast back with B's own statistics (RevIN or per-window scaling), a path "
+           "around every hook site" if rescaled else
+           "0 up to float rounding: this point carries everything the forecast depends on")
     st.markdown(f"**{POINTS[point].split(' (')[0].capitalize()} from A**: the largest difference from A's forecast is "
-                f"{gap:.2e} (0 up to float rounding: this point carries everything the forecast depends on).")
+                f"{gap:.2e} ({why}).")
 
 left, right = st.columns([2, 3], gap="large")
 with left:

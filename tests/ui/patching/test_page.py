@@ -53,3 +53,26 @@ def test_a_corrupted_input_equal_to_the_clean_one_is_refused_in_words(open_app):
     at.text_input(key="pt_edit").set_value("none").run()
     assert not at.exception, at.exception
     assert at.error and "patching cannot be run" in at.error[0].value
+
+
+def test_a_revin_model_is_not_promised_an_exact_memory_patch(open_app, runs_dir, sample_frame, tiny_spec):
+    """RevIN maps the forecast back with B's own statistics, around every hook site: the page must not call the
+    memory patch exact, and the difference it shows is really not 0."""
+    import shutil
+
+    from analysis.learning.training import TrainSettings
+    from analysis.learning.workflow import ModelSize, train_on_frame
+    from tests.conftest import TINY_SIZE
+
+    shutil.rmtree(runs_dir / "sample")
+    train_on_frame(sample_frame, tiny_spec, ModelSize(**TINY_SIZE, revin=True),
+                   TrainSettings(epochs=1, batch_size=32, max_steps_per_epoch=5, seed=0), out=runs_dir / "sample")
+    at = open_app(PAGE)
+    at.radio(key="pt_point").set_value("memory").run()
+    assert not at.exception, at.exception
+    said = " ".join(m.value for m in at.markdown)
+    labels = " ".join(at.radio(key="pt_point").options)
+    assert "memory" not in labels and "the encoder output and the decoder input" in labels
+    assert "gives A exactly" not in labels + said
+    gap = float(said.split("largest difference from A's forecast is ")[1].split(" ")[0])
+    assert gap > 1e-3 and "with B's own statistics" in said
