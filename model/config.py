@@ -25,7 +25,7 @@ class InformerConfig:
     """Everything that fixes the Informer's shape and behaviour.
 
     Defaults are the paper's experiments (seq 96, label 48, pred 24, d_model 512, 8 heads, ...),
-    except where a measurement on ETTh1 chose otherwise (see README "Model options").
+    except where a measurement on ETTh1 chose otherwise (see docs/model.md, "Model options").
     """
 
     enc_in: int  # input features to the encoder

@@ -1,4 +1,4 @@
-"""The layout rules the code is built in (README "Layout"), checked on the source itself.
+"""The layout rules the code is built in (docs/model.md, "Layout"; ARCHITECTURE.md), checked on the source itself.
 
 - no import circles between the project's modules (imports inside functions count: they run too);
 - one-way layers: `model/` imports nothing of the project's other packages, `analysis/` and `model/` never import
