@@ -183,10 +183,14 @@ def serve(port: int | None = None, host: str = LOOPBACK, browser: bool = True, w
     signal.signal(signal.SIGTERM, _interrupt)
     if port is None and chosen != DEFAULT_PORT:
         print(f"Port {DEFAULT_PORT} is taken; serving on port {chosen} instead.", flush=True)
-    server = subprocess.Popen(server_command(chosen, host), start_new_session=True, cwd=os.getcwd())
+    home = lab_home().path
+    home.mkdir(parents=True, exist_ok=True)
+    # The server runs in the lab's home: Streamlit reads a .streamlit/config.toml from its working folder, and the
+    # folder a user starts the lab from should not change how it is served (a checkout's home is the checkout).
+    server = subprocess.Popen(server_command(chosen, host), start_new_session=True, cwd=home)
     url = _local_url(host, chosen)
     lab = running.Lab(port=chosen, pid=server.pid, started=time.time(), folder=os.getcwd(),
-                      home=str(lab_home().path), url=url, proc_start=running.process_start(server.pid), host=host)
+                      home=str(home), url=url, proc_start=running.process_start(server.pid), host=host)
     running.write(lab)
     try:
         if not wait_healthy(chosen, server, host):
