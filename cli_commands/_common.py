@@ -241,13 +241,12 @@ def resolve_checkpoint(path: Path) -> Path:
     `sample` the shipped sample model when the home has no run of that name."""
     if path.exists() or len(path.parts) != 1:
         return path
-    from informer_lab.home import ROOT, runs_dir
+    from informer_lab.home import SAMPLE_CHECKPOINT, runs_dir
 
     run = runs_dir() / path.name
     if run.exists():
         return run
-    shipped = ROOT / "sample_data" / "checkpoint"
-    return shipped if path.name == "sample" and shipped.is_dir() else path
+    return SAMPLE_CHECKPOINT if path.name == "sample" and SAMPLE_CHECKPOINT.is_dir() else path
 
 
 def open_checkpoint(path: Path) -> Checkpoint:

@@ -20,6 +20,8 @@ from pathlib import Path
 import platformdirs
 
 ROOT = Path(__file__).resolve().parents[1]  # the folder holding app.py: the checkout, or site-packages
+SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
+SAMPLE_CHECKPOINT = ROOT / "sample_data" / "checkpoint"  # the shipped sample model (package data when installed)
 APP_NAME = "informer-lab"
 HOME_ENV = "INFORMER_LAB_HOME"
 RUNS_ENV = "INFORMER_LAB_RUNS"
@@ -61,4 +63,4 @@ def studies_dir() -> Path:
     return _configured(STUDIES_ENV) or lab_home().path / "studies"
 
 
-__all__ = ["HOME_ENV", "Home", "RUNS_ENV", "STUDIES_ENV", "is_checkout", "lab_home", "runs_dir", "studies_dir"]
+__all__ = ["HOME_ENV", "SAMPLE_CHECKPOINT", "SAMPLE_CSV", "Home", "RUNS_ENV", "STUDIES_ENV", "is_checkout", "lab_home", "runs_dir", "studies_dir"]

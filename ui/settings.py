@@ -12,9 +12,9 @@ from pathlib import Path
 
 from informer_lab import home
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
-SAMPLE_CHECKPOINT = ROOT / "sample_data" / "checkpoint"
+ROOT = home.ROOT
+SAMPLE_CSV = home.SAMPLE_CSV
+SAMPLE_CHECKPOINT = home.SAMPLE_CHECKPOINT
 SAMPLE_RUN = "sample"
 
 RUNS_ENV = home.RUNS_ENV  # overrides the runs directory (tests point it at a temporary folder)

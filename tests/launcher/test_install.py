@@ -109,7 +109,7 @@ class Lines:
         raise AssertionError(f"no {text!r} within {timeout} s: {''.join(self.lines)[-3000:]}")
 
 
-def test_serve_on_a_free_port_list_open_runs_and_stop(installed, user, tmp_path):
+def test_serve_on_a_free_port_list_open_runs_and_stop(installed, user, monkeypatch):
     from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, _need_browser, settle, shoot
 
     elsewhere, env = user
@@ -160,7 +160,7 @@ def test_serve_on_a_free_port_list_open_runs_and_stop(installed, user, tmp_path)
             browser.close()
         assert (Path(env["INFORMER_LAB_HOME"]) / "runs" / "sample" / "manifest.json").is_file()
 
-        lab = next(lab for lab in _records(env) if lab.port == port)
+        lab = next(lab for lab in _records(env, monkeypatch) if lab.port == port)
         tree = [lab.pid, *running.descendants(lab.pid)]
         stopped = subprocess.run([str(installed / "informer-lab"), "stop", str(port)], env=env, capture_output=True,
                                  text=True, timeout=120)
@@ -180,30 +180,24 @@ def test_serve_on_a_free_port_list_open_runs_and_stop(installed, user, tmp_path)
                 os.kill(pid, 9)
 
 
-def _records(env: dict) -> list[running.Lab]:
-    old = os.environ.get(running.RUNTIME_ENV)
-    os.environ[running.RUNTIME_ENV] = env[running.RUNTIME_ENV]
-    try:
-        return running.running()
-    finally:
-        if old is None:
-            os.environ.pop(running.RUNTIME_ENV)
-        else:
-            os.environ[running.RUNTIME_ENV] = old
+def _records(env: dict, monkeypatch) -> list[running.Lab]:
+    """The launcher's records, read as the user whose environment is `env`."""
+    monkeypatch.setenv(running.RUNTIME_ENV, env[running.RUNTIME_ENV])
+    return running.running()
 
 
-def test_ctrl_c_stops_the_server_and_its_tree(installed, user):
+def test_ctrl_c_stops_the_server_and_its_tree(installed, user, monkeypatch):
     elsewhere, env = user
     launcher = subprocess.Popen([str(installed / "informer-lab"), "--no-browser", "--new"], cwd=elsewhere, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = Lines(launcher.stdout)
     try:
         lines.wait_for("Informer Lab is serving at", 240, launcher)
-        lab = _records(env)[0]
+        lab = _records(env, monkeypatch)[0]
         tree = [lab.pid, *running.descendants(lab.pid)]
         launcher.send_signal(2)  # SIGINT, as Ctrl-C in its terminal
         launcher.wait(timeout=60)
-        assert not any(running.is_alive(pid) for pid in tree) and _records(env) == []
+        assert not any(running.is_alive(pid) for pid in tree) and _records(env, monkeypatch) == []
     finally:
         if launcher.poll() is None:
             launcher.kill()

@@ -4,6 +4,7 @@ the list is quick however many runs there are; a run's model loads only when ask
 baselines."""
 import streamlit as st
 
+from analysis.errors import InformerLabError
 from analysis.learning.runs import curves, read_runs, runs_table
 from ui import settings, state, widgets
 from ui.runs import charts, tables
@@ -49,14 +50,18 @@ with right:
     elif st.button(f"Make `{name}` the active model", key="runs_activate", type="primary"):
         state.set_model(state.folder_ref(record.path))
         st.rerun()
-    data = state.data_ref()
-    misfit = tables.data_misfit(record, state.active_data().frame) if data is not None else "no active data"
+    data = state.require_data()
+    misfit = tables.data_misfit(record, data.frame)
     if misfit is not None:
         st.caption(f"Its check against seasonal naive and the linear baseline needs data it can read: {misfit}.")
-    elif st.toggle(f"Check against seasonal naive and the linear baseline on {data.name}", key=f"runs_check_{name}",
+    elif st.toggle(f"Check against seasonal naive and the linear baseline on {data.ref.name}",
+                   key=f"runs_check_{name}",
                    help="Loads the model and forecasts up to 512 test windows (in the background)."):
         from ui import model_check  # torch, only when asked
 
-        model = state.load_model(state.folder_ref(record.path))
-        prepared = state.require_prepared(model, state.active_data())
-        model_check.draw(model.key, state.active_data().key, model.checkpoint, prepared)
+        try:
+            model = state.load_model(state.folder_ref(record.path))
+        except InformerLabError as err:
+            st.error(f"{name} cannot be loaded: {err}")
+            state.stop_page()
+        model_check.draw(model.key, data.key, model.checkpoint, state.require_prepared(model, data))
