@@ -18,6 +18,7 @@ FAITHFULNESS_WINDOWS = 128  # analysis.heads.faithfulness.MAX_WINDOWS
 VARIANT_KINDS = ATTENTION_KINDS  # analysis.instruments.variants.KINDS
 VARIANT_WINDOWS = 128  # analysis.instruments.variants.MAX_WINDOWS
 COST_LENGTHS = (96, 384, 1440, 4096, 8192)  # analysis.instruments.attention_cost.LENGTHS
+DISTIL_FORMS = ("routed", "structural", "jacobian")  # analysis.anatomy.transfer.FORMS
 SYNTH_KINDS = ("seasonal_ar", "driver", "spikes", "regime")  # analysis.planted.synth.KINDS
 
 # TrainSettings' defaults (analysis.learning.training.TrainSettings), shown by --help

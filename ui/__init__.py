@@ -13,6 +13,7 @@ shaping; cache.py its cached analysis calls; anything else only it uses):
     ui/head_masking/ switch heads off and see one window's forecast change
     ui/sparsity/     M̄ and the top-u queries per site and head, sampled vs exact
     ui/pyramid/      the distilling pyramid of one window
+    ui/anatomy/      how a forecast is computed: rollout and flow, the forecast lens, direct shares
     ui/ablation/     head-ablation studies in background jobs (jobs.py)
     ui/attribution/  Integrated Gradients over the encoder window
 

@@ -15,9 +15,14 @@ Rows, and what a failure means (`role`):
     head_lag              a head's lag profile peaks at a planted lag (chosen and measured on other windows) the model
     head_knockout         removing that head costs more than removing the others                          the model
     topu_events           top-u queries sit on planted spikes more than chance                            the model
+    rollout_mass          attention rollout's relevance within ± 1 step of the planted lags, over that of as
+                          many random lags (≥ 2×; analysis.planted.selftest_anatomy)                     heuristic
+    flow_mass             the same for attention flow                                                    heuristic
 
 An instrument row that fails on a model that learned says the instrument misreads it; a "model" row that fails may
-only say that this model does not work that way (it need not route a lag through one head); the agreement row sets
+only say that this model does not work that way (it need not route a lag through one head); a "heuristic" row that
+fails says that a method's assumption (rollout and flow: attention alone moves information) does not hold for this
+model, and is reported beside the verdict, not in it; the agreement row sets
 two instruments against each other, not against the answer (first-order gradients at gate 1 need not rank heads as
 removing them does), and is reported beside the verdict. `passed` is the verdict: the model learned and every
 instrument row that applies passed.
@@ -47,6 +52,7 @@ from analysis.data import PreparedData, SeriesFrame
 from analysis.intervals import mean_interval, median_interval, overlap_span, ratio_interval
 from analysis.planted.known_answer import (bayes_window_forecasts, check_fits, event_rows, planted_cells, probe_steps,
                                           receptive_radius)
+from analysis.planted.selftest_anatomy import rollout_rows
 from analysis.planted.selftest_heads import head_at_lag, importance_agreement, knockout, not_applicable, row, topu_at_events
 from analysis.planted.synth import Answer
 from analysis.compare.verdict import chosen_windows, forecast_windows
@@ -102,7 +108,7 @@ class SelfTest:
         failed = self.table[(self.table["role"] == "instrument") & (self.table["passed"] == False)]  # noqa: E712
         if len(failed):
             return f"FAIL: instrument row(s) {', '.join(failed['check'])} miss the planted answer"
-        model_rows = self.table[(self.table["role"].isin(["model", "agreement"])) &
+        model_rows = self.table[(self.table["role"].isin(["model", "agreement", "heuristic"])) &
                                 (self.table["passed"] == False)]  # noqa: E712
         tail = (f"; not shown by this model: {', '.join(model_rows['check'])} (it need not)" if len(model_rows) else "")
         return "PASS: the model learned and every instrument finds the planted answer" + tail
@@ -253,6 +259,8 @@ def self_test(model: Informer, prepared: PreparedData, frame: SeriesFrame, answe
     rows += [importance_agreement(model, prepared, sweep, seed=seed, windows=sweep_windows), lag_row, knock_row]
     say("top-u queries at planted events")
     rows.append(topu_at_events(model, prepared, event_rows(answer), seed=seed))
+    say("attention rollout and flow")
+    rows += rollout_rows(model, prepared, answer, seed=seed, windows=ig_windows)
     table = pd.DataFrame(rows)
     learned = bool(table.loc[table["check"] == "learned", "passed"].iloc[0])
     instrument = table[(table["role"] == "instrument") & table["passed"].notna()]

@@ -117,6 +117,7 @@ def test_help_and_argument_errors_import_nothing_heavy():
 def test_the_parsers_choices_are_the_ones_the_lab_defines():
     from analysis.data import FILLS
     from analysis.heads.faithfulness import MAX_WINDOWS as FAITHFULNESS
+    from analysis.anatomy.transfer import FORMS
     from analysis.instruments.attention_cost import LENGTHS
     from analysis.instruments.attribution import BASELINES
     from analysis.instruments.patching import PATCH_POINTS
@@ -133,6 +134,7 @@ def test_the_parsers_choices_are_the_ones_the_lab_defines():
     assert c.BASELINES == BASELINES and c.EDIT_KINDS == tuple(EDIT_KINDS) and c.PATCH_POINTS == PATCH_POINTS
     assert c.ANALYSES == ANALYSES and c.FAITHFULNESS_WINDOWS == FAITHFULNESS and c.VARIANT_KINDS == KINDS
     assert c.VARIANT_WINDOWS == MAX_WINDOWS and c.COST_LENGTHS == LENGTHS and c.SYNTH_KINDS == SYNTH
+    assert c.DISTIL_FORMS == FORMS
     defaults = TrainSettings()
     assert c.TRAIN_DEFAULTS == {k: getattr(defaults, k) for k in c.TRAIN_DEFAULTS}
 

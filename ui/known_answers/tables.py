@@ -9,7 +9,7 @@ from analysis.heads.faithfulness import Faithfulness
 from analysis.planted.selftest import SelfTest
 
 ROLE = {"learned": "the model", "instrument": "instrument", "model": "this model",
-        "agreement": "two instruments"}
+        "agreement": "two instruments", "heuristic": "the method's assumption"}
 
 
 def interval(lo: float, hi: float, digits: int = 3) -> str:

@@ -52,6 +52,10 @@ def test_the_self_test_passes_on_a_model_that_learned(planted):
         or "dominant lag 13" in rows.loc["head_lag", "detail"]
     assert rows.loc["head_knockout", "figure"] > 0  # … and removing it costs more than removing another
     assert np.isnan(rows.loc["topu_events", "figure"])  # no spikes planted: does not apply
+    for name in ("rollout_mass", "flow_mass"):  # reported whatever they show, beside the verdict
+        assert rows.loc[name, "role"] == "heuristic" and np.isfinite(rows.loc[name, "figure"]), rows.loc[name]
+        assert rows.loc[name, "passed"] == (rows.loc[name, "figure"] >= 2.0)
+        print(name, rows.loc[name, "figure"], rows.loc[name, "lo"], rows.loc[name, "hi"], rows.loc[name, "detail"])
     for _, r in test.table.dropna(subset=["lo"]).iterrows():
         assert r.lo <= r.figure + 1e-9 and r.figure <= r.hi + 1e-9, r.check
         if r.check in ("ig_top", "ig_mass", "ig_sign", "ig_decoy"):  # shares: no bound outside [0, 1]
