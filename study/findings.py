@@ -11,6 +11,9 @@ Per setting (the grid values; one group when there is no grid):
 - importance stability: the Spearman ρ of matched heads' ΔMSE (and gradient importance) between seeds, with a t
   interval over seeds (the jackknife of the pairwise mean);
 - top-u agreement: overlap@u per matched head over seeds;
+- the forecast lens: each lens and layer's MSE over seeds (mean, spread, t interval over seeds; analysis.anatomy.lens);
+- direct shares: per column, the mean |direct share| of each seed's k-th largest decoder head over seeds (k = 1 … 3:
+  ranks need no matching of heads between seeds), and the site of each seed's largest head;
 - the model against seasonal naive per run (`model_vs_baselines`), with a warning that qualifies every finding above
   when some runs' models are no better than it.
 
@@ -29,6 +32,9 @@ from analysis.intervals import across_seeds
 
 from .folder import csv_bytes, write_bytes, write_json
 from .tables import read_joined
+
+
+TOP_SHARES = 3  # the decoder heads ranked by direct share whose shares are summarised over seeds
 
 
 def _settings(table: pd.DataFrame) -> list[str]:
@@ -64,7 +70,7 @@ def summarise(out: str | Path) -> dict:
     out = Path(out)
     tables = out / "tables"
     read, notes = {}, []
-    for name in ("errors", "sweep", "importance", "agreement", "roles", "profiles"):
+    for name in ("errors", "sweep", "importance", "agreement", "roles", "profiles", "lens", "shares"):
         table = read_joined(out, name)
         if table is not None:
             read[name] = table
@@ -122,6 +128,30 @@ def summarise(out: str | Path) -> dict:
                 entry["no_interval"] = (f"no run's sweep scored enough windows for an interval "
                                         f"({part['interval'].iloc[0]}): no head is counted as removable")
             findings["settings"].setdefault(setting, {})["removable"] = entry
+    if "lens" in read:
+        frames = []
+        for setting, lens in _groups(read["lens"]):
+            table = across_seeds(lens, ["lens", "layer"], "mse", floor=0.0).assign(setting=setting)
+            frames.append(table)
+            findings["settings"].setdefault(setting, {})["lens_mse"] = {
+                f"{r.lens} {r.layer}": {"mean": r.mse_mean, "lo": r.mse_seeds_lo, "hi": r.mse_seeds_hi,
+                                        "seeds": int(r.seeds)} for r in table.itertuples()}
+        write_bytes(tables / "findings_lens.csv", csv_bytes(pd.concat(frames, ignore_index=True)))
+    if "shares" in read:
+        frames = []
+        for setting, shares in _groups(read["shares"]):
+            top = shares[shares["rank"] <= TOP_SHARES]
+            table = across_seeds(top, ["column", "rank"], "mean_abs", floor=0.0).assign(setting=setting)
+            first = shares[shares["rank"] == 1]
+            sites = first.assign(site=first["part"].str.rpartition(":")[0]).groupby("column")["site"]
+            table["largest_head_sites"] = table["column"].map(
+                lambda c: "; ".join(f"{k}: {v}" for k, v in sites.get_group(c).value_counts().items()))
+            frames.append(table)
+            findings["settings"].setdefault(setting, {})["top_direct_shares"] = {
+                f"{r.column} rank {r.rank}": {"mean": r.mean_abs_mean, "lo": r.mean_abs_seeds_lo,
+                                              "hi": r.mean_abs_seeds_hi, "largest_head_sites": r.largest_head_sites}
+                for r in table.itertuples()}
+        write_bytes(tables / "findings_shares.csv", csv_bytes(pd.concat(frames, ignore_index=True)))
     write_json(out / "findings.json", findings)
     return findings
 

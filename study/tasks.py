@@ -20,6 +20,8 @@ import pandas as pd
 import torch
 
 from analysis.heads.ablation import head_sweep
+from analysis.anatomy.direct import direct_shares, top_heads
+from analysis.anatomy.lens import forecast_lens
 from analysis.attention.agreement import topu_agreement
 from analysis.checkpoints.folder import Checkpoint, checkpoint_files, read_checkpoint_files
 from analysis.compare.comparison import headline_errors
@@ -104,6 +106,12 @@ def _analyses(checkpoint: Checkpoint, frame, spec: RunSpec, wanted: list[str], m
             profiles = head_profiles(model, prepared, "val", max_windows=windows or 10**9, seed=seed)
             out["profiles"] = _csv(_profiles_long(profiles))
             table = profiles.table.assign(seasonal_lags=";".join(map(str, profiles.seasonal_lags)))
+        elif name == "lens":  # the forecast lens per layer, the horizon's mean (analysis.anatomy.lens)
+            table = forecast_lens(model, prepared, split, windows=windows or 256, seed=seed,
+                                  fit_windows=min(256, windows or 256)).overall
+        elif name == "shares":  # every decoder head's mean |direct share| over the horizon, ranked per column
+            shares = direct_shares(model, prepared, split, windows=windows or 64, seed=seed)
+            table = top_heads(shares, k=len(shares.heads))
         else:
             raise ValueError(f"unknown analysis {name!r}")
         out[name] = _csv(table)

@@ -29,7 +29,7 @@ ROW_PATTERNS = ("*.rows", "*.selected")
 
 @dataclass(frozen=True, eq=False)
 class TrueRows:
-    """One site's rows for one batch: rows [B, H, L_Q, L_K] (each row sums to 1), scale [B, H, L_Q] (the row sum
+    """One site's rows for one batch: rows [B, H, L_Q, L_K] float32 (each row sums to 1), scale [B, H, L_Q] (the row sum
     before normalising: 1 but for the lazy rows of a "cumsum" decoder), lazy [B, H, L_Q] (True for a lazy query),
     mix (the layer merges heads with time)."""
 
@@ -56,7 +56,8 @@ def lazy_rows(L_Q: int, L_K: int, causal: bool, decoder_lazy: str) -> tuple[np.n
 def site_true_rows(model: Informer, site: Site, records: dict[str, torch.Tensor]) -> TrueRows:
     """The rows `site` used in a recording holding "<site>.rows" and "<site>.selected" (`ROW_PATTERNS`)."""
     layer = model.attention_layer(site)
-    computed = records[f"{site.name}.rows"].double().numpy()  # [B, H, u, L_K]
+    # float32, as the model computed them: at seq_len 1440 a site's dense rows are [B, 4, 1440, 1440] (33 MB a window)
+    computed = records[f"{site.name}.rows"].float().numpy()  # [B, H, u, L_K]
     selected = records[f"{site.name}.selected"].numpy().astype(np.int64)  # [B, H', u]
     B, H, u, L_K = computed.shape
     if selected.shape[1] != H:  # TSL's one-head union: every window computed the whole batch's rows
@@ -65,18 +66,22 @@ def site_true_rows(model: Informer, site: Site, records: dict[str, torch.Tensor]
         L_Q = records.get(f"{site.name}.scores", None)
         L_Q = int(L_Q.shape[-1]) if L_Q is not None else _query_length(model, site, L_K)
         base, base_scale = lazy_rows(L_Q, L_K, layer.causal, layer.decoder_lazy)
-        rows = np.broadcast_to(base, (B, H, L_Q, L_K)).copy()
+        rows = np.empty((B, H, L_Q, L_K), dtype=np.float32)
+        rows[...] = base
         scale = np.broadcast_to(base_scale, (B, H, L_Q)).copy()
         lazy = np.ones((B, H, L_Q), dtype=bool)
     else:
         L_Q = u
-        rows, scale, lazy = np.zeros((B, H, L_Q, L_K)), np.ones((B, H, L_Q)), np.zeros((B, H, L_Q), dtype=bool)
+        rows = np.zeros((B, H, L_Q, L_K), dtype=np.float32)
+        scale, lazy = np.ones((B, H, L_Q)), np.zeros((B, H, L_Q), dtype=bool)
     b, h = np.indices(selected.shape[:2])
     rows[b[..., None], h[..., None], selected] = computed
     scale[b[..., None], h[..., None], selected] = 1.0
     lazy[b[..., None], h[..., None], selected] = False
-    sums = rows.sum(axis=-1, keepdims=True)
-    rows = np.divide(rows, sums, out=np.zeros_like(rows), where=sums > 0)
+    sums = rows.sum(axis=-1, keepdims=True, dtype=np.float64)
+    off = np.abs(sums - 1.0) > 1e-6  # softmax and lazy rows already sum to 1: only the others are divided
+    if off.any():
+        np.divide(rows, np.where(sums > 0, sums, 1.0).astype(np.float32), out=rows, where=off)
     return TrueRows(site.name, rows, scale, lazy, bool(layer.mix))
 
 
@@ -101,9 +106,9 @@ def token_rows(true: TrueRows, window: int, head: int | None = None) -> np.ndarr
     rows = true.rows[window]  # [H, L_Q, L_K]
     H, L_Q, L_K = rows.shape
     if not true.mix:
-        return rows.mean(axis=0) if head is None else rows[head].copy()
+        return rows.mean(axis=0, dtype=np.float64) if head is None else rows[head].astype(np.float64)
     heads, positions = mix_slots(L_Q, H)  # [L_Q, H]
-    slot_rows = rows[heads, positions]  # [L_Q, H, L_K]
+    slot_rows = rows[heads, positions].astype(np.float64)  # [L_Q, H, L_K]
     if head is None:
         return slot_rows.mean(axis=1)
     chosen = heads == head  # [L_Q, H]

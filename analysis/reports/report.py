@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.intervals import METHOD
+from analysis.reports.anatomy import anatomy_section
 from analysis.reports.figures import grouped_bars, heatmap, interval_bars, series_bars
 from analysis.reports.html import MAX_TABLE_ROWS, Report, ReportSection, figure_html, render_html, table_html, write_report
 from analysis.reports.verdict import study_warning, verdict_section
@@ -281,8 +282,7 @@ def study_report(study_dir: str | Path) -> Report:
     def read(path: Path, reader, expected: bool):
         value = reader(path)
         if value is None and (path.exists() or expected):
-            left_out.append(f"{path.relative_to(folder)}: " + ("cannot be read (damaged)" if path.exists() else
-                                                                 "missing"))
+            left_out.append(f"{path.relative_to(folder)}: {'cannot be read (damaged)' if path.exists() else 'missing'}")
         return value
 
     status = read(folder / "status.json", _read_json, False) or {}
@@ -294,7 +294,9 @@ def study_report(study_dir: str | Path) -> Report:
     sections = [_runs_section(runs, read(tables / "errors.csv", _read_csv, done and "errors" in analyses), status),
                 _findings_section(read(folder / "findings.json", _read_json, done) or {}),
                 _removable_section(read(tables / "findings_removable.csv", _read_csv, done and "sweep" in analyses)),
-                _roles_section(read(tables / "findings_roles.csv", _read_csv, done and "roles" in analyses))]
+                _roles_section(read(tables / "findings_roles.csv", _read_csv, done and "roles" in analyses)),
+                anatomy_section(read(tables / "findings_lens.csv", _read_csv, done and "lens" in analyses),
+                                 read(tables / "findings_shares.csv", _read_csv, done and "shares" in analyses))]
     if left_out:
         sections.append(ReportSection("Left out of this report", "These files of the study could not be shown:\n\n"
                                       + "\n".join(f"- {line}" for line in left_out), [], []))

@@ -339,6 +339,21 @@ def pyramid(w: Walk) -> None:
     w.slider("window, rows open", "Window (0", "Window 2 of the test split")
 
 
+ANATOMY = "Rollout through the pyramid"
+
+
+def anatomy(w: Walk) -> None:
+    w.open("anatomy", "Anatomy of a forecast", "The three forms of P")
+    w.choose("step", "Forecast step", 1, "(step 1, P")
+    w.radio("P form", "structural", "P structural")
+    w.radio("P form: jacobian", "jacobian", "P jacobian")
+    w.slider("alpha", "α (attention's share)", "α = 0.55")
+    w.choose("head", "Head", 2, "Window 0 of the test split")
+    w.slider("window", "Window (0", "Window 1 of the test split")
+    w.tab("tab: forecast lens", "Forecast lens", "what each layer would forecast")
+    w.tab("tab: direct shares", "Direct shares", "direct share of the forecast")
+
+
 def ablation(w: Walk) -> None:
     w.open("ablation", "Ablation studies", "Run single-head sweep")
     w.radio("windows", "32", "32 of")
@@ -388,7 +403,7 @@ def studies(w: Walk) -> None:
 
 SCREENS: dict[str, Callable[[Walk], None]] = {
     "data": data_model, "forecast": forecast, "compare": compare, "masking": head_masking, "sparsity": sparsity,
-    "pyramid": pyramid, "ablation": ablation, "attribution": attribution, "qk_map": qk_map,
+    "pyramid": pyramid, "anatomy": anatomy, "ablation": ablation, "attribution": attribution, "qk_map": qk_map,
     "counterfactual": counterfactual, "patching": patching, "variants": variants, "studies": studies}
 
 

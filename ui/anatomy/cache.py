@@ -1,12 +1,12 @@
 """The Anatomy screen's cached calls: one recorded forward pass per (model, data, split, window, seed), kept in a
-`ui.lru.SharedLRU`; every re-slice (target step, head, α, P form) builds its maps from it in milliseconds. Flow is
-cached per slice: it costs one max-flow per input step."""
+`ui.lru.SharedLRU`; every re-slice (target step, head, α, P form) builds its maps from it (tens of milliseconds at
+seq_len 1440). Flow is cached per slice: it costs one max-flow per input step."""
 from __future__ import annotations
 
 import streamlit as st
 
 from analysis.anatomy.flow import flow
-from analysis.anatomy.rollout import Pieces, Relevance, record_pieces, rollout, window_graph
+from analysis.anatomy.rollout import Graph, Pieces, Relevance, record_pieces, window_graph
 from analysis.attention.recording import window_batch
 from analysis.checkpoints.folder import Checkpoint
 from analysis.data import PreparedData
@@ -25,23 +25,14 @@ def pieces(model_key: str, data_key: str, split: str, window: int, seed: int, _c
     return _PIECES.get_or_make((model_key, data_key, split, window, seed), make)
 
 
-def relevance(_checkpoint: Checkpoint, _pieces: Pieces, *, alpha: float, head: int | None, form: str,
-              targets: tuple[int, ...]) -> Relevance:
-    """Rollout of one slice (milliseconds: not cached)."""
-    graph = window_graph(_checkpoint.model, _pieces, 0, alpha=alpha, head=head, distil=form)
-    return rollout(graph, targets)
+def graph(_checkpoint: Checkpoint, _pieces: Pieces, *, alpha: float, head: int | None, form: str) -> Graph:
+    """The maps of one slice (milliseconds at seq_len 96, tens of them at 1440: not cached)."""
+    return window_graph(_checkpoint.model, _pieces, 0, alpha=alpha, head=head, distil=form)
 
 
-def flow_relevance(key: tuple, _checkpoint: Checkpoint, _pieces: Pieces, *, alpha: float, head: int | None,
-                   form: str, targets: tuple[int, ...]) -> Relevance:
+def flow_relevance(key: tuple, _graph: Graph, *, alpha: float, head: int | None, form: str,
+                   targets: tuple[int, ...]) -> Relevance:
     def make() -> Relevance:
         with st.spinner(f"Maximum flow to each input step ({len(targets)} forecast step(s))…"), one_thread():
-            graph = window_graph(_checkpoint.model, _pieces, 0, alpha=alpha, head=head, distil=form)
-            return flow(graph, targets)[0]
+            return flow(_graph, targets)[0]
     return _FLOWS.get_or_make((*key, alpha, head, form, targets), make)
-
-
-def flow_size(_checkpoint: Checkpoint, _pieces: Pieces, *, alpha: float, head: int | None, form: str) -> int:
-    from analysis.anatomy.flow import flow_edges
-
-    return flow_edges(window_graph(_checkpoint.model, _pieces, 0, alpha=alpha, head=head, distil=form))

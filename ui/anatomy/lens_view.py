@@ -1,4 +1,4 @@
-"""The Anatomy screen's lower half: the forecast lens of the chosen window and each decoder head's direct share.
+"""The Anatomy screen's second and third tabs: the forecast lens of the chosen window, each decoder head's direct share.
 
 The window's readings (decoder lens per decoder layer, encoder early exit per depth) and its direct shares are one
 pass each, drawn at once; scoring every lens over many windows (and fitting the tuned lens on training windows) is
@@ -47,8 +47,7 @@ def lens_table(overall: pd.DataFrame) -> pd.DataFrame:
                          "no interval because": overall["reason"]})
 
 
-def draw(model, data, prepared, seed, checkpoint, config, split, window, column, frame, stem) -> None:
-    st.subheader("Forecast lens")
+def lens_tab(model, data, prepared, seed, checkpoint, config, split, window, column, frame, stem) -> None:
     st.caption("Decoder lens: the decoder's final norm and projection applied to each decoder layer's output (the "
                "last is the forecast). Encoder early exit: the unchanged decoder reading the encoder cut at depth l "
                "(each replica keeps its first l + 1 layers, then its own final norm; the replicas joined as the model "
@@ -79,7 +78,9 @@ def draw(model, data, prepared, seed, checkpoint, config, split, window, column,
         st.caption(f"MSE over {len(scored.windows)} {split} windows (one in {scored.stride}), standardised, against "
                    "the truth and against the model's own forecast, with the lab's interval for window means.")
 
-    st.subheader("Each decoder head's direct share")
+
+
+def shares_tab(model, data, prepared, seed, checkpoint, split, window, column, stem) -> None:
     st.caption("Every LayerNorm's scale frozen at its value in this forward pass, each decoder head's write (its "
                "context through its slice of W_O) carried along the residual path to the forecast, in the data's "
                "units; the remainder (the FFN, the biases, the decoder's input and what freezing leaves) is its own "

@@ -6,10 +6,10 @@ One forward pass per (window, seed) is recorded and cached (ui/anatomy/cache.py)
 the distilling step's transfer form only re-slice it. Flow runs one max-flow per input step: it is computed at once
 on small graphs and on request on large ones.
 """
-import numpy as np
 import streamlit as st
 
-from analysis.anatomy.flow import MAX_EDGES
+from analysis.anatomy.flow import MAX_EDGES, flow_edges
+from analysis.anatomy.rollout import rollout
 from analysis.anatomy.transfer import FORMS
 from analysis.errors import InformerLabError
 from analysis.instruments.window_edits import window_frame
@@ -41,67 +41,88 @@ except (InformerLabError, ValueError) as err:
     st.error(f"The window cannot be recorded: {err}")
     state.stop_page()
 
-k = st.columns([1.2, 1.2, 1.2, 2.4], gap="medium")
-steps = ["all"] + list(range(1, config.pred_len + 1))
-step = k[0].selectbox("Forecast step", steps, key="an_step", persist_state="session",
-                      format_func=lambda s: "every step (mean)" if s == "all" else f"step {s}")
-alpha = k[1].slider("α (attention's share)", 0.0, 1.0, 0.5, 0.05, key="an_alpha", persist_state="session",
-                    help="Â = α·A + (1 − α)·I; ½ is Abnar & Zuidema's choice.")
-heads = ["mean"] + list(range(config.n_heads))
-head = k[2].selectbox("Head", heads, key="an_head", persist_state="session",
-                      format_func=lambda h: "mean of the heads" if h == "mean" else f"head {h} of every layer")
-form = k[3].radio("Distilling transfer P", FORMS, horizontal=True, key="an_form", persist_state="session",
-                  help="; ".join(f"{f}: {t}" for f, t in FORM_HELP.items())) if config.distil and max(
-    config.e_layers) > 1 else "routed"
-targets = tuple(range(1, config.pred_len + 1)) if step == "all" else (int(step),)
-head_index = None if head == "mean" else int(head)
-stem = file_stem(f"anatomy-{model.ref.name}-{split}-w{window}")
-
-relevance = {f: cache.relevance(checkpoint, pieces, alpha=alpha, head=head_index, form=f, targets=targets)
-             for f in (FORMS if form in FORMS and config.distil and max(config.e_layers) > 1 else (form,))}
-chosen = relevance[form]
-inputs = chosen.inputs.mean(axis=0)
-label, known = float(chosen.label.mean()), float(chosen.known.mean())
-
-edges = cache.flow_size(checkpoint, pieces, alpha=alpha, head=head_index, form=form)
-flow_steps = len(targets) * (config.seq_len + 1)
-small = edges <= MAX_EDGES and flow_steps <= 4 * (config.seq_len + 1)
-want_flow = st.toggle(f"Flow ({edges:,} edges × {flow_steps:,} max-flows)", value=small, key=f"an_flow_{small}",
-                      help="The maximum flow from the forecast row to each input step. On at once where the graph is "
-                           "small; on a long window or every step it takes a while (one max-flow per input step).")
-flow_inputs = None
-if want_flow:
-    key = (model.key, data.key, split, window, seed)
-    flowed = cache.flow_relevance(key, checkpoint, pieces, alpha=alpha, head=head_index, form=form, targets=targets)
-    flow_inputs = flowed.inputs.mean(axis=0)
-
-levels = chosen.levels.groupby(["replica", "level", "position"], as_index=False)["relevance"].mean()
-lengths = {r: config.enc_len // 2 ** r for r in range(len(config.e_layers))}
-frame = window_frame(prepared, split, window)
-step_stamps = stamps(frame["timestamp"])
-titles, z = tables.level_grid(levels, inputs, lengths, config.seq_len, config.distil_padding)
-widgets.chart(charts.pyramid_figure(titles, z, step_stamps, f"P {form}, α = {alpha}"), f"{stem}-pyramid",
-              "an_pyramid")
-st.markdown(f"**{label:.1%}** of the relevance stays with the decoder's own tokens (the label share: "
-            f"{known:.1%} on the {config.label_len} known steps, {label - known:.1%} on the placeholders, which carry "
-            f"only calendar marks); **{1 - label:.1%}** reaches the input steps through the cross-attention."
-            + (f" Flow gives the label node {float(flowed.label.mean()):.1%} of its total." if want_flow else ""))
-
 column = st.selectbox("Column drawn", list(prepared.target_columns), key="an_column") \
     if len(prepared.target_columns) > 1 else prepared.target_columns[0]
-shaded = tables.input_frame(frame["timestamp"], frame[column].to_numpy(), inputs, flow_inputs)
-widgets.chart(charts.input_figure(shaded, column), f"{stem}-inputs", "an_inputs")
-widgets.lazy_csv_download(lambda: chosen.levels, f"{stem}-levels", "an_levels_csv",
-                          "Download every layer's relevance per position (CSV)")
-widgets.table(shaded, f"{stem}-relevance.csv", "an_relevance_table", height=250)
-if len(relevance) > 1:
-    st.subheader("The three forms of P")
-    widgets.small_table(tables.form_table({f: r.inputs.mean(axis=0) for f, r in relevance.items()},
-                                          {f: float(r.label.mean()) for f, r in relevance.items()}),
-                        f"{stem}-forms.csv", "an_forms", formats={"label share": "{:.3f}",
-                                                                  "TV distance to routed": "{:.3f}",
-                                                                  "ρ with routed": "{:+.3f}"})
-    st.caption("Where the forms disagree, what the distilling step passes on depends on more than its wiring: routed "
-               "follows the max-pool's winners, Jacobian also weighs each channel's slope and conv weights.")
+frame = window_frame(prepared, split, window)
+st.caption(f"Window {window} of the {split} split: encoder input {frame['timestamp'].iloc[0]} → "
+           f"{frame['timestamp'].iloc[-1]} ({config.seq_len} steps) · key-sample seed {seed}.")
+stem = file_stem(f"anatomy-{model.ref.name}-{split}-w{window}")
 
-lens_view.draw(model, data, prepared, seed, checkpoint, config, split, window, column, frame, stem)
+
+def rollout_tab() -> None:
+    """Rollout (and flow) of the chosen step, α, head and P form: a re-slice of the recorded window."""
+    k = st.columns([1.2, 1.2, 1.2, 2.4], gap="medium")
+    steps = ["all"] + list(range(1, config.pred_len + 1))
+    step = k[0].selectbox("Forecast step", steps, key="an_step", persist_state="session",
+                          format_func=lambda s: "every step (mean)" if s == "all" else f"step {s}")
+    alpha = k[1].slider("α (attention's share)", 0.0, 1.0, 0.5, 0.05, key="an_alpha", persist_state="session",
+                        help="Â = α·A + (1 − α)·I; ½ is Abnar & Zuidema's choice.", format="%.2f")
+    heads = ["mean"] + list(range(config.n_heads))
+    head = k[2].selectbox("Head", heads, key="an_head", persist_state="session",
+                          format_func=lambda h: "mean of the heads" if h == "mean" else f"head {h} of every layer")
+    form = k[3].radio("Distilling transfer P", FORMS, horizontal=True, key="an_form", persist_state="session",
+                      help="; ".join(f"{f}: {t}" for f, t in FORM_HELP.items())) if config.distil and max(
+        config.e_layers) > 1 else "routed"
+    targets = tuple(range(1, config.pred_len + 1)) if step == "all" else (int(step),)
+    head_index = None if head == "mean" else int(head)
+
+    forms = FORMS if config.distil and max(config.e_layers) > 1 else (form,)
+    graphs = {f: cache.graph(checkpoint, pieces, alpha=alpha, head=head_index, form=f) for f in forms}
+    relevance = {f: rollout(g, targets) for f, g in graphs.items()}
+    chosen = relevance[form]
+    inputs = chosen.inputs.mean(axis=0)
+    label, known = float(chosen.label.mean()), float(chosen.known.mean())
+
+    edges = flow_edges(graphs[form])
+    flow_steps = len(targets) * (config.seq_len + 1)
+    small = edges <= MAX_EDGES and flow_steps <= 4 * (config.seq_len + 1)
+    want_flow = st.toggle(f"Flow ({edges:,} edges × {flow_steps:,} max-flows)", value=small, key=f"an_flow_{small}",
+                          help="The maximum flow from the forecast row to each input step. On at once where the graph "
+                               "is small; on a long window or every step it takes a while (one max-flow per input "
+                               "step).")
+    flow_inputs = None
+    if want_flow:
+        key = (model.key, data.key, split, window, seed)
+        flowed = cache.flow_relevance(key, graphs[form], alpha=alpha, head=head_index, form=form, targets=targets)
+        flow_inputs = flowed.inputs.mean(axis=0)
+
+    levels = chosen.levels.groupby(["replica", "level", "position"], as_index=False)["relevance"].mean()
+    lengths = {r: config.enc_len // 2 ** r for r in range(len(config.e_layers))}
+    step_stamps = stamps(frame["timestamp"])
+    titles, z = tables.level_grid(levels, inputs, lengths, config.seq_len, config.distil_padding)
+    what = "every step" if step == "all" else f"step {step}"
+    widgets.chart(charts.pyramid_figure(titles, z, step_stamps, f"{what}, P {form}, α = {alpha:g}"),
+                  f"{stem}-pyramid", "an_pyramid")
+    st.markdown(f"**{label:.1%}** of the relevance stays with the decoder's own tokens (the label share: "
+                f"{known:.1%} on the {config.label_len} known steps, {label - known:.1%} on the placeholders, which "
+                f"carry only calendar marks); **{1 - label:.1%}** reaches the input steps through the "
+                "cross-attention."
+                + (f" Flow gives the label node {float(flowed.label.mean()):.1%} of its total." if want_flow else ""))
+
+    shaded = tables.input_frame(frame["timestamp"], frame[column].to_numpy(), inputs, flow_inputs)
+    widgets.chart(charts.input_figure(shaded, column), f"{stem}-inputs", "an_inputs")
+    widgets.lazy_csv_download(lambda: chosen.levels, f"{stem}-levels", "an_levels_csv",
+                              "Download every layer's relevance per position (CSV)")
+    widgets.lazy_csv_download(lambda: shaded, f"{stem}-relevance", "an_relevance_csv",
+                              "Download the relevance of every input step (CSV)")
+    if len(relevance) > 1:
+        st.subheader("The three forms of P")
+        widgets.small_table(tables.form_table({f: r.inputs.mean(axis=0) for f, r in relevance.items()},
+                                              {f: float(r.label.mean()) for f, r in relevance.items()}),
+                            f"{stem}-forms.csv", "an_forms", formats={"label share": "{:.3f}",
+                                                                      "TV distance to routed": "{:.3f}",
+                                                                      "ρ with routed": "{:+.3f}"})
+        st.caption("Where the forms disagree, what the distilling step passes on depends on more than its wiring: "
+                   "routed follows the max-pool's winners, Jacobian also weighs each channel's slope and conv "
+                   "weights.")
+
+
+TABS = {"Rollout and flow": rollout_tab,
+        "Forecast lens": lambda: lens_view.lens_tab(model, data, prepared, seed, checkpoint, config, split, window,
+                                                    column, frame, stem),
+        "Direct shares": lambda: lens_view.shares_tab(model, data, prepared, seed, checkpoint, split, window, column,
+                                                      stem)}
+for tab, draw in zip(st.tabs(list(TABS), key="an_tab", on_change="rerun"), TABS.values()):
+    if tab.open:
+        with tab:
+            draw()

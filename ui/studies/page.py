@@ -19,8 +19,8 @@ SPARSITY_PAGE = "ui/sparsity/page.py"
 
 st.title("Studies")
 st.caption("A study trains one model per seed × setting as Ray tasks (in a process of its own, so the app stays "
-           "responsive) and analyses each: the single-head sweep, gradient importance, top-u agreement and every "
-           "head's lag profile and role, each with a 95 % interval over windows. Across "
+           "responsive) and analyses each: the single-head sweep, gradient importance, top-u agreement, every "
+           "head's lag profile and role, the forecast lens per layer and every decoder head's direct share, each with a 95 % interval over windows. Across "
            "seeds it matches heads by their lag profiles and reports what holds in every seed. CLI: "
            "`python cli.py study --csv … --target … --seeds 0-7 --grid attention=prob,full --out studies/NAME`.")
 
@@ -63,7 +63,8 @@ def _start_form() -> None:
                                     "--pred-len", str(pred), "--d-model", str(d_model), "--epochs", str(epochs),
                                     "--max-steps", str(steps), "--learning-rate", "0.001"]
                                    + (["--revin"] if revin else []),
-                                   seeds, grid.split(), ["errors", "sweep", "importance", "agreement", "roles"],
+                                   seeds, grid.split(), ["errors", "sweep", "importance", "agreement", "roles", "lens",
+                                                         "shares"],
                                    int(windows))
         except (InformerLabError, OSError) as err:
             st.error(str(err))
@@ -188,6 +189,13 @@ st.caption("Test MSE: mean, standard deviation and t interval over seeds. Remova
            "estimate alone; the mean over seeds. Stable role: matched heads with the same role in every seed. ρ: "
            "Spearman rank correlation of matched heads' ΔMSE between seeds, mean over pairs, with its interval from "
            "resampling the heads.")
+
+for name, (title, caption) in tables.ANATOMY_FINDINGS.items():
+    found = tables.anatomy_findings(folder.path, name)
+    if not found.empty:
+        st.subheader(title)
+        widgets.table(found, f"study-{chosen}-findings-{name}", f"st_findings_{name}")
+        st.caption(caption)
 
 settings_names = list(findings.get("settings", {})) or ["all"]
 setting = st.selectbox("Setting", settings_names, key="st_setting") if len(settings_names) > 1 else settings_names[0]

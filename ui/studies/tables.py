@@ -134,6 +134,27 @@ def findings_rows(findings: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+ANATOMY_FINDINGS = {
+    "lens": ("Forecast lens across seeds", "Each lens and layer's test MSE (the horizon's mean, standardised): mean, "
+             "standard deviation and t interval over seeds. The decoder's last layer and the encoder's deepest depth "
+             "are the forecast itself."),
+    "shares": ("Direct shares across seeds", "Per column, the mean |direct share| (data units) of each seed's k-th "
+               "largest decoder head over the horizon, over seeds (ranks need no matching of heads between seeds), "
+               "and where each seed's largest head sits."),
+}
+
+
+def anatomy_findings(folder: Path, name: str) -> pd.DataFrame:
+    """tables/findings_<name>.csv ('lens' or 'shares'), or an empty table when the study has none."""
+    path = folder / "tables" / f"findings_{name}.csv"
+    if not path.is_file():
+        return pd.DataFrame()
+    try:
+        return pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.ParserError):
+        return pd.DataFrame()
+
+
 def role_matrix(folder: Path, setting: str | None = None) -> pd.DataFrame:
     path = folder / "tables" / "findings_roles.csv"
     if not path.is_file():

@@ -33,6 +33,9 @@ def test_rollout_flow_lens_and_shares(open_app, tiny_trained):
     assert list(forms["form"]) == ["routed", "structural", "jacobian"]
     assert any("label share" in m.value for m in at.markdown)
 
+    at.session_state["an_tab"] = "Direct shares"  # lazy tabs: only the open one is drawn
+    at.run()
+    assert not at.exception
     bars = [t for t in figure(at, "Each decoder head's direct share")["data"] if t["type"] == "bar"]
     assert len(bars) == 2 * 4 and "remainder" not in {b["name"] for b in bars}
     at.toggle(key="an_remainder").set_value(True).run()
@@ -42,10 +45,14 @@ def test_rollout_flow_lens_and_shares(open_app, tiny_trained):
     total = np.sum([array(b["y"]).astype(float) for b in bars], axis=0)
     forecast = next(t for t in shares["data"] if t["name"] == "forecast")
     np.testing.assert_allclose(total, array(forecast["y"]).astype(float), rtol=1e-6, atol=1e-9)
+    at.session_state["an_tab"] = "Forecast lens"
+    at.run()
     lens = figure(at, "Forecast lens")
     assert {t["name"] for t in lens["data"]} >= {"truth", "decoder 0 (the forecast)", "encoder 0",
                                                 "encoder 1 (the forecast)"}
 
+    at.session_state["an_tab"] = "Rollout and flow"
+    at.run()
     at.selectbox(key="an_step").set_value(3).run()  # a re-slice: one step, the same recording
     assert not at.exception
     one = rollout(window_graph(checkpoint.model, pieces, 0), [3]).inputs[0]
@@ -60,6 +67,8 @@ def test_rollout_flow_lens_and_shares(open_app, tiny_trained):
     np.testing.assert_allclose(grid(figure(at, "Rollout through the pyramid")["data"][0]["z"], float)[-1], head,
                                rtol=1e-6)
 
+    at.session_state["an_tab"] = "Forecast lens"
+    at.run()
     at.button(key="an_lens_run").click().run()
     assert not at.exception
     lens_table = next(t.value for t in at.dataframe if "MSE to the forecast" in t.value.columns)

@@ -78,7 +78,8 @@ def test_the_self_test_runs_against_the_answer_of_the_active_data(open_app, runs
                        "judged on it"]  # 20 steps learn nothing, and the screen says so
     table = next(d.value for d in at.dataframe if "check" in d.value.columns)
     assert list(table["check"]) == ["learned", "ig_top", "ig_mass", "ig_sign", "ig_completeness",
-                                    "importance_agreement", "head_lag", "head_knockout", "topu_events"]
+                                    "importance_agreement", "head_lag", "head_knockout", "topu_events", "rollout_mass",
+                                    "flow_mass"]
     assert table.set_index("check").loc["topu_events", "result"] == "n/a"
     assert table.set_index("check").loc["ig_top", "result"] == "not judged"  # no instrument fails on such a model
     assert any("model is worse than seasonal naive" in w.value for w in at.warning)  # the banner, above it all
