@@ -28,10 +28,13 @@ _PATCHES: contextvars.ContextVar["dict[str, torch.Tensor] | None"] = contextvars
 
 
 class Recorder:
-    """Collects detached tensors at the hook sites whose names match one of `patterns` (fnmatch)."""
+    """Collects detached tensors at the hook sites whose names match one of `patterns` (fnmatch); with
+    keep_graph=True the tensors themselves, still in the autograd graph, with `retain_grad()` (attribution patching
+    reads each site's gradient after a backward pass)."""
 
-    def __init__(self, patterns: Iterable[str] = ("*",)):
+    def __init__(self, patterns: Iterable[str] = ("*",), keep_graph: bool = False):
         self.patterns = tuple(patterns)
+        self.keep_graph = keep_graph
         self.records: dict[str, torch.Tensor] = {}
 
     def wants(self, name: str) -> bool:
@@ -40,13 +43,18 @@ class Recorder:
     def record(self, name: str, tensor: torch.Tensor) -> None:
         if name in self.records:
             raise RuntimeError(f"hook site {name!r} fired twice in one recording; record one forward pass at a time")
-        self.records[name] = tensor.detach()
+        if self.keep_graph and tensor.requires_grad:
+            tensor.retain_grad()
+            self.records[name] = tensor
+        else:
+            self.records[name] = tensor.detach()
 
 
 @contextmanager
-def recording(*patterns: str) -> Iterator[Recorder]:
-    """Record the sites matching `patterns` (default: all) for the forward passes inside the block."""
-    recorder = Recorder(patterns or ("*",))
+def recording(*patterns: str, keep_graph: bool = False) -> Iterator[Recorder]:
+    """Record the sites matching `patterns` (default: all) for the forward passes inside the block (keep_graph: see
+    Recorder)."""
+    recorder = Recorder(patterns or ("*",), keep_graph)
     token = _ACTIVE.set(recorder)
     try:
         yield recorder

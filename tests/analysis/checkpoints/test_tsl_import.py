@@ -198,3 +198,24 @@ def test_a_missing_key_is_refused_by_name(tmp_path):
 def test_length_one_is_refused():
     with pytest.raises(CheckpointError, match="length 1"):
         infer_tsl_config(tsl_dict(2, 1, 4), seq_len=96, label_len=0, pred_len=1)
+
+
+def test_an_imported_tsl_model_gets_the_padding_2_transfer_and_its_rollout_sums_to_one():
+    """The pyramid's maps come from the model's own layers: TSL's distilling pads its conv by 2 (96 → 49), so P is the
+    padding-2 map, and rollout through the mixed (mix at every site) heads still gives shares that sum to 1."""
+    import numpy as np
+
+    from analysis.anatomy.rollout import record_pieces, rollout, window_graph
+    from analysis.anatomy.transfer import structural_transfer
+
+    model, config = import_model(tsl_dict(2, 1, 4), 4)
+    assert config.distil_padding == 2 and config.mix_sites == "all"
+    pieces = record_pieces(model, make_batch(B=1), seed=0)
+    for form in ("structural", "routed", "jacobian"):
+        graph = window_graph(model, pieces, 0, distil=form)
+        P = graph.encoder[0][0][1]
+        assert P.shape == (49, 96)
+        if form == "structural":
+            np.testing.assert_allclose(P, structural_transfer(96, 2))
+        r = rollout(graph, range(1, PRED_LEN + 1))
+        np.testing.assert_allclose(r.inputs.sum(axis=1) + r.label, 1.0)
