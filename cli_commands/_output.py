@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 STDOUT = "-"
 _STDOUT: list = []  # the standard output a running command's CSV goes to (its own lines may be sent to stderr)
 AFTER: list = []  # what a command asked to print once it has succeeded (the model's check against baselines)
-FOLDERS = {"train": "checkpoint", "import": "checkpoint", "counterfactual": "folder", "study": "folder"}
+FOLDERS = {"train": "checkpoint", "import": "checkpoint", "counterfactual": "folder", "study": "folder",
+           "circuits": "folder", "benchmark": "folder"}
 
 
 class ProgressLine:

@@ -14,6 +14,7 @@ shaping; cache.py its cached analysis calls; anything else only it uses):
     ui/sparsity/     M̄ and the top-u queries per site and head, sampled vs exact
     ui/pyramid/      the distilling pyramid of one window
     ui/anatomy/      how a forecast is computed: rollout and flow, the forecast lens, direct shares
+    ui/circuits/     which heads work together: composition, attribution patching against exact, path patching
     ui/ablation/     head-ablation studies in background jobs (jobs.py)
     ui/attribution/  Integrated Gradients over the encoder window
 

@@ -61,6 +61,7 @@ def pages() -> dict[str, list[st.Page]]:
             _page("qk_map", "Query/key map", ":material/bubble_chart:", "qk-map"),
             _page("counterfactual", "Counterfactual editor", ":material/edit_note:", "counterfactual"),
             _page("patching", "Activation patching", ":material/swap_horiz:", "patching"),
+            _page("circuits", "Circuits", ":material/hub:", "circuits"),
             _page("known_answers", "Known answers", ":material/verified:", "known-answers"),
             _page("variants", "Attention variants", ":material/alt_route:", "variants"),
         ],

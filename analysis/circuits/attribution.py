@@ -69,6 +69,13 @@ def pair_windows(prepared: PreparedData, split: str, pairs: int) -> PairSet:
     return PairSet(split, clean, corrupt, stride, overlap_span(spec.seq_len, spec.pred_len, stride))
 
 
+def independent_pairs(prepared: PreparedData, split: str) -> int:
+    """How many pairs (A = w, B = w + n//2, as analysis.circuits.paths pairs them) fit with their A windows one
+    seq_len + pred_len apart or more, so that they are independent stretches and an interval exists (4 to 32)."""
+    n = len(WindowDataset(prepared, split))
+    return max(4, min(32, (n - n // 2) // (prepared.spec.seq_len + prepared.spec.pred_len)))
+
+
 def _batch(prepared: PreparedData, split: str, windows) -> Batch:
     dataset = WindowDataset(prepared, split)
     return collate([dataset[int(w)] for w in windows])[0]
@@ -185,5 +192,5 @@ def atp_vs_exact(model: Informer, prepared: PreparedData, split: str = "test", *
     return AtPResult(chosen, table, pd.concat(rows, ignore_index=True), heads, rho, atp_seconds, exact_seconds)
 
 
-__all__ = ["AtPResult", "PairSet", "atp_estimates", "atp_vs_exact", "exact_patches", "pair_windows",
+__all__ = ["AtPResult", "PairSet", "atp_estimates", "atp_vs_exact", "exact_patches", "independent_pairs", "pair_windows",
            "restored_metric"]

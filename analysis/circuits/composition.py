@@ -25,7 +25,10 @@ a scalar per row and cancels in the score; β and the projections' biases are af
     cross.l → decoder_self.(l+1)   (Q, K, V), → cross.(l+1) (Q)        norm2 · norm3 [· norm1 of layer l+1]
 
 Only the residual path is carried: each layer's FFN adds a non-linear function of its input, left out (as
-TransformerLens leaves the MLPs out). The distilling step is Conv1d(k = 3, circular) → BatchNorm → ELU → MaxPool: its
+TransformerLens leaves the MLPs out). Where TransformerLens scores every head against every head of each later layer
+of one residual stream, the lab scores only the pairs above: adjacent layers, since a path further down the encoder
+passes another distilling step (ELU, max-pool) and the decoder's residual reads the encoder only through
+cross-attention's keys and values. The distilling step is Conv1d(k = 3, circular) → BatchNorm → ELU → MaxPool: its
 channel map is Σ over the 3 taps of conv.weight (a position-independent d × d map, each output channel reading every
 input channel at three neighbouring steps), with eval-mode BatchNorm's per-channel scale a = γ_bn / √(running_var +
 eps) after it; the ELU and the max-pool are not linear and are left out. Cross-attention's keys and values read the
@@ -42,11 +45,14 @@ normalisation is not linear and is left out).
 
 Baseline. A score alone says little (for random d × d matrices it is about 1/√d, not 0). Beside each score the same
 score of random matrices of the same factor shapes: A = X₁Y₁, B = X₂Y₂ with X [d, D], Y [D, d] of iid N(0, 1) entries,
-`draws` draws from a generator seeded with `seed`, no G between them: `random_mean` and `random_q95` (its 95th
-percentile); `above_q95` says the model's score exceeds it. One baseline per (d, D_sender, D_receiver), cached.
+`draws` draws (numpy's generator seeded with `seed`, in D × D blocks: `random_scores`), no G between them:
+`random_mean` and `random_q95` (its 95th percentile); `above_q95` says the model's score exceeds it. One baseline per
+(d, D_sender, D_receiver, draws, seed), cached.
 
-Computation: never a d × d product. With A = X_A·Y_A and B' = X_B'·Y_B (X_B' = G·X_B), ‖A‖² = tr(X_AᵀX_A · Y_AY_Aᵀ) and
-‖AB'‖² = tr(X_AᵀX_A · M · Y_BY_Bᵀ · Mᵀ) with M = Y_A·X_B' [D, D]: Gram matrices of D × D only, in float64.
+Computation: no d × d OV or QK matrix is formed. With A = X_A·Y_A and B' = X_B'·Y_B (X_B' = G·X_B), ‖A‖² = tr(X_AᵀX_A · Y_AY_Aᵀ) and
+‖AB'‖² = tr(X_AᵀX_A · M · Y_BY_Bᵀ · Mᵀ) with M = Y_A·X_B' [D, D]: Gram matrices of D × D only, in float32 (the
+weights' precision); a LayerNorm's fold costs O(d²), the distilling conv's one d × d by d × H·D product per
+receiving kind.
 """
 from __future__ import annotations
 
@@ -62,7 +68,6 @@ from model import Informer, Site
 
 KINDS = ("Q", "K", "V")
 DRAWS = 200
-CHUNK = 25  # random draws per batch of Gram matrices (memory: CHUNK · d · D float64 per factor)
 NOT_LINEAR = ("left out: each FFN (non-linear, added to the residual), the distilling step's ELU and max-pool, "
               "LayerNorm's per-row σ (a scalar: cancels), every bias and LayerNorm β")
 
@@ -118,54 +123,93 @@ def shared_qk(layer: nn.Module) -> bool:
     return bool(options_for("lsh", layer.options)["shared"])
 
 
-def layer_norm_map(norm: nn.Module, d: int, center: bool = True) -> torch.Tensor | None:
-    """A LayerNorm's linear part as a row-vector map [d, d]: C·diag(γ) (C = I − 11ᵀ/d when `center`), σ left out;
-    None for nn.Identity (no norm)."""
+@dataclass(frozen=True, eq=False)
+class Fold:
+    """One linear map on the residual path, as a row-vector map x ↦ x·G [d, d]. kind "layer_norm": G = C·diag(γ)
+    (C = I − 11ᵀ/d when `center`); kind "dense": G = `matrix` itself."""
+
+    name: str
+    kind: str
+    weight: torch.Tensor  # γ [d] (layer_norm) or G [d, d] (dense)
+    center: bool = True
+
+    @property
+    def matrix(self) -> torch.Tensor:
+        """G [d, d]."""
+        if self.kind == "dense":
+            return self.weight
+        d = self.weight.shape[0]
+        G = torch.diag(self.weight)
+        return G - self.weight.unsqueeze(0) / d if self.center else G  # row i: e_i·γ − γ/d
+
+    def apply(self, X: torch.Tensor) -> torch.Tensor:
+        """G·X for X [d, n] (a LayerNorm's in O(d·n): scale the rows by γ, then centre each column)."""
+        if self.kind == "dense":
+            return self.weight.to(X.dtype) @ X
+        Y = self.weight.to(X.dtype).unsqueeze(1) * X
+        return Y - Y.mean(dim=0, keepdim=True) if self.center else Y
+
+
+def layer_norm_map(norm: nn.Module, name: str, center: bool = True) -> Fold | None:
+    """A LayerNorm's linear part (σ left out: a scalar per row); None for nn.Identity (no norm)."""
     if not isinstance(norm, nn.LayerNorm):
         return None
-    gamma = norm.weight.detach().double() if norm.weight is not None else torch.ones(d, dtype=torch.float64)
-    G = torch.diag(gamma)
-    if center:
-        G = G - gamma.unsqueeze(0) / d  # (I − 11ᵀ/d)·diag(γ): row i is e_i·γ − γ/d
-    return G
+    d = norm.normalized_shape[0]
+    gamma = norm.weight.detach() if norm.weight is not None else torch.ones(d)
+    return Fold(name, "layer_norm", gamma.double(), center)
 
 
-def distilling_map(distil: nn.Module) -> torch.Tensor:
-    """The distilling step's linear channel map as a row-vector map [d, d]: (Σ_taps conv.weight)ᵀ · diag(a), a the
-    eval-mode BatchNorm scale γ_bn / √(running_var + eps) (the ELU and the pool are not linear: left out)."""
+def distilling_map(distil: nn.Module, name: str = "distil") -> Fold:
+    """The distilling step's linear channel map: G = (Σ_taps conv.weight)ᵀ · diag(a), a the eval-mode BatchNorm scale
+    γ_bn / √(running_var + eps) (the ELU and the pool are not linear: left out)."""
     w = distil.conv.weight.detach().double().sum(dim=-1)  # [O, C]: out_o = Σ_c w[o, c]·x_c (taps summed)
     bn = distil.norm
     a = (bn.running_var.detach().double() + bn.eps).rsqrt()
     if bn.weight is not None:
         a = a * bn.weight.detach().double()
-    return w.T * a.unsqueeze(0)  # x ↦ x·wᵀ·diag(a)
+    return Fold(name, "dense", w.T * a.unsqueeze(0))  # x ↦ x·wᵀ·diag(a)
+
+
+def fold_matrix(folds) -> torch.Tensor | None:
+    """The product G = G₁·G₂·… of a path's maps, [d, d] (None: no map)."""
+    return functools.reduce(torch.matmul, [f.matrix for f in folds]) if folds else None
 
 
 # --------------------------------------------------------------------------------------------
 # Scores of factored matrices
 # --------------------------------------------------------------------------------------------
+def _gram_rows(Y: torch.Tensor) -> torch.Tensor:  # [..., D, d] → Y·Yᵀ [..., D, D]
+    return Y @ Y.transpose(-1, -2)
+
+
+def _gram_columns(X: torch.Tensor) -> torch.Tensor:  # [..., d, D] → XᵀX [..., D, D]
+    return X.transpose(-1, -2) @ X
+
+
+def _norms(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+    """‖X·Y‖_F = √tr(XᵀX · YYᵀ) for X [..., d, D], Y [..., D, d] → [...]."""
+    return (_gram_columns(X) * _gram_rows(Y)).sum(dim=(-1, -2)).clamp(min=0).sqrt()  # Σ P∘Q = tr(PQ), Q symmetric
+
+
 def factored_scores(X_A: torch.Tensor, Y_A: torch.Tensor, X_B: torch.Tensor, Y_B: torch.Tensor,
                     pairwise: bool = True) -> torch.Tensor:
-    """‖(X_A Y_A)(X_B Y_B)‖_F / (‖X_A Y_A‖_F ‖X_B Y_B‖_F) without forming d × d matrices.
+    """‖(X_A Y_A)(X_B Y_B)‖_F / (‖X_A Y_A‖_F ‖X_B Y_B‖_F) without forming a d × d matrix.
 
-    X_A [a, d, D_A], Y_A [a, D_A, d], X_B [b, d, D_B], Y_B [b, D_B, d] → [a, b] (pairwise) or [a] (pairwise=False:
-    a == b, sender i with receiver i).
+    X_A [a, d, D_A], Y_A [a, D_A, d], X_B [b, d, D_B], Y_B [b, D_B, d] → [a, b] (pairwise: every sender with every
+    receiver) or [a] (pairwise=False: a == b, sender i with receiver i). ‖AB‖² = tr(Gx_A · M · Gy_B · Mᵀ), M = Y_A·X_B.
     """
-    gram_xa = X_A.transpose(-1, -2) @ X_A  # [a, D_A, D_A]
-    gram_ya = Y_A @ Y_A.transpose(-1, -2)
-    gram_xb = X_B.transpose(-1, -2) @ X_B  # [b, D_B, D_B]
-    gram_yb = Y_B @ Y_B.transpose(-1, -2)
-    norm_a = (gram_xa * gram_ya).sum(dim=(-1, -2)).clamp(min=0).sqrt()  # tr(PQ) = Σ P∘Qᵀ, Q symmetric
-    norm_b = (gram_xb * gram_yb).sum(dim=(-1, -2)).clamp(min=0).sqrt()
-    if pairwise:
-        M = Y_A.unsqueeze(1) @ X_B.unsqueeze(0)  # [a, b, D_A, D_B]
-        left = gram_xa.unsqueeze(1) @ M  # Gx_A · M
-        right = M @ gram_yb.unsqueeze(0)  # M · Gy_B
-        product = (left * right).sum(dim=(-1, -2)).clamp(min=0).sqrt()  # tr(Gx M Gy Mᵀ) = Σ (Gx M)∘(M Gy)
-        return product / (norm_a.unsqueeze(1) * norm_b.unsqueeze(0))
-    M = Y_A @ X_B  # [a, D_A, D_B]
-    product = ((gram_xa @ M) * (M @ gram_yb)).sum(dim=(-1, -2)).clamp(min=0).sqrt()
-    return product / (norm_a * norm_b)
+    gram_xa, gram_yb = _gram_columns(X_A), _gram_rows(Y_B)
+    norm_a, norm_b = _norms(X_A, Y_A), _norms(X_B, Y_B)
+    if not pairwise:
+        M = Y_A @ X_B  # [a, D_A, D_B]
+        product = ((gram_xa @ M) * (M @ gram_yb)).sum(dim=(-1, -2)).clamp(min=0).sqrt()
+        return product / (norm_a * norm_b)
+    (a, D_A, d), (b, _, D_B) = Y_A.shape, X_B.shape
+    M = Y_A.reshape(a * D_A, d) @ X_B.permute(1, 0, 2).reshape(d, b * D_B)  # one GEMM: [a·D_A, b·D_B]
+    left = (gram_xa @ M.view(a, D_A, b * D_B)).view(a, D_A, b, D_B)  # Gx_A · M
+    right = (M.view(a * D_A, b, D_B).transpose(0, 1) @ gram_yb).transpose(0, 1).reshape(a, D_A, b, D_B)  # M · Gy_B
+    product = (left * right).sum(dim=(1, 3)).clamp(min=0).sqrt()  # [a, b]
+    return product / (norm_a.unsqueeze(1) * norm_b.unsqueeze(0))
 
 
 def score(A: torch.Tensor, B: torch.Tensor) -> float:
@@ -174,19 +218,39 @@ def score(A: torch.Tensor, B: torch.Tensor) -> float:
     return float(torch.linalg.matrix_norm(A @ B) / (torch.linalg.matrix_norm(A) * torch.linalg.matrix_norm(B)))
 
 
+def _wishart(rng: np.random.Generator, dof: int, p: int, n: int) -> np.ndarray:
+    """n draws of Wishart_p(dof, I) = GᵀG for G [dof, p] iid N(0, 1), by Bartlett's decomposition A·Aᵀ (A lower
+    triangular, A_ii² ~ χ²(dof − i), A_ij ~ N(0, 1) below the diagonal); G drawn outright when dof < p. [n, p, p]."""
+    if dof < p:
+        G = rng.standard_normal((n, dof, p))
+        return G.transpose(0, 2, 1) @ G
+    A = np.tril(rng.standard_normal((n, p, p)), k=-1)
+    A[:, np.arange(p), np.arange(p)] = np.sqrt(rng.chisquare(dof - np.arange(p), size=(n, p)))
+    return A @ A.transpose(0, 2, 1)
+
+
 def random_scores(d: int, D_sender: int, D_receiver: int, draws: int = DRAWS, seed: int = 0) -> np.ndarray:
-    """`draws` scores of random A = X₁Y₁, B = X₂Y₂ (X [d, D], Y [D, d], iid N(0, 1); sender D_sender, receiver
-    D_receiver), drawn from torch.Generator seeded with `seed`, in that order. [draws] float64."""
-    generator = torch.Generator().manual_seed(int(seed))
-    out = []
-    for start in range(0, int(draws), CHUNK):
-        n = min(CHUNK, int(draws) - start)
-        X_A = torch.randn(n, d, D_sender, generator=generator, dtype=torch.float64)
-        Y_A = torch.randn(n, D_sender, d, generator=generator, dtype=torch.float64)
-        X_B = torch.randn(n, d, D_receiver, generator=generator, dtype=torch.float64)
-        Y_B = torch.randn(n, D_receiver, d, generator=generator, dtype=torch.float64)
-        out.append(factored_scores(X_A, Y_A, X_B, Y_B, pairwise=False))
-    return torch.cat(out).numpy() if out else np.zeros(0)
+    """`draws` scores of random A = X₁Y₁, B = X₂Y₂ (X [d, D], Y [D, d], iid N(0, 1); sender D_sender = D₁, receiver
+    D_receiver = D₂), from numpy's Generator seeded with `seed`. [draws] float64.
+
+    Drawn in D × D blocks, never d × D: the score reads X₁ only through X₁ᵀX₁ ~ Wishart_D₁(d) and Y₂ through Y₂Y₂ᵀ ~
+    Wishart_D₂(d); with Y₁ᵀ = Q·R (QR: Q Haar on the Stiefel manifold, independent of R, R's Bartlett entries),
+    Y₁Y₁ᵀ = RᵀR and M = Y₁X₂ = Rᵀ·Z with Z = QᵀX₂ [D₁, D₂] iid N(0, 1), and X₂ᵀX₂ = ZᵀZ + WᵀW with WᵀW ~
+    Wishart_D₂(d − D₁) independent of Z (rotation invariance of X₂)."""
+    rng = np.random.default_rng(int(seed))
+    n, D1, D2 = int(draws), int(D_sender), int(D_receiver)
+    if n < 1:
+        return np.zeros(0)
+    R = np.triu(rng.standard_normal((n, D1, D1)), k=1)
+    R[:, np.arange(D1), np.arange(D1)] = np.sqrt(rng.chisquare(d - np.arange(D1), size=(n, D1)))
+    Z = rng.standard_normal((n, D1, D2))
+    rest = _wishart(rng, d - D1, D2, n) if d > D1 else np.zeros((n, D2, D2))
+    gram_xa, gram_yb = _wishart(rng, d, D1, n), _wishart(rng, d, D2, n)
+    M = R.transpose(0, 2, 1) @ Z  # Y₁X₂ [n, D₁, D₂]
+    gram_ya, gram_xb = R.transpose(0, 2, 1) @ R, Z.transpose(0, 2, 1) @ Z + rest
+    product = ((gram_xa @ M) * (M @ gram_yb)).sum(axis=(1, 2))
+    norm_a, norm_b = (gram_xa * gram_ya).sum(axis=(1, 2)), (gram_xb * gram_yb).sum(axis=(1, 2))
+    return np.sqrt(np.maximum(product, 0) / (norm_a * norm_b))
 
 
 @functools.lru_cache(maxsize=64)
@@ -201,72 +265,72 @@ def random_baseline(d: int, D_sender: int, D_receiver: int, draws: int = DRAWS, 
 # --------------------------------------------------------------------------------------------
 # The architecture's paths
 # --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Connection:
-    """A sender site writing into a receiver site through the maps `maps` (row-vector maps [d, d], in order;
-    names in `path`), read by the receiver as `kinds`."""
+    """A sender site writing into a receiver site through `folds` (in the order the write meets them), read by the
+    receiver as `kinds`."""
 
     sender: Site
     receiver: Site
     kinds: tuple[str, ...]
-    maps: tuple[torch.Tensor, ...]
-    path: str
+    folds: tuple[Fold, ...]
+
+    @property
+    def path(self) -> str:
+        return " · ".join(f.name for f in self.folds) or "identity"
 
 
 def connections(model: Informer, center: bool = True) -> list[Connection]:
     """Every (sender site, receiver site) pair the architecture connects by a residual path (module docstring)."""
-    d = model.config.d_model
     by_name = {site.name: site for site in model.sites}
     out: list[Connection] = []
 
-    def chain(*named):
-        kept = [(name, G) for name, G in named if G is not None]
-        return tuple(G for _, G in kept), " · ".join(name for name, _ in kept) or "identity"
-
     def ln(norm, name):
-        return name, layer_norm_map(norm, d, center)
+        return layer_norm_map(norm, name, center)
+
+    def connect(sender: str, receiver: str, kinds, *folds):
+        out.append(Connection(by_name[sender], by_name[receiver], tuple(kinds), tuple(f for f in folds if f)))
 
     for r, replica in enumerate(model.encoder.replicas):
         last = len(replica.layers) - 1
         for l, layer in enumerate(replica.layers):
-            sender = by_name[f"encoder.{r}.{l}"]
-            steps = [ln(layer.norm1, f"encoder.{r}.{l}.norm1"), ln(layer.norm2, f"encoder.{r}.{l}.norm2")]
+            own = (ln(layer.norm1, f"encoder.{r}.{l}.norm1"), ln(layer.norm2, f"encoder.{r}.{l}.norm2"))
             if l < last:
-                distil = replica.distils[l] if l < len(replica.distils) else None
-                if distil is not None:
-                    steps.append((f"encoder.{r}.distil{l} (conv·BN)", distilling_map(distil)))
-                maps, path = chain(*steps)
-                out.append(Connection(sender, by_name[f"encoder.{r}.{l + 1}"], KINDS, maps, path))
+                distil = (distilling_map(replica.distils[l], f"encoder.{r}.distil{l}(conv·BN)")
+                          if l < len(replica.distils) else None)
+                connect(f"encoder.{r}.{l}", f"encoder.{r}.{l + 1}", KINDS, *own, distil)
             else:
-                maps, path = chain(*steps, ln(replica.norm, f"encoder.{r}.norm"))
                 for k in range(len(model.decoder.layers)):
-                    out.append(Connection(sender, by_name[f"cross.{k}"], ("K", "V"), maps, path))
+                    connect(f"encoder.{r}.{l}", f"cross.{k}", ("K", "V"), *own, ln(replica.norm, f"encoder.{r}.norm"))
     layers = model.decoder.layers
     for l, layer in enumerate(layers):
-        self_site, cross_site = by_name[f"decoder_self.{l}"], by_name[f"cross.{l}"]
         norm1 = ln(layer.norm1, f"decoder.{l}.norm1")
-        maps, path = chain(norm1)
-        out.append(Connection(self_site, cross_site, ("Q",), maps, path))
+        connect(f"decoder_self.{l}", f"cross.{l}", ("Q",), norm1)
         if l + 1 < len(layers):
-            later = layers[l + 1]
-            tail = [ln(layer.norm2, f"decoder.{l}.norm2"), ln(layer.norm3, f"decoder.{l}.norm3")]
-            next_self, next_cross = by_name[f"decoder_self.{l + 1}"], by_name[f"cross.{l + 1}"]
-            next_norm1 = ln(later.norm1, f"decoder.{l + 1}.norm1")
-            for sender, head in ((self_site, [norm1]), (cross_site, [])):
-                maps, path = chain(*head, *tail)
-                out.append(Connection(sender, next_self, KINDS, maps, path))
-                maps, path = chain(*head, *tail, next_norm1)
-                out.append(Connection(sender, next_cross, ("Q",), maps, path))
+            tail = (ln(layer.norm2, f"decoder.{l}.norm2"), ln(layer.norm3, f"decoder.{l}.norm3"))
+            next_norm1 = ln(layers[l + 1].norm1, f"decoder.{l + 1}.norm1")
+            for sender, head in ((f"decoder_self.{l}", (norm1,)), (f"cross.{l}", ())):
+                connect(sender, f"decoder_self.{l + 1}", KINDS, *head, *tail)
+                connect(sender, f"cross.{l + 1}", ("Q",), *head, *tail, next_norm1)
     return out
 
 
-def _receiver_factors(factors: dict[str, torch.Tensor], kind: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """(X, Y) with M_B = X·Y: Q → W_Q·W_Kᵀ (QK), K → W_K·W_Qᵀ (QKᵀ), V → W_V·W_O (OV)."""
+def receiver_factors(factors: dict[str, torch.Tensor], kind: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(X, Y) with M_B = X·Y: Q → W_Q·W_Kᵀ (QK), K → W_K·W_Qᵀ (QKᵀ), V → W_V·W_O (OV). X [H, d, D], Y [H, D, d]."""
     if kind == "Q":
         return factors["W_Q"], factors["W_K"].transpose(1, 2)
     if kind == "K":
         return factors["W_K"], factors["W_Q"].transpose(1, 2)
     return factors["W_V"], factors["W_O"]
+
+
+def fold_into(folds, X: torch.Tensor) -> torch.Tensor:
+    """G·X for every head: X [H, d, D] → [H, d, D], G = G₁·G₂·… applied right to left (last fold first)."""
+    H, d, D = X.shape
+    flat = X.permute(1, 0, 2).reshape(d, H * D)
+    for fold in reversed(folds):
+        flat = fold.apply(flat)
+    return flat.view(d, H, D).permute(1, 0, 2)
 
 
 def _not_scored(sender_layer, receiver_layer, kind: str) -> str:
@@ -282,44 +346,36 @@ def _not_scored(sender_layer, receiver_layer, kind: str) -> str:
 def composition_scores(model: Informer, *, draws: int = DRAWS, seed: int = 0, center: bool = True) -> CompositionResult:
     """Q-, K- and V-composition scores of every connected pair of heads, beside random matrices of the same shapes
     (module docstring). center: fold LayerNorm's centring (I − 11ᵀ/d) with its gain γ (TransformerLens centres the
-    writing weights to the same effect); False folds diag(γ) alone."""
+    writing weights to the same effect); False folds diag(γ) alone. Computed in float32 (the weights' precision)."""
     c = model.config
     d, H = c.d_model, c.n_heads
     D = d // H
     mean, q95 = random_baseline(d, D, D, int(draws), int(seed))
-    factors = {site.name: head_factors(model.attention_layer(site)) for site in model.sites}
-    columns: dict[str, list] = {k: [] for k in ("sender", "receiver", "kind", "score", "random_mean", "random_q95",
-                                                "above_q95", "sender_site", "sender_head", "receiver_site",
-                                                "receiver_head", "path", "reason")}
+    factors = {site.name: {k: v.float() for k, v in head_factors(model.attention_layer(site)).items()}
+               for site in model.sites}
+    parts = []
     for conn in connections(model, center):
         send, recv = factors[conn.sender.name], factors[conn.receiver.name]
-        G = functools.reduce(torch.matmul, conn.maps) if conn.maps else None
         for kind in conn.kinds:
             reason = _not_scored(model.attention_layer(conn.sender), model.attention_layer(conn.receiver), kind)
             if reason:
-                scores = torch.full((H, H), float("nan"), dtype=torch.float64)
+                scores = np.full((H, H), np.nan)
             else:
-                X_B, Y_B = _receiver_factors(recv, kind)
-                X_B = X_B if G is None else G @ X_B  # M_B' = G·M_B
-                scores = factored_scores(send["W_V"], send["W_O"], X_B, Y_B)  # [H_sender, H_receiver]
-            for a in range(H):
-                for b in range(H):
-                    s = float(scores[a, b])
-                    columns["sender"].append(f"{conn.sender.name}:{a}")
-                    columns["receiver"].append(f"{conn.receiver.name}:{b}")
-                    columns["kind"].append(kind)
-                    columns["score"].append(s)
-                    columns["random_mean"].append(mean)
-                    columns["random_q95"].append(q95)
-                    columns["above_q95"].append(bool(s > q95))
-                    columns["sender_site"].append(conn.sender.name)
-                    columns["sender_head"].append(a)
-                    columns["receiver_site"].append(conn.receiver.name)
-                    columns["receiver_head"].append(b)
-                    columns["path"].append(conn.path)
-                    columns["reason"].append(reason)
-    return CompositionResult(pd.DataFrame(columns), d, D, int(draws), int(seed), bool(center))
+                X_B, Y_B = receiver_factors(recv, kind)
+                scores = factored_scores(send["W_V"], send["W_O"], fold_into(conn.folds, X_B), Y_B).double().numpy()
+            a, b = np.divmod(np.arange(H * H), H)
+            parts.append(pd.DataFrame({
+                "sender": [f"{conn.sender.name}:{h}" for h in a], "receiver": [f"{conn.receiver.name}:{h}" for h in b],
+                "kind": kind, "score": scores.reshape(-1), "random_mean": mean, "random_q95": q95,
+                "above_q95": scores.reshape(-1) > q95, "sender_site": conn.sender.name, "sender_head": a,
+                "receiver_site": conn.receiver.name, "receiver_head": b, "path": conn.path, "reason": reason}))
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
+    return CompositionResult(table, d, D, int(draws), int(seed), bool(center))
 
 
-__all__ = ["CompositionResult", "Connection", "KINDS", "composition_scores", "connections", "distilling_map",
-           "factored_scores", "head_factors", "layer_norm_map", "random_baseline", "random_scores", "score"]
+COLUMNS = ("sender", "receiver", "kind", "score", "random_mean", "random_q95", "above_q95", "sender_site",
+           "sender_head", "receiver_site", "receiver_head", "path", "reason")
+
+__all__ = ["COLUMNS", "CompositionResult", "Connection", "Fold", "KINDS", "composition_scores", "connections",
+           "distilling_map", "factored_scores", "fold_into", "fold_matrix", "head_factors", "layer_norm_map",
+           "random_baseline", "random_scores", "receiver_factors", "score"]

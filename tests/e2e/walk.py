@@ -354,6 +354,12 @@ def anatomy(w: Walk) -> None:
     w.tab("tab: direct shares", "Direct shares", "direct share of the forecast")
 
 
+def circuits(w: Walk) -> None:
+    w.open("circuits", "Circuits", "Q-composition")
+    w.radio("composition: K", "K: into its keys", "K-composition")
+    w.tab("tab: attribution patching", "Attribution patching", "AtP needs one forward")
+
+
 def ablation(w: Walk) -> None:
     w.open("ablation", "Ablation studies", "Run single-head sweep")
     w.radio("windows", "32", "32 of")
@@ -404,7 +410,7 @@ def studies(w: Walk) -> None:
 SCREENS: dict[str, Callable[[Walk], None]] = {
     "data": data_model, "forecast": forecast, "compare": compare, "masking": head_masking, "sparsity": sparsity,
     "pyramid": pyramid, "anatomy": anatomy, "ablation": ablation, "attribution": attribution, "qk_map": qk_map,
-    "counterfactual": counterfactual, "patching": patching, "variants": variants, "studies": studies}
+    "counterfactual": counterfactual, "patching": patching, "circuits": circuits, "variants": variants, "studies": studies}
 
 
 def upload(page, csv_path, timeout: int = SLOW) -> None:

@@ -1,0 +1,113 @@
+"""`benchmark`: every input-attribution and head-level instrument scored against planted answers
+(analysis.circuits.benchmark): series generated, small models trained at the lab's defaults, scores written.
+
+    python cli.py benchmark --out bench                                   # 3 kinds × 3 seeds (about 20 min, 2 cores)
+    python cli.py benchmark --out bench --kinds driver --seeds 0-1
+    python cli.py benchmark --out bench --quick                           # 1 kind, 1 seed, a tiny model (seconds)
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ._choices import SYNTH_KINDS
+from ._common import positive_int, step_bar
+
+DEFAULT_KINDS = ("seasonal_ar", "driver", "spikes")  # analysis.circuits.benchmark.KINDS
+
+
+def kinds_list(text: str) -> tuple[str, ...]:
+    """An argparse type: generated kinds separated by commas."""
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in kinds if k not in SYNTH_KINDS]
+    if not kinds or bad:
+        raise argparse.ArgumentTypeError(f"expected kinds from {', '.join(SYNTH_KINDS)} separated by commas, got "
+                                         f"{(bad[0] if bad else text)[:40]!r}")
+    return tuple(dict.fromkeys(kinds))
+
+
+def seeds_list(text: str) -> tuple[int, ...]:
+    """An argparse type: seeds as 0-2, 0,1,2 or a mix (1,3-4), each ≥ 0, at most 100."""
+    seeds: list[int] = []
+    try:
+        for part in (p.strip() for p in text.split(",") if p.strip()):
+            first, _, last = part.partition("-")
+            low, high = int(first), int(last) if last else int(first)
+            if low < 0 or high < low:
+                raise ValueError
+            seeds += range(low, high + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds such as 0-2 or 0,1,2 (whole numbers ≥ 0), got "
+                                         f"{text[:40]!r}") from None
+    if not seeds or len(set(seeds)) > 100:
+        raise argparse.ArgumentTypeError(f"expected 1 to 100 seeds, got {text[:40]!r}")
+    return tuple(dict.fromkeys(seeds))
+
+
+def register(sub) -> None:
+    p = sub.add_parser("benchmark", help="score every instrument against planted answers (scores.csv, report.html)")
+    # dest "folder": --out is a folder here, checked as one before any work (run)
+    p.add_argument("--out", dest="folder", required=True, type=Path,
+                   help="the folder to write scores.csv and report.html into (created if need be)")
+    p.add_argument("--kinds", type=kinds_list, default=None,
+                   help=f"generated kinds, comma-separated (default {','.join(DEFAULT_KINDS)})")
+    p.add_argument("--seeds", type=seeds_list, default=None,
+                   help="seeds of the series and the training, e.g. 0-2 or 0,3 (default 0-2)")
+    p.add_argument("--quick", action="store_true",
+                   help="a tiny model, one short epoch, 4 windows (tests, CI); alone it runs one kind and seed")
+    p.add_argument("--threads", type=positive_int, default=1,
+                   help="torch threads on the CPU (default 1, as `train`: on a busy two-core machine a second thread "
+                        "made the quick run five times slower)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from analysis.outputs import check_folder_target
+
+    check_folder_target(args.folder, "--out")
+    import torch
+
+    from analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, summary_table, write_benchmark
+
+    if args.quick:
+        settings = BenchmarkSettings.quick(kinds=args.kinds or ("seasonal_ar",), seeds=args.seeds or (0,))
+    else:
+        settings = BenchmarkSettings(kinds=args.kinds or DEFAULT_KINDS, seeds=args.seeds or (0, 1, 2))
+    torch.set_num_threads(args.threads)
+    bar = step_bar("benchmark")
+
+    def say(text: str) -> None:
+        if getattr(args, "verbose", False):
+            print(f"\n{text}", file=sys.stderr)
+
+    result = run_benchmark(settings, progress=bar, say=say)
+    scores, html = write_benchmark(result, args.folder)
+    print_summary(summary_table(result.scores))
+    for note in result.notes:
+        if "skipped" in note or "not scored" in note:
+            print(f"note: {note}")
+    print(f"{len(settings.kinds)} kind(s) × {len(settings.seeds)} seed(s) in {result.seconds / 60:.1f} min; "
+          f"written {scores} and {html}")
+    return 0
+
+
+def print_summary(summary) -> None:
+    """Per kind: instruments × metrics, the mean over seeds."""
+    import pandas as pd
+
+    for kind, part in summary.groupby("kind", sort=False):
+        wide = part.pivot(index="instrument", columns="metric", values="value")
+        order = list(dict.fromkeys(part["instrument"]))
+        metrics = list(dict.fromkeys(part["metric"]))
+        wide = wide.reindex(index=order, columns=metrics)
+        seeds = int(part["seeds"].max())
+        print(f"\n{kind} (mean over {seeds} seed{'s' if seeds != 1 else ''}):")
+        with pd.option_context("display.width", 250, "display.max_columns", 30, "display.max_rows", 100):
+            print(wide.rename(columns=_short).to_string(float_format=lambda v: f"{v:.3g}", na_rep="–"))
+    print()
+
+
+def _short(metric: str) -> str:
+    return (metric.replace("comprehensiveness", "comp").replace("sufficiency", "suff")
+            .replace("mse_over_bayes", "mse/bayes").replace("planted_head_found", "head_found"))

@@ -1,0 +1,99 @@
+"""`circuits`: composition scores, attribution patching against exact patching, and path patching, as three CSVs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._common import add_checkpoint_and_csv, int_in, non_negative_int
+
+MAX_DEFAULT_RECEIVERS = 8
+
+
+def register(sub) -> None:
+    p = sub.add_parser("circuits", help="which heads work together: composition, AtP against exact patching, path "
+                                        "patching")
+    add_checkpoint_and_csv(p)
+    p.add_argument("--out", required=True, type=Path,
+                   help="folder to write composition.csv, atp.csv, atp_heads.csv and path.csv into")
+    p.add_argument("--split", choices=("train", "val", "test"), default="test")
+    p.add_argument("--pairs", type=int_in(1, 4096), default=64,
+                   help="pairs of windows (A patched into B, B half the split later) for AtP and exact patching "
+                        "(default 64)")
+    p.add_argument("--path-pairs", type=int_in(1, 4096), default=None,
+                   help="pairs for path patching (default: as many as fit one seq_len + pred_len apart, 4 to 32, so "
+                        "that they are independent stretches and an interval exists)")
+    p.add_argument("--sender", default=None,
+                   help="path patching's sender SITE:HEAD (default: of the heads with heads after them, the one whose "
+                        "exact patch moves the forecast most on average)")
+    p.add_argument("--receivers", default=None,
+                   help="comma-separated SITE:HEAD:WHAT, WHAT in q, k, v, out; each receiver is one path (default: "
+                        f"the output of each head after the sender, at most {MAX_DEFAULT_RECEIVERS})")
+    p.add_argument("--draws", type=int_in(10, 100_000), default=200,
+                   help="random matrices per shape for the composition baseline (default 200)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="key-sample and random-baseline seed")
+    p.set_defaults(func=run)
+
+
+def default_receivers(model, sender: str) -> list[str]:
+    from analysis.circuits.paths import execution_order
+
+    order = execution_order(model)
+    site = sender.rpartition(":")[0]
+    later = sorted((s for s in model.sites if order[s.name] > order[site]), key=lambda s: order[s.name])
+    return [f"{s.name}:{h}:out" for s in later for h in range(model.config.n_heads)][:MAX_DEFAULT_RECEIVERS]
+
+
+def run(args) -> int:
+    import pandas as pd
+
+    from analysis.circuits.attribution import atp_vs_exact, independent_pairs
+    from analysis.circuits.composition import composition_scores
+    from analysis.circuits.paths import path_patching
+
+    from ._common import open_checkpoint_and_data, write_table
+
+    checkpoint, prepared = open_checkpoint_and_data(args)
+    model = checkpoint.model
+    receivers = [r.strip() for r in args.receivers.split(",") if r.strip()] if args.receivers else None
+    if args.sender is not None:  # checked before any work
+        from analysis.circuits.paths import resolve_receivers, resolve_sender
+
+        resolve_sender(model, args.sender)
+        if receivers:
+            resolve_receivers(model, receivers)
+    args.out.mkdir(parents=True, exist_ok=True)
+    composition = composition_scores(model, draws=args.draws, seed=args.seed)
+    write_table(composition.table, args.out / "composition.csv")
+    atp = atp_vs_exact(model, prepared, args.split, pairs=args.pairs, seed=args.seed)
+    write_table(atp.table, args.out / "atp.csv")
+    write_table(atp.heads, args.out / "atp_heads.csv")
+    sender = args.sender
+    if sender is None:  # the head with the largest exact patch among those with heads after them
+        from analysis.circuits.paths import execution_order
+
+        order = execution_order(model)
+        last = max(order.values())
+        upstream = atp.heads[atp.heads["site"].map(order) < last]
+        top = upstream.assign(size=upstream["exact"].abs()).sort_values("size", ascending=False).iloc[0]
+        sender = f"{top['site']}:{int(top['head'])}"
+    receivers = receivers or default_receivers(model, sender)
+    path_pairs = args.path_pairs or independent_pairs(prepared, args.split)
+    tables = [path_patching(model, prepared, args.split, sender, [r], pairs=path_pairs, seed=args.seed).table
+              for r in receivers]
+    path = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
+        columns=["sender", "receiver", "step", "delta", "low", "high"])
+    write_table(path, args.out / "path.csv")
+
+    scored = composition.table.dropna(subset=["score"])
+    above = int(scored["above_q95"].sum())
+    rho = atp.rho
+    interval = f"[{rho.lo:+.3f}, {rho.hi:+.3f}]" if rho.lo == rho.lo else f"({rho.reason})"
+    disagree = ", ".join(f"{r.site}:{r.head}" for r in atp.heads[atp.heads["disagree"]].itertuples()) or "none"
+    lines = [f"composition: {len(scored)} scores, {above} above the random 95 % quantile (≈5 % by chance); highest "
+             + "; ".join(f"{r.sender}→{r.receiver} {r.kind} {r.score:.3f}" for r in
+                         scored.sort_values("score", ascending=False).head(3).itertuples()),
+             f"AtP vs exact on {len(atp.pairs.clean)} pairs: Spearman ρ {rho.estimate:+.3f} {interval}; heads that "
+             f"disagree (BH): {disagree}; AtP {atp.atp_seconds:.2f} s, exact {atp.exact_seconds:.2f} s",
+             f"path patching from {sender} into {len(receivers)} receiver(s), {path_pairs} pairs",
+             f"written to {args.out}: composition.csv, atp.csv, atp_heads.csv, path.csv"]
+    print("\n".join(lines))
+    return 0
