@@ -45,6 +45,8 @@ def validation_path(out: Path, given: Path | None) -> Path | None:
 
 
 def run(args) -> int:
+    import numpy as np
+
     from analysis.anatomy.relevance import validate, windows_relevance
 
     checkpoint, prepared = open_checkpoint_and_data(args)
@@ -61,8 +63,10 @@ def run(args) -> int:
              f"{args.alpha}, {'head ' + str(args.head) if args.head is not None else 'mean of the heads'}; "
              f"{len(result.table):,} rows written to {args.out}"]
     for (method, distil), inputs in result.inputs.items():
-        top = inputs.mean(axis=0).argsort()[::-1][:3]
-        lags = ", ".join(f"lag {prepared.spec.seq_len - s}" for s in top)
+        mean = inputs.mean(axis=0)
+        top = mean.argsort(kind="stable")[::-1][:3]
+        lags = ("every input step alike" if np.ptp(mean) <= 1e-12 else
+                ", ".join(f"lag {prepared.spec.seq_len - s}" for s in top))
         label = result.table.query("method == @method and distil == @distil and source == 'label'")["relevance"].mean()
         lines.append(f"{method} ({distil}): most relevant {lags}; label share {label:.3f}")
     if args.validation:

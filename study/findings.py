@@ -14,6 +14,9 @@ Per setting (the grid values; one group when there is no grid):
 - the forecast lens: each lens and layer's MSE over seeds (mean, spread, t interval over seeds; analysis.anatomy.lens);
 - direct shares: per column, the mean |direct share| of each seed's k-th largest decoder head over seeds (k = 1 … 3:
   ranks need no matching of heads between seeds), and the site of each seed's largest head;
+- composition: per sender → receiver pair of matched heads (the role matrix's matching; without the roles analysis,
+  heads by index, and the findings say so), the score over seeds with its t interval and the seeds above the random
+  95 % quantile;
 - the model against seasonal naive per run (`model_vs_baselines`), with a warning that qualifies every finding above
   when some runs' models are no better than it.
 
@@ -70,7 +73,7 @@ def summarise(out: str | Path) -> dict:
     out = Path(out)
     tables = out / "tables"
     read, notes = {}, []
-    for name in ("errors", "sweep", "importance", "agreement", "roles", "profiles", "lens", "shares"):
+    for name in ("errors", "sweep", "importance", "agreement", "roles", "profiles", "lens", "shares", "composition"):
         table = read_joined(out, name)
         if table is not None:
             read[name] = table
@@ -82,8 +85,8 @@ def summarise(out: str | Path) -> dict:
         summary = across_seeds(ours.assign(key="informer"), ["key"], "mse", floor=0.0).iloc[0].to_dict()
         findings["settings"].setdefault(setting, {})["test_mse"] = {k: v for k, v in summary.items() if k != "key"}
         findings["settings"][setting]["model_vs_baselines"] = _against_seasonal_naive(errors)
+    matrices = []
     if "roles" in read and "profiles" in read:
-        matrices = []
         for setting, roles in _groups(read["roles"]):
             runs = list(dict.fromkeys(roles["run"]))
             seeds = dict(zip(roles["run"], roles["seed"]))
@@ -152,8 +155,40 @@ def summarise(out: str | Path) -> dict:
                                               "hi": r.mean_abs_seeds_hi, "largest_head_sites": r.largest_head_sites}
                 for r in table.itertuples()}
         write_bytes(tables / "findings_shares.csv", csv_bytes(pd.concat(frames, ignore_index=True)))
+    if "composition" in read:
+        frames = [_composition(part, matrices, setting) for setting, part in _groups(read["composition"])]
+        table = pd.concat(frames, ignore_index=True)
+        write_bytes(tables / "findings_composition.csv", csv_bytes(table))
+        for setting, part in table.groupby("setting", sort=False):
+            shown = part.dropna(subset=["score_seeds_lo"])
+            findings["settings"].setdefault(setting, {})["composition"] = {
+                "pairs": len(part), "matched_by": part["matched_by"].iloc[0],
+                "above_random_q95_in_every_seed": int((part["above_in"] == part["seeds"]).sum()),
+                "lower_bound_above_random_q95": int((shown["score_seeds_lo"] > shown["random_q95"]).sum())}
     write_json(out / "findings.json", findings)
     return findings
+
+
+def _composition(table: pd.DataFrame, matrices: list[pd.DataFrame], setting: str) -> pd.DataFrame:
+    """Composition scores over seeds per (sender, receiver, kind) of heads matched across seeds: each run's
+    "site:head" renamed to the first seed's head it matches (the role matrix), or kept by index without roles."""
+    matrix = next((m for m in matrices if m["setting"].iloc[0] == setting), None)
+    rename: dict[tuple[int, str], str] = {}
+    if matrix is not None:
+        seeds = [int(c.split()[1]) for c in matrix.columns if c.startswith("seed ")]
+        for row in matrix.itertuples():
+            for seed, head in zip(seeds, str(row.heads).split(";")):
+                rename[(seed, f"{row.site}:{head}")] = f"{row.site}:{row.ref_head}"
+    table = table.copy()
+    for column in ("sender", "receiver"):
+        table[column] = [rename.get((int(s), h), h) for s, h in zip(table["seed"], table[column])]
+    table["above"] = table["above_q95"].astype(bool).astype(int)
+    out = across_seeds(table, ["sender", "receiver", "kind"], "score", floor=0.0)
+    extra = table.groupby(["sender", "receiver", "kind"], sort=False).agg(random_q95=("random_q95", "mean"),
+                                                                          above_in=("above", "sum")).reset_index()
+    out = out.merge(extra, on=["sender", "receiver", "kind"])
+    return out.assign(setting=setting, matched_by="lag profiles (role matrix)" if matrix is not None else
+                      "head index (no roles analysis: heads of different seeds are not matched)")
 
 
 def _against_seasonal_naive(errors: pd.DataFrame) -> dict:

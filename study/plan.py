@@ -23,7 +23,7 @@ from analysis.learning.training import TrainSettings
 from analysis.learning.workflow import ModelSize
 from model.config import ATTENTION_KINDS
 
-ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares")
+ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition")
 # grid key → (where it goes, its type): the train options a study may vary
 def on_off(text: str) -> bool:
     """'on' / 'off' (also true / false, yes / no, 1 / 0) → bool."""

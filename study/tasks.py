@@ -22,6 +22,7 @@ import torch
 from analysis.heads.ablation import head_sweep
 from analysis.anatomy.direct import direct_shares, top_heads
 from analysis.anatomy.lens import forecast_lens
+from analysis.circuits.composition import composition_scores
 from analysis.attention.agreement import topu_agreement
 from analysis.checkpoints.folder import Checkpoint, checkpoint_files, read_checkpoint_files
 from analysis.compare.comparison import headline_errors
@@ -112,6 +113,9 @@ def _analyses(checkpoint: Checkpoint, frame, spec: RunSpec, wanted: list[str], m
         elif name == "shares":  # every decoder head's mean |direct share| over the horizon, ranked per column
             shares = direct_shares(model, prepared, split, windows=windows or 64, seed=seed)
             table = top_heads(shares, k=len(shares.heads))
+        elif name == "composition":  # from the weights alone (analysis.circuits.composition)
+            table = composition_scores(model, seed=seed).table[["sender", "receiver", "kind", "score", "random_mean",
+                                                                "random_q95", "above_q95"]]
         else:
             raise ValueError(f"unknown analysis {name!r}")
         out[name] = _csv(table)

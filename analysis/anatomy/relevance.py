@@ -159,11 +159,14 @@ def validate(model: Informer, prepared: PreparedData, result: WindowRelevance, *
             rho = spearman_rows(relevance, reference)
             kept = rho[np.isfinite(rho)]
             interval = mean_interval(kept, span=result.span) if len(kept) else None
+            flat = bool((np.ptp(relevance, axis=1) <= 1e-12).all())
+            none = ("the method gives every input step the same relevance in every window: no rank correlation"
+                    if flat else "no window with a ρ (the reference is constant)")
             rows.append({"method": method, "distil": distil, "against": against,
                          "rho": interval.estimate if interval else np.nan,
                          "rho_low": interval.lo if interval else np.nan,
                          "rho_high": interval.hi if interval else np.nan,
-                         "windows": len(kept), "reason": interval.reason if interval else "no window with a ρ"})
+                         "windows": len(kept), "reason": interval.reason if interval else none})
     return pd.DataFrame(rows)
 
 

@@ -295,8 +295,8 @@ def study_report(study_dir: str | Path) -> Report:
                 _findings_section(read(folder / "findings.json", _read_json, done) or {}),
                 _removable_section(read(tables / "findings_removable.csv", _read_csv, done and "sweep" in analyses)),
                 _roles_section(read(tables / "findings_roles.csv", _read_csv, done and "roles" in analyses)),
-                anatomy_section(read(tables / "findings_lens.csv", _read_csv, done and "lens" in analyses),
-                                 read(tables / "findings_shares.csv", _read_csv, done and "shares" in analyses))]
+                anatomy_section({name: read(tables / f"findings_{name}.csv", _read_csv, done and name in analyses)
+                                 for name in ("lens", "shares", "composition")})]
     if left_out:
         sections.append(ReportSection("Left out of this report", "These files of the study could not be shown:\n\n"
                                       + "\n".join(f"- {line}" for line in left_out), [], []))

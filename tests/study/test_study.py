@@ -26,7 +26,7 @@ def plan(**changes) -> StudyPlan:
     base = dict(csv=str(SAMPLE_CSV), fingerprint=fingerprint(data), options=ReadOptions(), spec=DataSpec(**TINY_SPEC),
                 size=ModelSize(**TINY_SIZE), train=TrainSettings(epochs=1, batch_size=16, learning_rate=1e-3,
                                                                  max_steps_per_epoch=4),
-                seeds=(0, 1), analyses=("errors", "sweep", "roles"), max_windows=130)
+                seeds=(0, 1), analyses=("errors", "sweep", "roles", "composition"), max_windows=130)
     return StudyPlan(**{**base, **changes})
 
 
@@ -91,7 +91,7 @@ def test_a_study_brings_every_result_home_resumes_and_isolates_a_failure(tmp_pat
         assert (folder / "checkpoint" / "manifest.json").is_file() and (folder / "train.json").is_file()
         assert "epoch 1/1" in (folder / "log.txt").read_text()
         assert {p.name for p in (folder / "tables").iterdir()} == {"errors.csv", "sweep.csv", "roles.csv",
-                                                                   "profiles.csv"}
+                                                                   "profiles.csv", "composition.csv"}
     assert status["moved_bytes"] > 2 * (out / "runs" / "seed0-d_model=16" / "checkpoint" /
                                         "weights.safetensors").stat().st_size
 
@@ -109,6 +109,8 @@ def test_a_study_brings_every_result_home_resumes_and_isolates_a_failure(tmp_pat
     assert list(sweep.columns[:3]) == ["run", "seed", "setting_d_model"] and set(sweep["seed"]) == {0, 1}
     assert {"delta_mse_lo", "delta_mse_hi"} <= set(sweep.columns)
     assert len(sweep) == 2 * 17  # the baseline and 16 heads per run that trained
+    composition = pd.read_csv(out / "tables" / "findings_composition.csv")  # heads matched as roles match them
+    assert (composition["matched_by"] == "lag profiles (role matrix)").all() and (composition["seeds"] == 2).all()
     roles = pd.read_csv(out / "tables" / "findings_roles.csv")
     assert {"seed 0", "seed 1", "in_every_seed"} <= set(roles.columns) and len(roles) == 16
     setting = findings["settings"]["d_model=16"]

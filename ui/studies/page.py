@@ -64,7 +64,7 @@ def _start_form() -> None:
                                     "--max-steps", str(steps), "--learning-rate", "0.001"]
                                    + (["--revin"] if revin else []),
                                    seeds, grid.split(), ["errors", "sweep", "importance", "agreement", "roles", "lens",
-                                                         "shares"],
+                                                         "shares", "composition"],
                                    int(windows))
         except (InformerLabError, OSError) as err:
             st.error(str(err))

@@ -141,6 +141,9 @@ ANATOMY_FINDINGS = {
     "shares": ("Direct shares across seeds", "Per column, the mean |direct share| (data units) of each seed's k-th "
                "largest decoder head over the horizon, over seeds (ranks need no matching of heads between seeds), "
                "and where each seed's largest head sits."),
+    "composition": ("Composition across seeds", "Per sender → receiver pair of heads matched across seeds by their lag "
+                    "profiles (as head roles are), the composition score over seeds (mean, t interval) beside the "
+                    "random matrices' 95 % quantile, and in how many seeds the score lies above it."),
 }
 
 

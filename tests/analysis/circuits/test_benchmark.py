@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.circuits.benchmark import (COLUMNS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS,
-                                         BenchmarkSettings, metric_tables, rank_of, run_benchmark, write_benchmark)
-from analysis.circuits.scores import aup, auprc, aur, removal_scores, top_cells
+from analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, write_benchmark
+from analysis.circuits.scores import (COLUMNS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS, aup, auprc, aur,
+                                      head_rows, metric_tables, rank_of, removal_scores, top_cells)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -74,6 +74,9 @@ def test_top_cells_break_ties_at_random_and_rank_of_averages_ties():
     picks = {tuple(np.flatnonzero(top_cells(scores, 2, rng))) for _ in range(40)}
     assert all(0 in p for p in picks) and len(picks) == 3  # 5 always; one of the three tied 3s
     assert rank_of(np.array([2.0, 5.0, 5.0, 1.0]), 1) == 1.5 and rank_of(np.array([2.0, 5.0, 1.0]), 1) == 1.0
+    top1, rank = head_rows("k", 0, "direct_share", np.array([3.0, 1.0]), -1, "an encoder head: not ranked")
+    assert top1["value"] == 0.0 and np.isnan(rank["value"])  # an instrument that cannot see the head misses it
+    assert all(np.isnan(r["value"]) for r in head_rows("k", 0, "atp", None, 0, "skipped"))
 
 
 class Linear(torch.nn.Module):
