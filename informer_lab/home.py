@@ -63,4 +63,10 @@ def studies_dir() -> Path:
     return _configured(STUDIES_ENV) or lab_home().path / "studies"
 
 
-__all__ = ["HOME_ENV", "SAMPLE_CHECKPOINT", "SAMPLE_CSV", "Home", "RUNS_ENV", "STUDIES_ENV", "is_checkout", "lab_home", "runs_dir", "studies_dir"]
+def benchmarks_dir() -> Path:
+    """The folder holding one folder per instrument benchmark (`informer-lab benchmark --out`), read by the Known
+    answers screen."""
+    return lab_home().path / "instrument_benchmarks"
+
+
+__all__ = ["HOME_ENV", "benchmarks_dir", "SAMPLE_CHECKPOINT", "SAMPLE_CSV", "Home", "RUNS_ENV", "STUDIES_ENV", "is_checkout", "lab_home", "runs_dir", "studies_dir"]

@@ -13,7 +13,7 @@ from analysis.planted.known_answer import check_fits
 from analysis.planted.synth import Answer, answer_json
 from ui import state, widgets
 from ui.data_model.known_answer import answer_of, remember, summary
-from ui.known_answers import charts, jobs, tables
+from ui.known_answers import benchmark, charts, jobs, tables
 from ui.tables import file_stem
 
 st.title("Known answers")
@@ -108,3 +108,6 @@ if key in asked:
 else:
     st.info("Press **Run the baselines**: every head × (1 + draws) passes over the windows.",
             icon=":material/play_circle:")
+
+st.header("Every instrument against planted answers (benchmark)", divider="gray")
+benchmark.draw()

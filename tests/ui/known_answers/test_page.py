@@ -111,3 +111,26 @@ def test_uniform_and_permuted_rows_for_every_head_of_the_active_model(open_app):
     table = next(d.value for d in at.dataframe if "reading" in d.value.columns)
     assert len(table) == 16 and table["head"].iloc[0] == "encoder.0.0:0"
     assert at.get("plotly_chart"), "the chart of changes against the floor"
+
+
+def test_the_benchmark_table_reads_the_lab_homes_benchmarks(open_app, tmp_path, monkeypatch):
+    import pandas as pd
+
+    home = tmp_path / "home"
+    folder = home / "instrument_benchmarks" / "demo"
+    folder.mkdir(parents=True)
+    rows = [("seasonal_ar", seed, "integrated_gradients", "auprc", value) for seed, value in enumerate((0.5, 0.7, 0.6))]
+    rows += [("seasonal_ar", seed, "rollout", "auprc", 0.1 + seed / 10) for seed in range(3)]
+    rows += [("driver", 0, "rollout", "auprc", 0.9)]
+    pd.DataFrame(rows, columns=["kind", "seed", "instrument", "metric", "value"]).assign(low=float("nan"),
+                                                                                         high=float("nan")) \
+        .to_csv(folder / "scores.csv", index=False)
+    monkeypatch.setenv("INFORMER_LAB_HOME", str(home))
+    at = open_app("ui/known_answers/page.py")
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "auprc" in d.value.columns)
+    cells = dict(zip(table["instrument"], table["auprc"]))
+    assert cells["integrated_gradients"] == "0.6 [0.5, 0.7]" and cells["rollout"].startswith("0.2 [0.1, 0.3]")
+    at.selectbox(key="ka_bench_kind").set_value("driver").run()
+    table = next(d.value for d in at.dataframe if "auprc" in d.value.columns)
+    assert list(table["instrument"]) == ["rollout"] and table["auprc"].iloc[0] == "0.9"
