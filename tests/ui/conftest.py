@@ -43,3 +43,16 @@ def open_app(runs_dir):
         return at
 
     return make
+
+
+@pytest.fixture(scope="session", autouse=True)
+def background_checks_finish():
+    """At the end of the session, wait for the model checks the pages started in background threads: a thread still
+    running torch when the interpreter exits aborts it (exit code 134), whatever the tests said."""
+    yield
+    import sys
+
+    model_check = sys.modules.get("ui.model_check")
+    if model_check is not None:
+        for job in list(model_check._JOBS._values.values()):
+            job.wait(300)

@@ -12,7 +12,7 @@ from model import Informer, InformerConfig
 from model.distilling import batch_norm_rows, circular_conv
 
 from analysis.circuits.composition import (KINDS, composition_scores, connections, distilling_map, factored_scores,
-                                           fold_matrix, head_factors, layer_norm_map, random_baseline, score)
+                                           fold_matrix, layer_norm_map, random_baseline, score)
 
 
 def small_model(**changes) -> Informer:
