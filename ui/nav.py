@@ -53,7 +53,7 @@ def pages() -> dict[str, list[st.Page]]:
             _page("head_masking", "Head masking", ":material/grid_on:", "head-masking"),
             _page("sparsity", "Sparsity explorer", ":material/scatter_plot:", "sparsity"),
             _page("pyramid", "Distilling pyramid", ":material/filter_list:", "pyramid"),
-            _page("anatomy", "Anatomy of a forecast", ":material/account_tree:", "anatomy"),
+            _page("anatomy", "Anatomy", ":material/account_tree:", "anatomy"),
             _page("ablation", "Ablation studies", ":material/science:", "ablation"),
             _page("attribution", "Attribution", ":material/insights:", "attribution"),
         ],

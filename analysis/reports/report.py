@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.intervals import METHOD
-from analysis.reports.anatomy import anatomy_section
+from analysis.reports.anatomy import anatomy_section, model_sections
 from analysis.reports.figures import grouped_bars, heatmap, interval_bars, series_bars
 from analysis.reports.html import MAX_TABLE_ROWS, Report, ReportSection, figure_html, render_html, table_html, write_report
 from analysis.reports.verdict import study_warning, verdict_section
@@ -137,10 +137,10 @@ def checkpoint_provenance(checkpoint, folder: str | Path | None = None) -> dict:
 # --------------------------------------------------------------------------------------------
 def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", max_windows: int | None = 256,
                       window: int = 0, data: bytes | None = None, folder: str | Path | None = None) -> Report:
-    """A report of one model on one data set: whether it learned (against seasonal naive and the linear baseline,
-    with a warning when not better), headline errors, the single-head sweep (both with 95 % intervals over
-    the split's first `max_windows` windows; None: all), the sparsity and the pyramid of window `window`.
-    `data` (the CSV's bytes) adds the file's fingerprint, `folder` (the checkpoint's) its manifest digests."""
+    """One model on one data set: has it learned (against seasonal naive and the linear baseline, a warning when
+    not), errors, the single-head sweep (intervals over the split's first `max_windows` windows; None: all), window
+    `window`'s sparsity, pyramid and anatomy, circuits. `data` (the CSV's bytes) adds its fingerprint, `folder`
+    (the checkpoint's) its manifest digests."""
     from analysis.learning.windows import limit_windows
     from analysis.learning.workflow import prepare_for_checkpoint
 
@@ -150,7 +150,8 @@ def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", 
                 _errors_section(model, limit_windows(prepared, split, max_windows), split, seed),
                 _sweep_section(model, prepared, split, seed, max_windows),
                 _sparsity_section(model, prepared, split, window, seed),
-                _pyramid_section(model, prepared, split, window, seed)]
+                _pyramid_section(model, prepared, split, window, seed),
+                *model_sections(model, prepared, split, window, seed)]
     c = model.config
     model_provenance = checkpoint_provenance(checkpoint, folder)
     provenance = {"project version": model_provenance.pop("project version"),

@@ -51,7 +51,7 @@ def test_train_records_its_schedule_and_the_selftest_and_checks_run_on_it(tmp_pa
     run = cli("selftest", "--checkpoint", model, "--csv", data, "--ig-windows", 2, "--out", table, timeout=600)
     assert run.returncode == 0, run.stderr
     rows = pd.read_csv(table)
-    assert list(rows["check"])[:2] == ["learned", "ig_top"] and len(rows) == 9
+    assert list(rows["check"])[:2] == ["learned", "ig_top"] and len(rows) == 11  # rollout_mass, flow_mass last
     lines = run.stdout.splitlines()
     assert any(line.startswith("FAIL: the model has not learned") for line in lines)
     assert lines[-2].startswith("Test MSE (standardised): model") and lines[-1].startswith("warning: This model is")

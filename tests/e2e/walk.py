@@ -343,7 +343,7 @@ ANATOMY = "Rollout through the pyramid"
 
 
 def anatomy(w: Walk) -> None:
-    w.open("anatomy", "Anatomy of a forecast", "The three forms of P")
+    w.open("anatomy", "Anatomy", "The three forms of P")
     w.choose("step", "Forecast step", 1, "(step 1, P")
     w.radio("P form", "structural", "P structural")
     w.radio("P form: jacobian", "jacobian", "P jacobian")

@@ -204,6 +204,15 @@ def test_a_checkpoint_report_holds_the_analysis_functions_numbers(tiny_trained, 
     bars = sections["Errors"].figures[0].data[0]  # the figure draws the table's numbers with its intervals
     assert list(bars.y) == list(errors["mse"]) and list(bars.x) == list(errors["model"])
     assert f"MSE {float(sweep['mse'].iloc[0]):.6g}" in sections["Single-head ablation"].text
+    from analysis.anatomy.rollout import record_pieces, rollout, window_graph
+    from analysis.attention.recording import window_batch
+    from analysis.circuits.composition import composition_scores
+
+    pieces = record_pieces(model, window_batch(prepared, "test", [2]), 3)
+    expected = rollout(window_graph(model, pieces, 0), range(1, 13)).inputs.mean(axis=0)
+    np.testing.assert_allclose(tables["rollout"]["relevance"], expected)  # the anatomy section reads the analysis
+    top = composition_scores(model, seed=3).table.dropna(subset=["score"])["score"].max()
+    assert tables["composition"]["score"].iloc[0] == top and "Spearman ρ" in sections["Circuits"].text
     assert REMOVABLE_SHARE == f"{REMOVABLE:.0%}".replace("%", " %")
     for title in ("Errors", "Single-head ablation"):  # no interval: said so, with the reason, and no head is listed
         assert "No interval is shown" in sections[title].text and "independent stretches" in sections[title].text
@@ -222,7 +231,7 @@ def test_a_checkpoint_report_holds_the_analysis_functions_numbers(tiny_trained, 
 
     text = render_html(report)
     rest = check_self_contained(text, figures=report.figure_count)
-    assert report.figure_count == 5  # the model against the baselines, errors, sweep, sparsity, pyramid
+    assert report.figure_count == 7  # the model against the baselines, errors, sweep, sparsity, pyramid, rollout, lens
     informer = errors[errors["model"] == "informer"].iloc[0]
     assert f"<td>informer</td><td>{informer['mse']:.6g}</td><td></td>" in rest  # no interval: a blank cell
     assert hashlib.sha256(data).hexdigest() in rest and prov["project version"] in rest
