@@ -39,11 +39,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, HeadMask, Informer, Site, key_generator, patching, recording
+from model import Batch, HeadMask, Informer, Site
 
 from analysis.data import PreparedData
 from analysis.discoveries import discovery_columns
 from analysis.errors import ConfigError
+from analysis.instruments.patching import patched_forward
 from analysis.intervals import overlap_span, ratio_interval, window_means
 from analysis.learning.windows import WindowDataset, collate
 
@@ -174,20 +175,6 @@ def resolve_receivers(model: Informer, receivers) -> tuple[Receiver, ...]:
     return tuple(out)
 
 
-@torch.no_grad()
-def _forward(model: Informer, batch: Batch, seed: int, patterns=(), patches=None, head_mask=None):
-    """One forward under `patches` (always inside `patching`, so every run takes the same observed code path),
-    recording `patterns`. → (forecast, records)."""
-    device = next(model.parameters()).device
-    generator = key_generator(int(seed))
-    with patching(patches or {}):
-        if not patterns:
-            return model(batch.to(device), head_mask=head_mask, generator=generator), {}
-        with recording(*patterns) as rec:
-            out = model(batch.to(device), head_mask=head_mask, generator=generator)
-    return out, dict(rec.records)
-
-
 def _check_eval(model: Informer) -> None:
     if model.training:
         raise ValueError("the model is in training mode; analyse a model in eval mode (checkpoints load that way)")
@@ -205,7 +192,7 @@ def _step_one(model, corrupt, seed, sender: Site, head: int, clean_context, cont
     gates[0, sender.index, head] = 0.0
     means = [contexts_B[f"{s.name}.context"].clone() for s in model.sites]
     means[sender.index][:, :, head] = clean_context[:, :, head]
-    _, records = _forward(model, corrupt, seed, _names(receivers), head_mask=HeadMask(gates, tuple(means)))
+    _, records = patched_forward(model, corrupt, seed, _names(receivers), head_mask=HeadMask(gates, tuple(means)))
     context = f"{sender.name}.context"
     if context in records:  # the hook sees the computed context; the sender puts out A's
         records[context] = records[context].clone()
@@ -235,13 +222,13 @@ def _step_two(model, corrupt, seed, records_B, records_1, receivers) -> torch.Te
         here = [r for r in inputs if r.site == site]
         names = _names(here)
         upstream = any(order[r.site] < order[site] for r in receivers)  # then record what this site computes
-        live = _forward(model, corrupt, seed, names, patches, head_mask)[1] if upstream else records_B
+        live = patched_forward(model, corrupt, seed, names, patches, head_mask)[1] if upstream else records_B
         for name in names:
             patches[name] = live[name].clone()
         for r in here:
             name = f"{r.site}.{WHATS[r.what]}"
             patches[name][:, :, r.head] = records_1[name][:, :, r.head]
-    return _forward(model, corrupt, seed, (), patches, head_mask)[0]
+    return patched_forward(model, corrupt, seed, (), patches, head_mask)[0]
 
 
 @torch.no_grad()
@@ -252,13 +239,13 @@ def path_forecasts(model: Informer, clean: Batch, corrupt: Batch, sender, receiv
     _check_eval(model)
     site, head = resolve_sender(model, sender)
     receivers = resolve_receivers(model, receivers)
-    f_A, rec_A = _forward(model, clean, seed, (f"{site.name}.context",))
-    f_B, rec_B = _forward(model, corrupt, seed, ("*.context",) + _names(receivers))
+    f_A, rec_A = patched_forward(model, clean, seed, (f"{site.name}.context",))
+    f_B, rec_B = patched_forward(model, corrupt, seed, ("*.context",) + _names(receivers))
     if receivers:
         records_1 = _step_one(model, corrupt, seed, site, head, rec_A[f"{site.name}.context"], rec_B, receivers)
         f_P = _step_two(model, corrupt, seed, rec_B, records_1, receivers)
     else:  # nothing receives: B itself, run as step 2 would run it
-        f_P = _forward(model, corrupt, seed, (), {}, None)[0]
+        f_P = patched_forward(model, corrupt, seed, (), {}, None)[0]
     return tuple(f.double().cpu().numpy() for f in (f_A, f_B, f_P))
 
 
@@ -341,8 +328,8 @@ def grid_forecasts(model: Informer, clean: Batch, corrupt: Batch, sender_site, r
     _check_eval(model)
     sender, receiver = _site(model, sender_site), _site(model, receiver_site)
     every = resolve_receivers(model, [(receiver.name, r, what) for r in range(model.config.n_heads)])
-    f_A, rec_A = _forward(model, clean, seed, (f"{sender.name}.context",))
-    f_B, rec_B = _forward(model, corrupt, seed, ("*.context",) + _names(every))
+    f_A, rec_A = patched_forward(model, clean, seed, (f"{sender.name}.context",))
+    f_B, rec_B = patched_forward(model, corrupt, seed, ("*.context",) + _names(every))
     patched = []
     for s in range(model.config.n_heads):
         records_1 = _step_one(model, corrupt, seed, sender, s, rec_A[f"{sender.name}.context"], rec_B, every)

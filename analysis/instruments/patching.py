@@ -94,8 +94,10 @@ def restored_share(clean: np.ndarray, corrupt: np.ndarray, patched: np.ndarray, 
 
 
 @torch.no_grad()
-def _forward(model: Informer, batch: Batch, seed: int, patterns: tuple[str, ...] = (),
-             patches: dict[str, torch.Tensor] | None = None, head_mask: HeadMask | None = None):
+def patched_forward(model: Informer, batch: Batch, seed: int, patterns: tuple[str, ...] = (),
+                    patches: dict[str, torch.Tensor] | None = None, head_mask: HeadMask | None = None):
+    """One forward with the key sample drawn from `seed`, inside `patching(patches)` (always: every run takes the same
+    observed code path), recording `patterns`. → (forecast, records)."""
     device = next(model.parameters()).device
     generator = key_generator(int(seed))
     with patching(patches or {}):
@@ -119,7 +121,7 @@ def patched_heads(model: Informer, corrupt: Batch, contexts: tuple[torch.Tensor,
     outs = []
     for start in range(0, gates.shape[0], per_call):
         mask = HeadMask(gates[start:start + per_call].to(device), contexts, variants=True)
-        outs.append(_forward(model, corrupt, seed, head_mask=mask)[0])
+        outs.append(patched_forward(model, corrupt, seed, head_mask=mask)[0])
     return torch.cat(outs)
 
 
@@ -150,8 +152,8 @@ def activation_patching(model: Informer, prepared: PreparedData, split: str, cle
     corrupt_batch = edited_batches(prepared, split, corrupt, edit)[1]
 
     patterns = ("*.context",) if patch == "heads" else EVERYTHING[patch]
-    f_clean, records = _forward(model, clean_batch, seed, patterns)
-    f_corrupt, _ = _forward(model, corrupt_batch, seed)
+    f_clean, records = patched_forward(model, clean_batch, seed, patterns)
+    f_corrupt, _ = patched_forward(model, corrupt_batch, seed)
     all_distance, reach = float("nan"), False
     if patch == "heads":
         H = model.config.n_heads
@@ -164,7 +166,7 @@ def activation_patching(model: Informer, prepared: PreparedData, split: str, cle
         out = patched_heads(model, corrupt_batch, contexts, gates, seed=seed, max_rows=max_rows)
         labels.append((ALL_HEADS, -1))
     else:
-        out = _forward(model, corrupt_batch, seed, patches={name: records[name] for name in EVERYTHING[patch]})[0]
+        out = patched_forward(model, corrupt_batch, seed, patches={name: records[name] for name in EVERYTHING[patch]})[0]
         labels = [(patch, -1)]
     f_A, f_B = (f[0].double().cpu().numpy() for f in (f_clean, f_corrupt))
     patched = out.double().cpu().numpy()  # [n, T, C]
@@ -196,4 +198,5 @@ def _tables(labels, f_A: np.ndarray, f_B: np.ndarray, patched: np.ndarray, min_g
     return table, summary
 
 
-__all__ = ["ALL_HEADS", "PATCH_POINTS", "PatchResult", "activation_patching", "patched_heads", "restored_share"]
+__all__ = ["ALL_HEADS", "PATCH_POINTS", "PatchResult", "activation_patching", "patched_forward", "patched_heads",
+           "restored_share"]
