@@ -137,10 +137,9 @@ def checkpoint_provenance(checkpoint, folder: str | Path | None = None) -> dict:
 # --------------------------------------------------------------------------------------------
 def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", max_windows: int | None = 256,
                       window: int = 0, data: bytes | None = None, folder: str | Path | None = None) -> Report:
-    """One model on one data set: has it learned (against seasonal naive and the linear baseline, a warning when
-    not), errors, the single-head sweep (intervals over the split's first `max_windows` windows; None: all), window
-    `window`'s sparsity, pyramid and anatomy, circuits. `data` (the CSV's bytes) adds its fingerprint, `folder`
-    (the checkpoint's) its manifest digests."""
+    """One model on one data set: has it learned (against the baselines), errors, the single-head sweep (intervals
+    over the split's first `max_windows` windows; None: all), window `window`'s sparsity, pyramid and anatomy,
+    circuits. `data` (the CSV's bytes) adds its fingerprint, `folder` (the checkpoint's) its manifest digests."""
     from analysis.learning.windows import limit_windows
     from analysis.learning.workflow import prepare_for_checkpoint
 

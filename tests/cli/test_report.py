@@ -17,14 +17,14 @@ def test_report_of_a_checkpoint_on_a_csv(tiny_trained, tmp_path):
     out = tmp_path / "reports" / "model.html"
     run = cli("report", "--checkpoint", folder, "--csv", SAMPLE_CSV, "--out", out, "--seed", 2, "--max-windows", 130)
     assert run.returncode == 0, run.stderr
-    assert f"report written to {out}" in run.stdout and "5 figures" in run.stdout
+    assert f"report written to {out}" in run.stdout and "7 figures" in run.stdout
     text = out.read_text(encoding="utf-8")
-    rest = check_self_contained(text, figures=5)
+    rest = check_self_contained(text, figures=7)
     assert hashlib.sha256(SAMPLE_CSV.read_bytes()).hexdigest() in rest  # the data's fingerprint
     assert (folder / "manifest.json").is_file() and "weights.safetensors" in rest  # the manifest's digests
     assert "<dt>key samples</dt><dd>2</dd>" in rest and "<dt>windows scored</dt><dd>130</dd>" in rest
     for section in ("Has the model learned?", "Errors", "Single-head ablation", "Sparsity", "Distilling pyramid",
-                    "Provenance"):
+                    "Anatomy of the forecast", "Circuits", "Provenance"):
         assert f"<h2>{section}</h2>" in rest
     assert "Warning: This model is worse than seasonal naive" in rest  # the tiny model is: the report says so
 

@@ -51,8 +51,8 @@ def test_the_report_draws_every_figure_offline_without_a_request(browser, tiny_t
         drawn = page.evaluate("""() => Array.from(document.querySelectorAll('div.figure')).map(div =>
             [div.classList.contains('js-plotly-plot'), div.querySelectorAll('.main-svg').length,
              div.querySelectorAll('.cartesianlayer .trace, .cartesianlayer .hm image').length])""")
-        # the verdict, errors, single-head ablation, sparsity and pyramid figures, and the screen's own
-        assert len(drawn) == n == page.locator(".js-plotly-plot").count() == 6
+        # the verdict, errors, single-head ablation, sparsity, pyramid, rollout and lens figures, and the screen's own
+        assert len(drawn) == n == page.locator(".js-plotly-plot").count() == 8
         assert all(plot and svgs >= 1 and traces >= 1 for plot, svgs, traces in drawn), drawn
         assert blocked == [], f"requests that would reach the network: {blocked}"
         assert errors == [], errors
