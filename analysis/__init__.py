@@ -7,8 +7,8 @@ attribution, attention variants), planted/ (series with a known answer, the self
 full-attention counterfactual, the verdict), reports/ (the offline HTML report); errors.py, outputs.py,
 intervals.py (intervals over windows and seeds) and discoveries.py (false discoveries across heads) serve them all.
 
-The modules once sat side by side (`analysis.sparsity`, `analysis.checkpoint`, …). Code written against
-those names keeps working: `FORMER` maps each onto its place, and importing a former name gives the module itself
+The modules once sat side by side (`analysis.sparsity`, `analysis.checkpoint`, …; now under `informer_lab.`). Code
+written against those names keeps working: `FORMER` maps each onto its place, and importing a former name gives the module itself
 (one module object whichever name imported it). The project's own code uses the new names (tests/test_structure.py).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import importlib.abc
 import importlib.util
 import sys
 
-FORMER = {  # former module (analysis.<name>) → its place now (analysis.<place>)
+FORMER = {  # former module (informer_lab.analysis.<name>) → its place now (informer_lab.analysis.<place>)
     "checkpoint": "checkpoints.folder", "checkpoint_checks": "checkpoints.checks",
     "checkpoint_store": "checkpoints.store", "weights_checks": "checkpoints.weights",
     "torch_file": "checkpoints.torch_file", "official": "checkpoints.official", "imports": "checkpoints.imports",
@@ -44,9 +44,10 @@ class _FormerNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     @staticmethod
     def _target(fullname: str) -> str | None:
-        head, _, rest = fullname.partition(".")
-        first, _, tail = rest.partition(".")
-        if head != __name__ or first not in FORMER:
+        if not fullname.startswith(__name__ + "."):
+            return None
+        first, _, tail = fullname[len(__name__) + 1:].partition(".")
+        if first not in FORMER:
             return None
         return ".".join([__name__, FORMER[first]] + ([tail] if tail else []))
 

@@ -20,7 +20,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from analysis.errors import InformerLabError
+from informer_lab.analysis.errors import InformerLabError
 
 REASONS = {errno.EROFS: "the file system is read-only", errno.ENOSPC: "no space left on the device",
            errno.EDQUOT: "the disk quota is used up", errno.ENAMETOOLONG: "the name is too long for the file system",
@@ -140,7 +140,7 @@ def check_folder_target(path: str | os.PathLike, option: str = "--out", *, check
         raise OutputError(f"{option} {_shown(path)} is {what}, not a folder; give a folder name")
     if checkpoint:
         try:
-            from analysis.checkpoints.checks import KNOWN  # the checkpoint's files (imports the model)
+            from informer_lab.analysis.checkpoints.checks import KNOWN  # the checkpoint's files (imports the model)
 
             other = sorted(p.name for p in path.iterdir() if p.name not in KNOWN or not p.is_file())
         except OSError as err:

@@ -34,11 +34,11 @@ if str(REPO_ROOT) not in sys.path:  # `python benchmarks/ablation.py` puts bench
 
 import torch  # noqa: E402
 
-from analysis.heads.ablation import single_head_sweep  # noqa: E402
-from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
-from analysis.learning.training import TrainSettings, evaluate  # noqa: E402
-from analysis.learning.windows import limit_windows  # noqa: E402
-from analysis.learning.workflow import ModelSize, load_checkpoint, prepare_for_checkpoint, train_on_frame  # noqa: E402
+from informer_lab.analysis.heads.ablation import single_head_sweep  # noqa: E402
+from informer_lab.analysis.data import DataSpec, load_csv, prepare  # noqa: E402
+from informer_lab.analysis.learning.training import TrainSettings, evaluate  # noqa: E402
+from informer_lab.analysis.learning.windows import limit_windows  # noqa: E402
+from informer_lab.analysis.learning.workflow import ModelSize, load_checkpoint, prepare_for_checkpoint, train_on_frame  # noqa: E402
 
 SAMPLE_CSV = REPO_ROOT / "sample_data" / "sample.csv"
 SIZE = ModelSize(d_model=64, n_heads=4, e_layers=(2,), d_layers=1)

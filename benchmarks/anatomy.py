@@ -39,16 +39,16 @@ def main() -> int:
 
     import torch
 
-    from analysis.anatomy.flow import flow
-    from analysis.anatomy.lens import forecast_lens, window_readings
-    from analysis.anatomy.direct import window_parts
-    from analysis.anatomy.rollout import record_pieces, rollout, window_graph
-    from analysis.anatomy.transfer import FORMS
-    from analysis.attention.recording import window_batch
-    from analysis.data import load_csv
-    from analysis.learning.workflow import prepare_for_checkpoint
-    from cli_commands._common import open_checkpoint
-    from model import key_generator
+    from informer_lab.analysis.anatomy.flow import flow
+    from informer_lab.analysis.anatomy.lens import forecast_lens, window_readings
+    from informer_lab.analysis.anatomy.direct import window_parts
+    from informer_lab.analysis.anatomy.rollout import record_pieces, rollout, window_graph
+    from informer_lab.analysis.anatomy.transfer import FORMS
+    from informer_lab.analysis.attention.recording import window_batch
+    from informer_lab.analysis.data import load_csv
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.cli_commands._common import open_checkpoint
+    from informer_lab.model import key_generator
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -77,7 +77,7 @@ def main() -> int:
     print(f"anatomy_window_seconds_96: {window:.3f}  (bar 1 s)")
 
     def many_forward():
-        from analysis.instruments.paired import paired_forecast, spread_windows
+        from informer_lab.analysis.instruments.paired import paired_forecast, spread_windows
         spread = spread_windows(prepared, "test", 512, 64)
         paired_forecast(model, spread.batches, 0)
 

@@ -52,16 +52,16 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # `python benchmarks/attention.py` puts benchmarks/ first, not the root
     sys.path.insert(0, str(REPO_ROOT))
 
-from hugepages import VARIABLE, prefer_huge_pages  # noqa: E402
+from informer_lab.hugepages import VARIABLE, prefer_huge_pages  # noqa: E402
 
 HUGE_PAGES = prefer_huge_pages()  # as the app runs (set before torch's first tensor; THP_MEM_ALLOC_ENABLE=0: off)
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from model import key_generator  # noqa: E402
-from model.attention import full_attention, probsparse_attention  # noqa: E402
-from model.config import InformerConfig  # noqa: E402
+from informer_lab.model import key_generator  # noqa: E402
+from informer_lab.model.attention import full_attention, probsparse_attention  # noqa: E402
+from informer_lab.model.config import InformerConfig  # noqa: E402
 
 B, H, D = 4, 8, 64
 FACTOR = 5

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from analysis.instruments.attention_cost import pairs, peak_mib, time_kinds  # noqa: E402
-from model.attention import SPARSE_KINDS  # noqa: E402
+from informer_lab.analysis.instruments.attention_cost import pairs, peak_mib, time_kinds  # noqa: E402
+from informer_lab.model.attention import SPARSE_KINDS  # noqa: E402
 
 B, H, D = 4, 8, 64
 KINDS = ("prob", *SPARSE_KINDS)

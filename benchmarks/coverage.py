@@ -46,8 +46,8 @@ from scipy.stats import rankdata
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from analysis.discoveries import benjamini_hochberg  # noqa: E402
-from analysis.intervals import (MIN_DOF, overlap_span, pairwise_mean_interval, ratio_interval,  # noqa: E402
+from informer_lab.analysis.discoveries import benjamini_hochberg  # noqa: E402
+from informer_lab.analysis.intervals import (MIN_DOF, overlap_span, pairwise_mean_interval, ratio_interval,  # noqa: E402
                                 window_means)
 
 PROCESSES = {"white": {}, "ar1": {1: 0.9}, "daily_h": {24: 0.8}, "daily_15min": {96: 0.8}}

@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
-from analysis.learning.training import TrainSettings, config_for, train  # noqa: E402
+from informer_lab.analysis.data import DataSpec, load_csv, prepare  # noqa: E402
+from informer_lab.analysis.learning.training import TrainSettings, config_for, train  # noqa: E402
 
 VARIANTS = {
     "default": {},

@@ -26,14 +26,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis.heads import ablation  # noqa: E402
-from analysis.checkpoints.folder import load_checkpoint  # noqa: E402
-from analysis.compare.comparison import compare_forecasts  # noqa: E402
-from analysis.data import load_csv  # noqa: E402
-from analysis.heads.importance import head_importance, rank_correlation  # noqa: E402
-from analysis.attention.sparsity import sparsity_report  # noqa: E402
-from analysis.learning.training import evaluate  # noqa: E402
-from analysis.learning.workflow import prepare_for_checkpoint  # noqa: E402
+from informer_lab.analysis.heads import ablation  # noqa: E402
+from informer_lab.analysis.checkpoints.folder import load_checkpoint  # noqa: E402
+from informer_lab.analysis.compare.comparison import compare_forecasts  # noqa: E402
+from informer_lab.analysis.data import load_csv  # noqa: E402
+from informer_lab.analysis.heads.importance import head_importance, rank_correlation  # noqa: E402
+from informer_lab.analysis.attention.sparsity import sparsity_report  # noqa: E402
+from informer_lab.analysis.learning.training import evaluate  # noqa: E402
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint  # noqa: E402
 
 REMOVABLE = 0.05  # a head is "removable" when knocking it out alone costs less than 5% MSE
 

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hugepages import prefer_huge_pages  # noqa: E402
+from informer_lab.hugepages import prefer_huge_pages  # noqa: E402
 
 prefer_huge_pages()  # as the app runs; the spawned children inherit it
 
@@ -42,10 +42,10 @@ CALLS = ("sparsity", "pyramid", "masking", "mean_contexts", "qk_map", "counterfa
 def _build(length: int, csv: Path, folder: Path) -> None:
     import torch
 
-    from analysis.checkpoints.folder import DataSchema, save_checkpoint
-    from analysis.data import DataSpec, load_csv, prepare
-    from analysis.learning.training import config_for
-    from model import Informer
+    from informer_lab.analysis.checkpoints.folder import DataSchema, save_checkpoint
+    from informer_lab.analysis.data import DataSpec, load_csv, prepare
+    from informer_lab.analysis.learning.training import config_for
+    from informer_lab.model import Informer
 
     frame = load_csv(csv)
     prepared = prepare(frame, DataSpec(target="OT", features="M", seq_len=length, label_len=length // 2,
@@ -59,9 +59,9 @@ def _build(length: int, csv: Path, folder: Path) -> None:
 def _run(call: str, folder: str, csv: str, out, device: str = "cpu") -> None:
     import torch
 
-    from analysis.checkpoints.folder import load_checkpoint
-    from analysis.data import load_csv
-    from analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.analysis.checkpoints.folder import load_checkpoint
+    from informer_lab.analysis.data import load_csv
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 
     torch.set_num_threads(2)
     checkpoint = load_checkpoint(folder)
@@ -69,33 +69,33 @@ def _run(call: str, folder: str, csv: str, out, device: str = "cpu") -> None:
     model, window = checkpoint.model.to(device), 100
     started = time.perf_counter()
     if call == "sparsity":
-        from analysis.attention.sparsity import sparsity_report
+        from informer_lab.analysis.attention.sparsity import sparsity_report
         sparsity_report(model, prepared, "test", [window], seed=0, seeds=10)
     elif call == "pyramid":
-        from analysis.attention.pyramid import pyramid_report
+        from informer_lab.analysis.attention.pyramid import pyramid_report
         pyramid_report(model, prepared, "test", window, seed=0)
     elif call == "masking":
-        from analysis.heads.masking import head_mask, masked_window_forecast
+        from informer_lab.analysis.heads.masking import head_mask, masked_window_forecast
         masked_window_forecast(model, prepared, "test", window, head_mask(model, [(0, 1)], "zero"), seed=0)
     elif call == "mean_contexts":
-        from analysis.heads.masking import mean_contexts
-        from ui.cache import mean_windows
+        from informer_lab.analysis.heads.masking import mean_contexts
+        from informer_lab.ui.cache import mean_windows
         mean_contexts(model, prepared, "train", max_windows=mean_windows(prepared.spec.seq_len), seed=0)
     elif call == "qk_map":
-        from analysis.instruments.qk_map import qk_map
+        from informer_lab.analysis.instruments.qk_map import qk_map
         qk_map(model, prepared, "test", "encoder.0.0", 0, windows=256, seed=0)
     elif call == "counterfactual":
-        from analysis.instruments.counterfactual import counterfactual
+        from informer_lab.analysis.instruments.counterfactual import counterfactual
         counterfactual(model, prepared, "test", window, f"spike:t={prepared.spec.seq_len - 10},size=3", seed=0)
     elif call == "patching":
-        from analysis.instruments.patching import activation_patching
+        from informer_lab.analysis.instruments.patching import activation_patching
         activation_patching(model, prepared, "test", window, window + prepared.spec.seq_len, seed=0)
     elif call == "compare":
-        from analysis.compare.comparison import compare_forecasts
-        from analysis.learning.windows import limit_windows
+        from informer_lab.analysis.compare.comparison import compare_forecasts
+        from informer_lab.analysis.learning.windows import limit_windows
         compare_forecasts(model, limit_windows(prepared, "test", 512), split="test", seed=0)
     elif call == "sweep":
-        from analysis.heads.ablation import head_sweep
+        from informer_lab.analysis.heads.ablation import head_sweep
         head_sweep(model, prepared, "test", seed=0, max_windows=32)
     if device == "cuda":
         torch.cuda.synchronize()

@@ -24,11 +24,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.compare.verdict import check_against_baselines  # noqa: E402
-from analysis.data import DataSpec, ReadOptions, load_csv, prepare, range_departure  # noqa: E402
-from analysis.intervals import across_seeds  # noqa: E402
-from analysis.learning.training import TrainSettings  # noqa: E402
-from analysis.learning.workflow import ModelSize, train_on_frame  # noqa: E402
+from informer_lab.analysis.compare.verdict import check_against_baselines  # noqa: E402
+from informer_lab.analysis.data import DataSpec, ReadOptions, load_csv, prepare, range_departure  # noqa: E402
+from informer_lab.analysis.intervals import across_seeds  # noqa: E402
+from informer_lab.analysis.learning.training import TrainSettings  # noqa: E402
+from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame  # noqa: E402
 
 
 def main() -> None:

@@ -37,9 +37,9 @@ def small_checkpoint():
     import numpy as np
     import torch
 
-    from analysis.checkpoints.folder import DataSchema
-    from analysis.data import DataSpec, Scaler
-    from model import Informer, InformerConfig
+    from informer_lab.analysis.checkpoints.folder import DataSchema
+    from informer_lab.analysis.data import DataSpec, Scaler
+    from informer_lab.model import Informer, InformerConfig
 
     columns = tuple(f"c{i}" for i in range(7))
     config = InformerConfig(enc_in=7, dec_in=7, c_out=7, seq_len=96, label_len=48, pred_len=24, d_model=32,
@@ -56,8 +56,8 @@ def child(folder: Path, start: int, fallback: bool) -> None:
     import torch
 
     torch.set_num_threads(1)
-    from analysis.checkpoints import store as checkpoint_store
-    from analysis.checkpoints.folder import save_checkpoint
+    from informer_lab.analysis.checkpoints import store as checkpoint_store
+    from informer_lab.analysis.checkpoints.folder import save_checkpoint
 
     if fallback:
         def no_exchange(a, b):
@@ -85,9 +85,9 @@ def main() -> int:
         child(args.child, args.start, args.fallback)
         return 0
 
-    from analysis.checkpoints.folder import load_checkpoint, save_checkpoint
-    from analysis.checkpoints.store import leftovers
-    from analysis.errors import CheckpointError
+    from informer_lab.analysis.checkpoints.folder import load_checkpoint, save_checkpoint
+    from informer_lab.analysis.checkpoints.store import leftovers
+    from informer_lab.analysis.errors import CheckpointError
 
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:

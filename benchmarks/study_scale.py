@@ -28,13 +28,13 @@ sys.path.insert(0, str(ROOT))
 def one(runs: int, cpus: int | None) -> dict:
     import pandas as pd
 
-    from analysis.data import DataSpec, ReadOptions
-    from analysis.learning.training import TrainSettings
-    from analysis.learning.workflow import ModelSize
-    from study.findings import summarise
-    from study.plan import StudyPlan, fingerprint
-    from study.runner import run_study
-    from study.tables import join_tables
+    from informer_lab.analysis.data import DataSpec, ReadOptions
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize
+    from informer_lab.study.findings import summarise
+    from informer_lab.study.plan import StudyPlan, fingerprint
+    from informer_lab.study.runner import run_study
+    from informer_lab.study.tables import join_tables
 
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(tmp) / "small.csv"

@@ -27,13 +27,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis.data import DataSpec, ReadOptions  # noqa: E402
-from analysis.learning.training import TrainSettings  # noqa: E402
-from analysis.learning.workflow import ModelSize  # noqa: E402
-from study import folder as disk  # noqa: E402
-from study import tasks  # noqa: E402
-from study.plan import StudyPlan, fingerprint, parse_seeds  # noqa: E402
-from study.runner import run_study  # noqa: E402
+from informer_lab.analysis.data import DataSpec, ReadOptions  # noqa: E402
+from informer_lab.analysis.learning.training import TrainSettings  # noqa: E402
+from informer_lab.analysis.learning.workflow import ModelSize  # noqa: E402
+from informer_lab.study import folder as disk  # noqa: E402
+from informer_lab.study import tasks  # noqa: E402
+from informer_lab.study.plan import StudyPlan, fingerprint, parse_seeds  # noqa: E402
+from informer_lab.study.runner import run_study  # noqa: E402
 
 ETTH1 = ROOT.parent / "shared" / "data" / "ETT" / "ETTh1.csv"
 

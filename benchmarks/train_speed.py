@@ -67,18 +67,18 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hugepages import prefer_huge_pages  # noqa: E402
+from informer_lab.hugepages import prefer_huge_pages  # noqa: E402
 
 prefer_huge_pages()  # as the app runs (before torch's first tensor)
 
 import torch  # noqa: E402
 
-from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
-from analysis.checkpoints.official import OFFICIAL_QUIRKS  # noqa: E402
-from analysis.learning.training import config_for, make_adam, training_step  # noqa: E402
-from analysis.learning.windows import split_batches  # noqa: E402
+from informer_lab.analysis.data import DataSpec, load_csv, prepare  # noqa: E402
+from informer_lab.analysis.checkpoints.official import OFFICIAL_QUIRKS  # noqa: E402
+from informer_lab.analysis.learning.training import config_for, make_adam, training_step  # noqa: E402
+from informer_lab.analysis.learning.windows import split_batches  # noqa: E402
 from benchmarks import official_style  # noqa: E402
-from model import Batch, Informer, key_generator  # noqa: E402
+from informer_lab.model import Batch, Informer, key_generator  # noqa: E402
 
 SPEC = dict(features="M", seq_len=96, label_len=48, pred_len=24)
 SIZE = dict(d_model=64, n_heads=4, d_ff=128, dropout=0.05, factor=5)

@@ -21,7 +21,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis.data import load_csv  # noqa: E402
+from informer_lab.analysis.data import load_csv  # noqa: E402
 
 
 def main() -> int:

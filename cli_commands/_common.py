@@ -13,8 +13,8 @@ from ._choices import ATTENTION_KINDS, FILLS, SCHEDULES, TRAIN_DEFAULTS
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
 
 if TYPE_CHECKING:  # the analyses are imported when a command runs, not to parse its arguments
-    from analysis.checkpoints.folder import Checkpoint
-    from analysis.data import PreparedData, ReadOptions, SeriesFrame
+    from informer_lab.analysis.checkpoints.folder import Checkpoint
+    from informer_lab.analysis.data import PreparedData, ReadOptions, SeriesFrame
 
 
 def positive_int(text: str) -> int:
@@ -101,7 +101,7 @@ def add_csv_options(parser: argparse.ArgumentParser, *, help: str = DATA_HELP, r
 
 
 def read_options(args: argparse.Namespace) -> ReadOptions:
-    from analysis.data import ReadOptions
+    from informer_lab.analysis.data import ReadOptions
 
     return ReadOptions(datetime_column=args.datetime_column, repair=args.repair or "none", freq=args.freq,
                        dayfirst=args.dayfirst, decimal=args.decimal, sheet=getattr(args, "sheet", None),
@@ -112,7 +112,7 @@ def read_options(args: argparse.Namespace) -> ReadOptions:
 def open_csv(args: argparse.Namespace, checkpoint: Checkpoint | None = None) -> SeriesFrame:
     """The data of --csv read with the reading options; what a repair changed is summarised on stderr. Without
     --repair, the data for a checkpoint is read as its training data was (its repair.json), and a note says so."""
-    from analysis.data import load_csv
+    from informer_lab.analysis.data import load_csv
 
     trained = (checkpoint.repair or {}) if checkpoint is not None else {}
     if args.repair is None and trained.get("fill", "none") != "none":
@@ -190,10 +190,10 @@ def parse_layers(text: str) -> tuple[int, ...]:
 
 def training_choices(args: argparse.Namespace):
     """(DataSpec, ModelSize, TrainSettings) of `add_training_options`' arguments."""
-    from analysis.data import DataSpec
-    from analysis.learning.attention_options import parse_attention_options
-    from analysis.learning.training import TrainSettings
-    from analysis.learning.workflow import ModelSize
+    from informer_lab.analysis.data import DataSpec
+    from informer_lab.analysis.learning.attention_options import parse_attention_options
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize
 
     spec = DataSpec(target=args.target, features=args.features, seq_len=args.seq_len, label_len=args.label_len,
                     pred_len=args.pred_len)
@@ -227,7 +227,7 @@ UNCHECKED = ("compare",)  # commands that print the model against the baselines 
 
 def baseline_check_note(checkpoint: Checkpoint, prepared: PreparedData) -> None:
     """Print the model against seasonal naive and the linear baseline, and a warning when it is not better."""
-    from analysis.compare.verdict import check_against_baselines  # torch
+    from informer_lab.analysis.compare.verdict import check_against_baselines  # torch
 
     check = check_against_baselines(checkpoint.model, prepared)
     print(check.summary())
@@ -250,14 +250,14 @@ def resolve_checkpoint(path: Path) -> Path:
 
 
 def open_checkpoint(path: Path) -> Checkpoint:
-    from analysis.checkpoints.folder import load_checkpoint
+    from informer_lab.analysis.checkpoints.folder import load_checkpoint
 
     return load_checkpoint(resolve_checkpoint(path))
 
 
 def open_checkpoint_and_data(args: argparse.Namespace) -> tuple[Checkpoint, PreparedData]:
     """The checkpoint of --checkpoint and the CSV of --csv prepared for it (`add_checkpoint_and_csv`'s arguments)."""
-    from analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 
     checkpoint = open_checkpoint(args.checkpoint)
     prepared = prepare_for_checkpoint(checkpoint, open_csv(args, checkpoint))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from analysis.errors import InformerLabError
-from analysis.outputs import OutputError, check_file_target, check_folder_target, describe_os_error, write_bytes
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.outputs import OutputError, check_file_target, check_folder_target, describe_os_error, write_bytes
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -47,7 +47,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.heads import ablation
+    from informer_lab.analysis.heads import ablation
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model
@@ -73,7 +73,7 @@ def run(args) -> int:
 def summary(args, table, n_heads_total: int) -> str:
     """One line: what was measured and the headline number."""
     import pandas as pd
-    from analysis.heads.lists import head_lists
+    from informer_lab.analysis.heads.lists import head_lists
 
     if args.study == "random":
         return (f"{len(table)} random masks of {int(table['n_masked'].iloc[0])} heads ({args.mode}) on {args.split}: "

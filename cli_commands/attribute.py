@@ -26,7 +26,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.instruments.attribution import input_attribution
+    from informer_lab.analysis.instruments.attribution import input_attribution
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     target = args.target or checkpoint.schema.spec.target

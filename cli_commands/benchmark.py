@@ -65,7 +65,7 @@ def register(sub) -> None:
 def run(args) -> int:
     import torch
 
-    from analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, summary_table, write_benchmark
+    from informer_lab.analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, summary_table, write_benchmark
 
     if args.quick:
         settings = BenchmarkSettings.quick(kinds=args.kinds or ("seasonal_ar",), seeds=args.seeds or (0,))

@@ -34,7 +34,7 @@ def register(sub) -> None:
 
 
 def default_receivers(model, sender: str) -> list[str]:
-    from analysis.circuits.paths import execution_order
+    from informer_lab.analysis.circuits.paths import execution_order
 
     order = execution_order(model)
     site = sender.rpartition(":")[0]
@@ -45,9 +45,9 @@ def default_receivers(model, sender: str) -> list[str]:
 def run(args) -> int:
     import pandas as pd
 
-    from analysis.circuits.attribution import atp_vs_exact, independent_pairs
-    from analysis.circuits.composition import composition_scores
-    from analysis.circuits.paths import path_patching
+    from informer_lab.analysis.circuits.attribution import atp_vs_exact, independent_pairs
+    from informer_lab.analysis.circuits.composition import composition_scores
+    from informer_lab.analysis.circuits.paths import path_patching
 
     from ._common import open_checkpoint_and_data, write_table
 
@@ -55,7 +55,7 @@ def run(args) -> int:
     model = checkpoint.model
     receivers = [r.strip() for r in args.receivers.split(",") if r.strip()] if args.receivers else None
     if args.sender is not None:  # checked before any work
-        from analysis.circuits.paths import resolve_receivers, resolve_sender
+        from informer_lab.analysis.circuits.paths import resolve_receivers, resolve_sender
 
         resolve_sender(model, args.sender)
         if receivers:
@@ -68,7 +68,7 @@ def run(args) -> int:
     write_table(atp.heads, args.out / "atp_heads.csv")
     sender = args.sender
     if sender is None:  # the head with the largest exact patch among those with heads after them
-        from analysis.circuits.paths import execution_order
+        from informer_lab.analysis.circuits.paths import execution_order
 
         order = execution_order(model)
         last = max(order.values())

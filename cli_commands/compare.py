@@ -28,8 +28,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.compare.comparison import compare_forecasts, train_full_attention_twin
-    from analysis.learning.training import TrainSettings
+    from informer_lab.analysis.compare.comparison import compare_forecasts, train_full_attention_twin
+    from informer_lab.analysis.learning.training import TrainSettings
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     twin = None

@@ -25,7 +25,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.instruments.counterfactual import counterfactual
+    from informer_lab.analysis.instruments.counterfactual import counterfactual
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     c = counterfactual(checkpoint.model, prepared, args.split, args.window, args.edit, args.seed, rows=False)

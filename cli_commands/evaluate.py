@@ -16,7 +16,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.learning.training import evaluate
+    from informer_lab.analysis.learning.training import evaluate
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     m = evaluate(checkpoint.model, prepared, args.split, seed=args.seed, attention=args.attention)

@@ -30,7 +30,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.heads.faithfulness import attention_baselines
+    from informer_lab.analysis.heads.faithfulness import attention_baselines
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     result = attention_baselines(checkpoint.model, prepared, split=args.split, seed=args.seed,

@@ -17,9 +17,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.learning.forecasting import forecast_future
+    from informer_lab.analysis.learning.forecasting import forecast_future
 
-    from analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 
     checkpoint = open_checkpoint(args.checkpoint)
     frame = open_csv(args, checkpoint)

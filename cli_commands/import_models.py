@@ -52,10 +52,10 @@ def _given(args) -> dict:
 
 def _load(args):
     """(model, config, source path, metrics to save) of the chosen source."""
-    from analysis.errors import CheckpointError
-    from analysis.checkpoints.imports.hf import load_hf_folder
-    from analysis.checkpoints.imports.tsl import load_tsl_checkpoint
-    from analysis.checkpoints.official import load_official_checkpoint
+    from informer_lab.analysis.errors import CheckpointError
+    from informer_lab.analysis.checkpoints.imports.hf import load_hf_folder
+    from informer_lab.analysis.checkpoints.imports.tsl import load_tsl_checkpoint
+    from informer_lab.analysis.checkpoints.official import load_official_checkpoint
 
     if args.hf is not None:
         if args.attention or args.no_mix:
@@ -85,9 +85,9 @@ def _load(args):
 
 def run(args) -> int:
     import numpy as np
-    from analysis.checkpoints.folder import DataSchema, save_checkpoint
-    from analysis.data import DataSpec, Scaler, prepare
-    from analysis.errors import CheckpointError
+    from informer_lab.analysis.checkpoints.folder import DataSchema, save_checkpoint
+    from informer_lab.analysis.data import DataSpec, Scaler, prepare
+    from informer_lab.analysis.errors import CheckpointError
 
     model, config, source, metrics = _load(args)
     frame = open_csv(args)

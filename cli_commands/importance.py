@@ -22,8 +22,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.heads.ablation import single_head_sweep
-    from analysis.heads.importance import head_importance, rank_correlation
+    from informer_lab.analysis.heads.ablation import single_head_sweep
+    from informer_lab.analysis.heads.importance import head_importance, rank_correlation
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model

@@ -32,8 +32,8 @@ def _interval(row, name: str) -> str:
 
 
 def run(args) -> int:
-    from analysis.anatomy.direct import direct_shares, top_heads
-    from analysis.anatomy.lens import forecast_lens
+    from informer_lab.analysis.anatomy.direct import direct_shares, top_heads
+    from informer_lab.analysis.anatomy.lens import forecast_lens
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model

@@ -26,7 +26,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.instruments.patching import activation_patching
+    from informer_lab.analysis.instruments.patching import activation_patching
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     r = activation_patching(checkpoint.model, prepared, args.split, args.clean, args.corrupt,

@@ -18,7 +18,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.attention.pyramid import pyramid_report, spans_with_norms
+    from informer_lab.analysis.attention.pyramid import pyramid_report, spans_with_norms
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     report = pyramid_report(checkpoint.model, prepared, args.split, args.window, seed=args.seed)

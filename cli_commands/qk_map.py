@@ -24,9 +24,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.instruments.qk_map import qk_map, qk_map_table
+    from informer_lab.analysis.instruments.qk_map import qk_map, qk_map_table
 
-    from analysis.heads.names import head_name
+    from informer_lab.analysis.heads.names import head_name
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     m = qk_map(checkpoint.model, prepared, args.split, args.site, args.head, windows=args.windows, seed=args.seed,

@@ -28,9 +28,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.errors import ConfigError
-    from analysis.reports.report import checkpoint_report, study_report
-    from analysis.reports.html import render_html
+    from informer_lab.analysis.errors import ConfigError
+    from informer_lab.analysis.reports.report import checkpoint_report, study_report
+    from informer_lab.analysis.reports.html import render_html
 
     if (args.study is None) == (args.checkpoint is None):
         raise ConfigError("give either --checkpoint DIR with --csv PATH, or --study DIR")

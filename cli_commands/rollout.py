@@ -47,7 +47,7 @@ def validation_path(out: Path, given: Path | None) -> Path | None:
 def run(args) -> int:
     import numpy as np
 
-    from analysis.anatomy.relevance import validate, windows_relevance
+    from informer_lab.analysis.anatomy.relevance import validate, windows_relevance
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from informer_lab.source import command
 
 from ._common import (AFTER, add_checkpoint_and_csv, baseline_check_note, non_negative_int, open_checkpoint, open_csv,
                       positive_int, write_table)
@@ -26,14 +27,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.errors import ConfigError
-    from analysis.planted.selftest import self_test
-    from analysis.planted.synth import answer_path, read_answer
-    from analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.analysis.errors import ConfigError
+    from informer_lab.analysis.planted.selftest import self_test
+    from informer_lab.analysis.planted.synth import answer_path, read_answer
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 
     answer_file = args.answer or answer_path(args.csv)
     if not Path(answer_file).is_file():
-        raise ConfigError(f"no answer file {answer_file}: generate the data with `python cli.py synth`, or give "
+        raise ConfigError(f"no answer file {answer_file}: generate the data with `{command('synth')}`, or give "
                           "--answer")
     answer = read_answer(answer_file)
     checkpoint = open_checkpoint(args.checkpoint)

@@ -31,7 +31,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.attention.sparsity import sparsity_report
+    from informer_lab.analysis.attention.sparsity import sparsity_report
 
     windows = parse_windows(args.windows)
     checkpoint, prepared = open_checkpoint_and_data(args)

@@ -50,8 +50,8 @@ def register(sub) -> None:
 
 def _seeds(args, out: Path) -> tuple[int, ...]:
     """The seeds to run: --seeds, else the study's own (or 0-1 for a new one), plus --add-seeds."""
-    from analysis.errors import ConfigError
-    from study.plan import format_seeds, parse_seeds, read_plan
+    from informer_lab.analysis.errors import ConfigError
+    from informer_lab.study.plan import format_seeds, parse_seeds, read_plan
 
     existing = read_plan(out) if out.is_dir() else None
     seeds = parse_seeds(args.seeds) if args.seeds else (existing.seeds if existing else parse_seeds("0-1"))
@@ -65,13 +65,13 @@ def _seeds(args, out: Path) -> tuple[int, ...]:
 
 
 def run(args) -> int:
-    from analysis.data import prepare
-    from analysis.errors import ConfigError
-    from analysis.learning.training import config_for
-    from study.folder import request_stop
-    from study.plan import ANALYSES, StudyPlan, fingerprint, parse_grid, read_plan
-    from study.runner import run_study
-    from study.status import describe
+    from informer_lab.analysis.data import prepare
+    from informer_lab.analysis.errors import ConfigError
+    from informer_lab.analysis.learning.training import config_for
+    from informer_lab.study.folder import request_stop
+    from informer_lab.study.plan import ANALYSES, StudyPlan, fingerprint, parse_grid, read_plan
+    from informer_lab.study.runner import run_study
+    from informer_lab.study.status import describe
 
     if args.status is not None:
         for line in describe(args.status):

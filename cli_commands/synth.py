@@ -65,9 +65,9 @@ def spec_of(args):
     import pandas as pd
     from pandas.tseries.frequencies import to_offset
 
-    from analysis.data import describe_frequency
-    from analysis.errors import ConfigError
-    from analysis.planted.synth import SynthSpec
+    from informer_lab.analysis.data import describe_frequency
+    from informer_lab.analysis.errors import ConfigError
+    from informer_lab.analysis.planted.synth import SynthSpec
 
     coefs = args.coefs if args.coefs is not None else ((0.9,) if len(args.lags) == 1 else (0.6, 0.3))
     if len(args.regime_lags) != 2:
@@ -91,9 +91,9 @@ def spec_of(args):
 
 
 def run(args) -> int:
-    from analysis.data import describe_frequency
-    from analysis.errors import ConfigError
-    from analysis.planted.synth import answer_json, answer_path, generate
+    from informer_lab.analysis.data import describe_frequency
+    from informer_lab.analysis.errors import ConfigError
+    from informer_lab.analysis.planted.synth import answer_json, answer_path, generate
 
     if str(args.out) == "-":
         raise ConfigError("--out must be a file: the answer is written beside it as FILE.answer.json")

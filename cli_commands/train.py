@@ -26,7 +26,7 @@ def say_budget(frame, spec, batch_size: int) -> None:
     interval; training goes on either way (a split with no window at all is refused when the data is prepared)."""
     import sys
 
-    from analysis.data import ett_steps_per_hour, fitting_sizes, window_budget
+    from informer_lab.analysis.data import ett_steps_per_hour, fitting_sizes, window_budget
 
     ett = ett_steps_per_hour(frame)
     budget = window_budget(frame.n_rows, spec, batch_size, ett_steps_per_hour=ett)
@@ -40,7 +40,7 @@ def say_budget(frame, spec, batch_size: int) -> None:
 
 def run(args) -> int:
     import torch
-    from analysis.learning.workflow import train_on_frame
+    from informer_lab.analysis.learning.workflow import train_on_frame
 
     spec, size, settings = training_choices(args)
     torch.set_num_threads(args.threads)

@@ -44,8 +44,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.instruments.attention_cost import cost_sweep
-    from analysis.instruments.variants import compare_kinds
+    from informer_lab.analysis.instruments.attention_cost import cost_sweep
+    from informer_lab.analysis.instruments.variants import compare_kinds
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     result = compare_kinds(checkpoint.model, prepared, kinds=args.kinds, split=args.split, seed=args.seed,

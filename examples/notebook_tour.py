@@ -15,16 +15,16 @@ sys.path.insert(0, str(ROOT))  # the lab's folders, when this runs from a checko
 
 import torch  # noqa: E402
 
-from analysis.attention.recording import record_forward, window_batch  # noqa: E402
-from analysis.checkpoints.folder import load_checkpoint  # noqa: E402
-from analysis.compare.verdict import check_against_baselines  # noqa: E402
-from analysis.data import load_csv  # noqa: E402
-from analysis.heads.ablation import head_sweep  # noqa: E402
-from analysis.heads.masking import head_label, head_mask  # noqa: E402
-from analysis.learning.forecasting import forecast_future  # noqa: E402
-from analysis.learning.training import evaluate  # noqa: E402
-from analysis.learning.workflow import prepare_for_checkpoint  # noqa: E402
-from model import key_generator  # noqa: E402
+from informer_lab.analysis.attention.recording import record_forward, window_batch  # noqa: E402
+from informer_lab.analysis.checkpoints.folder import load_checkpoint  # noqa: E402
+from informer_lab.analysis.compare.verdict import check_against_baselines  # noqa: E402
+from informer_lab.analysis.data import load_csv  # noqa: E402
+from informer_lab.analysis.heads.ablation import head_sweep  # noqa: E402
+from informer_lab.analysis.heads.masking import head_label, head_mask  # noqa: E402
+from informer_lab.analysis.learning.forecasting import forecast_future  # noqa: E402
+from informer_lab.analysis.learning.training import evaluate  # noqa: E402
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint  # noqa: E402
+from informer_lab.model import key_generator  # noqa: E402
 
 # %% Load a checkpoint (no pickle: safetensors and JSON) and the data, prepared exactly as the model was trained.
 checkpoint = load_checkpoint(ROOT / "sample_data" / "checkpoint")

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import platformdirs
 
-ROOT = Path(__file__).resolve().parents[1]  # the folder holding app.py: the checkout, or site-packages
-SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
-SAMPLE_CHECKPOINT = ROOT / "sample_data" / "checkpoint"  # the shipped sample model (package data when installed)
+from .source import CHECKOUT, FILES
+
+SAMPLE_CSV = FILES / "sample_data" / "sample.csv"
+SAMPLE_CHECKPOINT = FILES / "sample_data" / "checkpoint"  # the shipped sample model (package data when installed)
 APP_NAME = "informer-lab"
 HOME_ENV = "INFORMER_LAB_HOME"
 RUNS_ENV = "INFORMER_LAB_RUNS"
@@ -39,9 +40,9 @@ def _configured(variable: str) -> Path | None:
     return Path(value).expanduser().resolve() if value else None
 
 
-def is_checkout(root: Path = ROOT) -> bool:
-    """A clone of the repository (its .git beside app.py), not an installed copy."""
-    return (root / ".git").exists()
+def is_checkout(root: Path | None = CHECKOUT) -> bool:
+    """A clone of the repository (the code in its folders, its .git beside them), not an installed copy."""
+    return root is not None and (root / ".git").exists()
 
 
 def lab_home() -> Home:
@@ -49,7 +50,7 @@ def lab_home() -> Home:
     if configured is not None:
         return Home(configured, f"set by {HOME_ENV}")
     if is_checkout():
-        return Home(ROOT, "the source checkout")
+        return Home(CHECKOUT, "the source checkout")
     return Home(platformdirs.user_data_path(APP_NAME, appauthor=False), "this user's data folder")
 
 

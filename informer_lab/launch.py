@@ -24,7 +24,8 @@ import urllib.request
 import webbrowser
 
 from . import running
-from .home import ROOT, lab_home
+from .home import lab_home
+from .source import SERVER_APP, child_env
 
 DEFAULT_PORT = 8501
 PORTS_TRIED = 50  # 8501 … 8550, as Jupyter tries 50 ports
@@ -81,7 +82,7 @@ def choose_port(requested: int | None, host: str) -> int:
 
 def server_command(port: int, host: str) -> list[str]:
     flags = [f"--{key}={value}" for key, value in {**SERVER_OPTIONS, **LAUNCHER_OPTIONS}.items()]
-    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), f"--server.address={host}",
+    return [sys.executable, "-P", "-m", "streamlit", "run", str(SERVER_APP), f"--server.address={host}",
             f"--server.port={port}", *flags]
 
 
@@ -187,7 +188,7 @@ def serve(port: int | None = None, host: str = LOOPBACK, browser: bool = True, w
     home.mkdir(parents=True, exist_ok=True)
     # The server runs in the lab's home: Streamlit reads a .streamlit/config.toml from its working folder, and the
     # folder a user starts the lab from should not change how it is served (a checkout's home is the checkout).
-    server = subprocess.Popen(server_command(chosen, host), start_new_session=True, cwd=home)
+    server = subprocess.Popen(server_command(chosen, host), start_new_session=True, cwd=home, env=child_env())
     url = _local_url(host, chosen)
     lab = running.Lab(port=chosen, pid=server.pid, started=time.time(), folder=os.getcwd(),
                       home=str(home), url=url, proc_start=running.process_start(server.pid), host=host)

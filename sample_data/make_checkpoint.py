@@ -26,10 +26,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis.checkpoints.folder import DataSchema, save_checkpoint  # noqa: E402
-from analysis.data import DataSpec, load_csv, prepare  # noqa: E402
-from analysis.learning.training import TrainSettings, config_for, train  # noqa: E402
-from analysis.learning.workflow import ModelSize  # noqa: E402
+from informer_lab.analysis.checkpoints.folder import DataSchema, save_checkpoint  # noqa: E402
+from informer_lab.analysis.data import DataSpec, load_csv, prepare  # noqa: E402
+from informer_lab.analysis.learning.training import TrainSettings, config_for, train  # noqa: E402
+from informer_lab.analysis.learning.workflow import ModelSize  # noqa: E402
 
 SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
 DEFAULT_OUT = ROOT / "sample_data" / "checkpoint"

@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.heads.lists import REMOVABLE, head_lists
-from analysis.heads.roles import HeadProfiles, importance_stability, role_matrix
-from analysis.intervals import across_seeds
+from informer_lab.analysis.heads.lists import REMOVABLE, head_lists
+from informer_lab.analysis.heads.roles import HeadProfiles, importance_stability, role_matrix
+from informer_lab.analysis.intervals import across_seeds
 
 from .folder import csv_bytes, write_bytes, write_json
 from .tables import read_joined

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.checkpoints.folder import checkpoint_folder_files
-from analysis.checkpoints.store import write_folder
-from analysis.errors import CheckpointError, ConfigError
+from informer_lab.analysis.checkpoints.folder import checkpoint_folder_files
+from informer_lab.analysis.checkpoints.store import write_folder
+from informer_lab.analysis.errors import CheckpointError, ConfigError
 
 STOP = "stop"
 LOG = "log.txt"

@@ -17,11 +17,11 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from analysis.data import DataSpec, ReadOptions
-from analysis.errors import ConfigError
-from analysis.learning.training import TrainSettings
-from analysis.learning.workflow import ModelSize
-from model.config import ATTENTION_KINDS
+from informer_lab.analysis.data import DataSpec, ReadOptions
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.learning.training import TrainSettings
+from informer_lab.analysis.learning.workflow import ModelSize
+from informer_lab.model.config import ATTENTION_KINDS
 
 ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition")
 # grid key → (where it goes, its type): the train options a study may vary

@@ -36,7 +36,7 @@ import socket
 import stat
 from pathlib import Path
 
-from analysis.errors import ConfigError
+from informer_lab.analysis.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

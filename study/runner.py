@@ -24,8 +24,9 @@ from typing import Callable
 
 import pandas as pd
 
-from analysis.errors import ConfigError, InformerLabError
-from hugepages import worker_setting
+from informer_lab.analysis.errors import ConfigError, InformerLabError
+from informer_lab.hugepages import worker_setting
+from informer_lab.source import CHECKOUT, IMPORT_ROOT, PACKAGE
 
 from . import folder as disk
 from . import ray_session, tasks
@@ -35,7 +36,6 @@ from .status import StudyStatus
 from .tables import join_tables
 
 log = logging.getLogger(__name__)
-ROOT = Path(__file__).resolve().parents[1]
 EXCLUDES = ["runs/", "studies/", ".git/", "test-artifacts/", "*.safetensors", "*.pth", "__pycache__/"]
 MAX_RETRIES = 3  # a task lost to a dead worker or node runs again up to this many times
 
@@ -49,10 +49,11 @@ def _ray(address: str | None, num_cpus: int | None, dashboard: bool = False):
     if ray.is_initialized():
         return ray, False
     if address:
-        # a cluster's workers import this project from a copy of it (the runtime environment's working_dir)
-        return ray_session.join(address, runtime_env={"working_dir": str(ROOT), "excludes": EXCLUDES,
-                                                      "env_vars": worker_setting()}), True
-    return ray_session.start_local(num_cpus, env_vars={"PYTHONPATH": str(ROOT), **worker_setting()},
+        # a cluster's workers import the lab from a copy of it: the checkout (its working_dir), or the installed
+        # package (py_modules)
+        code = {"working_dir": str(CHECKOUT), "excludes": EXCLUDES} if CHECKOUT else {"py_modules": [str(PACKAGE)]}
+        return ray_session.join(address, runtime_env={**code, "env_vars": worker_setting()}), True
+    return ray_session.start_local(num_cpus, env_vars={"PYTHONPATH": str(IMPORT_ROOT), **worker_setting()},
                                    dashboard=dashboard), True
 
 

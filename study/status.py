@@ -12,7 +12,7 @@ import socket
 import time
 from pathlib import Path
 
-from analysis.errors import ConfigError
+from informer_lab.analysis.errors import ConfigError
 
 from . import folder as disk
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.errors import ConfigError
+from informer_lab.analysis.errors import ConfigError
 
 from .folder import read_table, run_folder
 from .plan import RunSpec

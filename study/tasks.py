@@ -19,18 +19,18 @@ from typing import Callable
 import pandas as pd
 import torch
 
-from analysis.heads.ablation import head_sweep
-from analysis.anatomy.direct import direct_shares, top_heads
-from analysis.anatomy.lens import forecast_lens
-from analysis.circuits.composition import composition_scores
-from analysis.attention.agreement import topu_agreement
-from analysis.checkpoints.folder import Checkpoint, checkpoint_files, read_checkpoint_files
-from analysis.compare.comparison import headline_errors
-from analysis.data import ReadOptions, load_csv
-from analysis.heads.roles import head_profiles
-from analysis.heads.importance import head_importance
-from analysis.learning.training import TrainProgress
-from analysis.learning.workflow import prepare_for_checkpoint, train_on_frame
+from informer_lab.analysis.heads.ablation import head_sweep
+from informer_lab.analysis.anatomy.direct import direct_shares, top_heads
+from informer_lab.analysis.anatomy.lens import forecast_lens
+from informer_lab.analysis.circuits.composition import composition_scores
+from informer_lab.analysis.attention.agreement import topu_agreement
+from informer_lab.analysis.checkpoints.folder import Checkpoint, checkpoint_files, read_checkpoint_files
+from informer_lab.analysis.compare.comparison import headline_errors
+from informer_lab.analysis.data import ReadOptions, load_csv
+from informer_lab.analysis.heads.roles import head_profiles
+from informer_lab.analysis.heads.importance import head_importance
+from informer_lab.analysis.learning.training import TrainProgress
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint, train_on_frame
 
 from .plan import RunSpec
 

@@ -16,21 +16,21 @@ TINY_SIZE = dict(d_model=16, n_heads=4, e_layers=(2,), d_layers=1, d_ff=32, drop
 
 @pytest.fixture(scope="session")
 def sample_frame():
-    from analysis.data import load_csv
+    from informer_lab.analysis.data import load_csv
 
     return load_csv(SAMPLE_CSV)
 
 
 @pytest.fixture(scope="session")
 def tiny_spec():
-    from analysis.data import DataSpec
+    from informer_lab.analysis.data import DataSpec
 
     return DataSpec(**TINY_SPEC)
 
 
 @pytest.fixture(scope="session")
 def tiny_prepared(sample_frame, tiny_spec):
-    from analysis.data import prepare
+    from informer_lab.analysis.data import prepare
 
     return prepare(sample_frame, tiny_spec)
 
@@ -39,8 +39,8 @@ def tiny_prepared(sample_frame, tiny_spec):
 def tiny_trained(sample_frame, tiny_spec, tmp_path_factory):
     """(Checkpoint, TrainResult, folder): a tiny model trained 2 epochs × 40 steps and saved (the paper's schedule,
     lr halved per epoch, pinned: the tests built on this model predate the cosine default)."""
-    from analysis.learning.training import TrainSettings
-    from analysis.learning.workflow import ModelSize, train_on_frame
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
 
     folder = tmp_path_factory.mktemp("ckpt") / "tiny"
     checkpoint, result = train_on_frame(sample_frame, tiny_spec, ModelSize(**TINY_SIZE),
@@ -54,9 +54,9 @@ def tiny_trained(sample_frame, tiny_spec, tmp_path_factory):
 def tiny_second(sample_frame, tmp_path_factory):
     """(Checkpoint, folder): a second tiny model on the same data, another seed and a shorter window (seq 36 /
     label 18 / pred 12), for the side-by-side views."""
-    from analysis.data import DataSpec
-    from analysis.learning.training import TrainSettings
-    from analysis.learning.workflow import ModelSize, train_on_frame
+    from informer_lab.analysis.data import DataSpec
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
 
     folder = tmp_path_factory.mktemp("ckpt") / "other"
     spec = DataSpec(**dict(TINY_SPEC, seq_len=36, label_len=18))
@@ -75,11 +75,11 @@ def study_200(tmp_path_factory):
     tests/ui/studies/test_many_runs.py."""
     import pandas as pd
 
-    from analysis.data import DataSpec, ReadOptions
-    from analysis.learning.training import TrainSettings
-    from analysis.learning.workflow import ModelSize
-    from study.plan import StudyPlan, fingerprint
-    from study.runner import run_study
+    from informer_lab.analysis.data import DataSpec, ReadOptions
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize
+    from informer_lab.study.plan import StudyPlan, fingerprint
+    from informer_lab.study.runner import run_study
 
     root = tmp_path_factory.mktemp("studies")
     csv = root / "small.csv"

@@ -36,7 +36,7 @@ def test_no_word_about_how_the_project_was_developed():
 
 
 def test_every_cli_command_in_the_readme_table_exists():
-    import cli
+    from informer_lab import cli
 
     commands = set(cli.build_parser()._subparsers._group_actions[0].choices)
     table = README.read_text().split("## The `informer-lab` command", 1)[1].split("\n## ", 1)[0]

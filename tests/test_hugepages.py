@@ -1,4 +1,4 @@
-"""Large CPU tensors on huge pages in the lab's processes (hugepages.py): the setting is in force before torch is
+"""Large CPU tensors on huge pages in the lab's processes (informer_lab/hugepages.py): the setting is in force before torch is
 imported by the server or the CLI, a user's own value is kept, and where the kernel offers huge pages a large tensor
 gets them."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hugepages import VARIABLE, prefer_huge_pages, worker_setting
+from informer_lab.hugepages import VARIABLE, prefer_huge_pages, worker_setting
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +39,8 @@ def _fresh(code: str, env: dict[str, str] | None = None) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-@pytest.mark.parametrize("entry", ["import app", "import cli; cli.build_parser()"])
+@pytest.mark.parametrize("entry", ["import runpy; runpy.run_path('app.py')",
+                                   "from informer_lab import cli; cli.build_parser()"])
 def test_the_server_and_the_cli_set_it_before_torch_is_imported(entry):
     assert json.loads(_fresh(SPY.format(variable=VARIABLE, entry=entry))) == ["1"]
 
@@ -70,5 +71,5 @@ print(int(re.search(r"AnonHugePages:\\s+(\\d+) kB", rollup).group(1)))
 
 @pytest.mark.skipif(_thp_mode() not in ("madvise", "always"), reason="the kernel offers no transparent huge pages")
 def test_a_large_tensor_gets_huge_pages_in_a_process_that_prefers_them():
-    huge_kib = int(_fresh("from hugepages import prefer_huge_pages; prefer_huge_pages()\n" + HUGE))
+    huge_kib = int(_fresh("from informer_lab.hugepages import prefer_huge_pages; prefer_huge_pages()\n" + HUGE))
     assert huge_kib >= 2048  # at least one 2 MB page (the kernel may fall back for some, when memory is fragmented)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import pandas as pd
 
-from analysis.data import (
+from informer_lab.analysis.data import (
     DataSpec,
     load_csv,
     prepare,
@@ -57,9 +57,9 @@ def test_the_shipped_sample_model_is_what_its_script_trains(tmp_path):
     import subprocess
     import sys
 
-    from analysis.checkpoints.folder import load_checkpoint
-    from analysis.learning.training import predict
-    from analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.analysis.checkpoints.folder import load_checkpoint
+    from informer_lab.analysis.learning.training import predict
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 
     shipped = REPO / "sample_data" / "checkpoint"
     assert sum(p.stat().st_size for p in shipped.iterdir()) < 1 << 20  # under 1 MB

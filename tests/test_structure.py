@@ -16,20 +16,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("model", "analysis", "ui", "cli_commands", "benchmarks", "study", "informer_lab")
-TOP_MODULES = ("app", "lab", "cli", "hugepages")
+PACKAGES = ("model", "analysis", "ui", "cli_commands", "study")  # top-level folders, `informer_lab.<name>` installed
+OTHER_PACKAGES = ("informer_lab", "benchmarks")
+TOP_MODULES = ("app", "cli")  # a checkout's entry files (`streamlit run app.py`, `python cli.py`)
 SIZE_LIMITED = ("model", "analysis", "ui", "cli_commands", "study", "informer_lab")
 MAX_LINES = 400
+BARE = set(PACKAGES) | {"hugepages", "lab", "cli", "app", "sample_data"}  # names the lab never imports bare
 
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    parts = parts[:-1] if parts[-1] == "__init__" else parts
+    return ".".join(("informer_lab", *parts) if parts[0] in PACKAGES else parts)
 
 
 def project_files() -> dict[str, Path]:
     files = {name: ROOT / f"{name}.py" for name in TOP_MODULES if (ROOT / f"{name}.py").is_file()}
-    for package in PACKAGES:
+    for package in PACKAGES + OTHER_PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")) if (ROOT / package).is_dir() else ():
             files[module_name(path)] = path
     return files
@@ -133,21 +136,43 @@ def _imports_of(package: str) -> dict[str, set[str]]:
     return out
 
 
+def _layer(name: str) -> str:
+    """`informer_lab.analysis.x` → `analysis`; an outside module → its top-level name (`streamlit`)."""
+    parts = name.split(".")
+    return parts[1] if parts[0] == "informer_lab" and len(parts) > 1 and parts[1] in PACKAGES else parts[0]
+
+
 @pytest.mark.parametrize("package, forbidden", [
     ("model", ("streamlit", "analysis", "ui", "cli_commands", "study")),
     ("analysis", ("streamlit", "ui", "cli_commands", "study", "ray")),
     ("study", ("streamlit", "ui", "cli_commands")),
 ])
 def test_the_layers_import_one_way(package, forbidden):
-    bad = {module: sorted(n for n in names if n.split(".")[0] in forbidden)
+    bad = {module: sorted(n for n in names if _layer(n) in forbidden)
            for module, names in _imports_of(package).items()}
     assert {m: b for m, b in bad.items() if b} == {}
 
 
 def test_the_ui_reaches_the_model_only_through_its_public_api():
-    bad = {module: sorted(n for n in names if n.startswith("model."))
+    bad = {module: sorted(n for n in names if n.startswith("informer_lab.model."))
            for module, names in _imports_of("ui").items()}
     assert {m: b for m, b in bad.items() if b} == {}
+
+
+def test_nothing_imports_the_lab_by_a_bare_name():
+    """Every import of the lab's own code says `informer_lab.…` (tests, benchmarks and examples too): a bare
+    `analysis` or `model` would be a user's module of that name beside an installed lab, or a second copy of ours."""
+    bad = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        if {".git", "build", ".venv"} & set(path.relative_to(ROOT).parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            hits = [n for n in names if n.split(".")[0] in BARE]
+            if hits:
+                bad[str(path.relative_to(ROOT))] = hits
+    assert bad == {}
 
 
 def test_no_source_file_is_over_400_lines():
@@ -159,20 +184,20 @@ def test_no_source_file_is_over_400_lines():
 def test_analysis_is_grouped_by_subject_and_the_project_uses_the_new_names():
     """analysis/ holds subject folders and the four modules they share, nothing else side by side; no project file
     imports a module by its former flat name (analysis.FORMER keeps those working for outside code only)."""
-    from analysis import FORMER
+    from informer_lab.analysis import FORMER
     loose = sorted(p.name for p in (ROOT / "analysis").glob("*.py"))
     assert loose == ["__init__.py", "discoveries.py", "errors.py", "intervals.py", "outputs.py"]
     subjects = sorted(p.name for p in (ROOT / "analysis").iterdir() if p.is_dir() and p.name != "__pycache__")
     assert subjects == ["anatomy", "attention", "checkpoints", "circuits", "compare", "data", "heads", "instruments",
                         "learning", "planted", "reports"]
     assert all((ROOT / "analysis" / s / "__init__.py").is_file() for s in subjects)
-    former = {f"analysis.{name}" for name in FORMER}
+    former = {f"informer_lab.analysis.{name}" for name in FORMER}
     used = {}
     for name, path in project_files().items():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             targets = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
                        [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-            hits = [t for t in targets if ".".join(t.split(".")[:2]) in former]
+            hits = [t for t in targets if ".".join(t.split(".")[:3]) in former]
             if hits:
                 used[name] = hits
     assert used == {}

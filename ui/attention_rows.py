@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from analysis.attention.recording import SiteRows
+from informer_lab.analysis.attention.recording import SiteRows
 
 from . import widgets
 from .charts import WEIGHTS, layout

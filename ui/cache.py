@@ -16,14 +16,14 @@ import gc
 
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint, load_checkpoint, read_checkpoint_files
-from analysis.compare.baselines import LinearBaseline, fit_linear_baseline
-from analysis.data import PreparedData, SeriesFrame
-from analysis.heads.masking import mean_contexts
-from analysis.learning.windows import WindowDataset
-from analysis.learning.workflow import prepare_for_checkpoint
-from model import pick_device
-from ui.lru import SharedLRU
+from informer_lab.analysis.checkpoints.folder import Checkpoint, load_checkpoint, read_checkpoint_files
+from informer_lab.analysis.compare.baselines import LinearBaseline, fit_linear_baseline
+from informer_lab.analysis.data import PreparedData, SeriesFrame
+from informer_lab.analysis.heads.masking import mean_contexts
+from informer_lab.analysis.learning.windows import WindowDataset
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.model import pick_device
+from informer_lab.ui.lru import SharedLRU
 
 
 MEAN_WINDOWS = 256  # train windows averaged for mean ablation (evenly strided through the split), at seq_len ≤ 96

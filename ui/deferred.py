@@ -25,7 +25,7 @@ import streamlit as st
 
 from . import state, widgets
 
-MODEL_STACK = "ui.cache"  # imports torch, the model and the analyses
+MODEL_STACK = "informer_lab.ui.cache"  # imports torch, the model and the analyses
 _REQUESTED = "model_stack_requested"
 
 # Charts are drawn by `ui.widgets.chart` / `clickable_chart` with keys "chart_<name>"; Streamlit gives their

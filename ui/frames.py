@@ -15,7 +15,7 @@ import hashlib
 import io
 from typing import Callable
 
-from analysis.data import ReadOptions, SeriesFrame, load_csv
+from informer_lab.analysis.data import ReadOptions, SeriesFrame, load_csv
 
 from .lru import SharedLRU
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from analysis.data import DataSpec, SeriesFrame, prepare
-from analysis.errors import InformerLabError
-from analysis.learning.training import TrainProgress, TrainSettings, config_for
-from analysis.learning.workflow import ModelSize, train_on_frame
-from ui.compute import one_thread
+from informer_lab.analysis.data import DataSpec, SeriesFrame, prepare
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.learning.training import TrainProgress, TrainSettings, config_for
+from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
+from informer_lab.ui.compute import one_thread
 
 log = logging.getLogger(__name__)
 

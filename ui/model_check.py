@@ -12,15 +12,15 @@ from typing import Callable
 
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
-from analysis.compare.baselines import LinearBaseline
-from analysis.compare.verdict import BaselineCheck, check_against_baselines, chosen_windows
-from analysis.learning.windows import WindowDataset
-from ui.cache import linear_baseline
-from ui.compute import one_thread
-from ui.jobs import BackgroundJob
-from ui.lru import SharedLRU
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.compare.baselines import LinearBaseline
+from informer_lab.analysis.compare.verdict import BaselineCheck, check_against_baselines, chosen_windows
+from informer_lab.analysis.learning.windows import WindowDataset
+from informer_lab.ui.cache import linear_baseline
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.jobs import BackgroundJob
+from informer_lab.ui.lru import SharedLRU
 
 SEED = 0  # key-sample seed of the check (fixed: one verdict per model and data)
 

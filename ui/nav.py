@@ -6,7 +6,7 @@ To add a screen `<name>`:
    `tables.py` (pure pandas shaping of analysis output), `cache.py` (its cached calls of `analysis`):
 
        import streamlit as st
-       from ui import state, widgets
+       from informer_lab.ui import state, widgets
        from ui.<name> import cache, charts, tables
 
        st.title("…")

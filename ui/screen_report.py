@@ -38,7 +38,7 @@ def add_table(key: str, name: str, table: pd.DataFrame) -> None:
 
 def build_html(collected: dict, provenance: dict, seed: int) -> str:
     """The collected figures and tables of one screen as a self-contained HTML page."""
-    from analysis.reports.html import Report, ReportSection, render_html
+    from informer_lab.analysis.reports.html import Report, ReportSection, render_html
 
     section = ReportSection(collected["title"], text=f"As drawn on the screen, analysis seed {seed}.",
                             figures=list(collected["figures"].values()), tables=list(collected["tables"].values()))
@@ -48,7 +48,7 @@ def build_html(collected: dict, provenance: dict, seed: int) -> str:
 def provenance(model, data, raw: bytes | None, seed: int) -> dict:
     """The model's config, schema and digests, the data's fingerprint (of its bytes `raw` when known) and the
     seed. Called when the button is clicked, outside the script run: it reads no session state."""
-    from analysis.reports.report import checkpoint_provenance, frame_provenance
+    from informer_lab.analysis.reports.report import checkpoint_provenance, frame_provenance
 
     folder = Path(model.ref.path) if model.ref.source == "folder" and model.ref.path else None
     out = checkpoint_provenance(model.checkpoint, folder)
@@ -64,7 +64,7 @@ def download_button(model, data, seed: int) -> None:
         return
     snapshot = {"title": collected["title"], "figures": dict(collected["figures"]),
                 "tables": dict(collected["tables"])}
-    from analysis.errors import InformerLabError
+    from informer_lab.analysis.errors import InformerLabError
 
     from . import state
     from .tables import file_stem

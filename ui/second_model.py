@@ -14,12 +14,12 @@ from typing import NamedTuple
 import numpy as np
 import streamlit as st
 
-from analysis.data import PreparedData
-from analysis.errors import InformerLabError
-from analysis.compare.pairing import aligned_forecasts, matching_window, windows_needed
-from analysis.learning.training import predict
-from analysis.learning.windows import limit_windows
-from analysis.learning.workflow import read_schema, schema_misfit
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.compare.pairing import aligned_forecasts, matching_window, windows_needed
+from informer_lab.analysis.learning.training import predict
+from informer_lab.analysis.learning.windows import limit_windows
+from informer_lab.analysis.learning.workflow import read_schema, schema_misfit
 
 from . import cache, settings, state
 

@@ -1,4 +1,7 @@
-"""Server start (the `st.App` lifespan in app.py): get the torch-free half of the app ready in the background.
+"""The server's parts (app.py and informer_lab/server/app.py assign `st.App(LAB_SCRIPT, lifespan=lifespan,
+middleware=MIDDLEWARE)`): who may reach the lab (ui/access.py) and what a server does at start.
+
+Server start (the lifespan): get the torch-free half of the app ready in the background.
 
 A fresh server's first browser run used to import pandas and plotly and parse the bundled sample (0.6–0.7 s on
 two cores) before it sent its first chart, and the browser only starts loading Streamlit's plotly bundle (4.7 MB,
@@ -16,11 +19,21 @@ import logging
 import threading
 from contextlib import asynccontextmanager
 
+from starlette.middleware import Middleware
+
+from informer_lab.source import PACKAGE
+from informer_lab.ui.access import AccessMiddleware, keep_streamlit_offline
+
+LAB_SCRIPT = str(PACKAGE / "lab.py")  # the Streamlit script every browser tab runs
+MIDDLEWARE = [Middleware(AccessMiddleware)]  # who may reach the lab
+keep_streamlit_offline()  # no request to another host, not even Streamlit's public-address lookup
+
 # What a fresh server's first run imports before the Data & model page's chart, torch-free
 # (tests/ui/test_cold_path.py checks that this covers what the first run imports, and that none of it is torch).
-DATA_HALF = ("pandas", "plotly.graph_objects", "plotly.subplots", "analysis.data", "ui.state", "ui.frames",
-             "ui.charts", "ui.tables", "ui.widgets", "ui.settings", "ui.deferred", "ui.nav", "ui.data_model.charts",
-             "ui.data_model.tables", "ui.data_model.source", "ui.data_model.data_view")
+DATA_HALF = ("pandas", "plotly.graph_objects", "plotly.subplots", "informer_lab.analysis.data",
+             *(f"informer_lab.ui.{name}" for name in ("state", "frames", "charts", "tables", "widgets", "settings",
+                                                     "deferred", "nav", "data_model.charts", "data_model.tables",
+                                                     "data_model.source", "data_model.data_view")))
 
 _LOG = logging.getLogger(__name__)
 THREAD = "informer-lab-warm-up"
@@ -43,8 +56,8 @@ def warm_up() -> None:
     import plotly.io
     import plotly.tools
 
-    from ui import state
-    from ui.data_model import charts, tables
+    from informer_lab.ui import state
+    from informer_lab.ui.data_model import charts, tables
 
     try:
         frame = state.load_data(state.sample_data_ref()).frame
@@ -65,7 +78,7 @@ def announce_access() -> None:
 
     from streamlit import config
 
-    from ui.access import TokenError, network_url, server_access
+    from informer_lab.ui.access import TokenError, network_url, server_access
 
     try:
         access = server_access()

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from informer_lab import home
 
-ROOT = home.ROOT
 SAMPLE_CSV = home.SAMPLE_CSV
 SAMPLE_CHECKPOINT = home.SAMPLE_CHECKPOINT
 SAMPLE_RUN = "sample"

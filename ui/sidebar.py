@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from model import pick_device
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.model import pick_device
 
 from . import screen_report, state, widgets
 from .jobs import TrainJob

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, NamedTuple, NoReturn
 import pandas as pd
 import streamlit as st
 
-from analysis.data import PreparedData, ReadOptions, SeriesFrame
-from analysis.errors import CheckpointError, InformerLabError
+from informer_lab.analysis.data import PreparedData, ReadOptions, SeriesFrame
+from informer_lab.analysis.errors import CheckpointError, InformerLabError
 
 from . import frames, settings
 
 if TYPE_CHECKING:
-    from analysis.checkpoints.folder import Checkpoint
-    from model import InformerConfig
+    from informer_lab.analysis.checkpoints.folder import Checkpoint
+    from informer_lab.model import InformerConfig
 
 SEED_KEY = "analysis_seed"
 MODEL_KEY = "active_model_ref"
@@ -305,7 +305,7 @@ def _use_run(name: str) -> None:
 
 def way_out(data: ActiveData, model: ActiveModel) -> None:
     """What to do when the active data does not fit the active model: train on this data, or use a model that fits."""
-    from analysis.learning.workflow import fitting_runs  # torch: see the module docstring
+    from informer_lab.analysis.learning.workflow import fitting_runs  # torch: see the module docstring
 
     runs = [name for name in fitting_runs(settings.runs_dir(), data.frame) if name != model.ref.name]
     c = st.columns([1.4, 3], vertical_alignment="center")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 import pandas as pd
 
 if TYPE_CHECKING:  # annotations only: this module stays importable before torch loads (ui.frames)
-    from analysis.learning.training import TrainProgress
+    from informer_lab.analysis.learning.training import TrainProgress
 
 
 def progress_fraction(report: TrainProgress | None) -> float:

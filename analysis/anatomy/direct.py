@@ -25,13 +25,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from model import Batch, HeadMask, Informer, gate_heads, key_generator
-from model.lags import instance_scale
+from informer_lab.model import Batch, HeadMask, Informer, gate_heads, key_generator
+from informer_lab.model.lags import instance_scale
 
-from analysis.anatomy.lens import BATCH, check_eval, spread_windows, window_batches
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.anatomy.lens import BATCH, check_eval, spread_windows, window_batches
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.intervals import overlap_span, window_means
 
 REMAINDER, FORECAST = "remainder", "forecast"
 

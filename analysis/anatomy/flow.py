@@ -21,7 +21,7 @@ import pandas as pd
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_flow
 
-from analysis.anatomy.rollout import Graph, Relevance, forecast_rows
+from informer_lab.analysis.anatomy.rollout import Graph, Relevance, forecast_rows
 
 SCALE = 1_000_000
 MAX_EDGES = 400_000  # a screen computes flow without asking below this many edges (~1 s on two cores at seq 96)

@@ -30,13 +30,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, Informer, key_generator
+from informer_lab.model import Batch, Informer, key_generator
 
-from analysis.attention.positions import distilled_spans, replica_length
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.intervals import overlap_span, window_means
-from analysis.learning.windows import WindowDataset, collate
+from informer_lab.analysis.attention.positions import distilled_spans, replica_length
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.learning.windows import WindowDataset, collate
 
 LENSES = ("decoder", "encoder", "encoder_tuned")
 # Ridge of the tuned lens, relative to the mean variance of the depth-l memory. The memory is a LayerNorm's output:

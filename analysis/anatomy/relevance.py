@@ -16,14 +16,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, Informer, key_generator
+from informer_lab.model import Batch, Informer, key_generator
 
-from analysis.data import PreparedData
-from analysis.anatomy.flow import flow
-from analysis.anatomy.rollout import record_pieces, relevance_table, rollout, window_graph
-from analysis.instruments.paired import spread_windows
-from analysis.intervals import mean_interval
-from analysis.learning.windows import decoder_values
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.anatomy.flow import flow
+from informer_lab.analysis.anatomy.rollout import record_pieces, relevance_table, rollout, window_graph
+from informer_lab.analysis.instruments.paired import spread_windows
+from informer_lab.analysis.intervals import mean_interval
+from informer_lab.analysis.learning.windows import decoder_values
 
 AGAINST = ("blank_out", "integrated_gradients")
 
@@ -91,7 +91,7 @@ def blank_out_delta(model: Informer, prepared: PreparedData, split: str, windows
     blanked out: every column at its training mean (0 after standardising), in the encoder and in the decoder's known
     tail that repeats it. One forward pass per window carries the window and its seq_len blanked copies (one key
     sample for all)."""
-    from analysis.learning.windows import WindowDataset
+    from informer_lab.analysis.learning.windows import WindowDataset
 
     c, dataset = model.config, WindowDataset(prepared, split)
     device = next(model.parameters()).device
@@ -115,7 +115,7 @@ def ig_time_relevance(model: Informer, prepared: PreparedData, split: str, windo
     the target columns, from the all-zeros baseline (every column at its training mean)."""
     from captum.attr import IntegratedGradients
 
-    from analysis.learning.windows import WindowDataset
+    from informer_lab.analysis.learning.windows import WindowDataset
 
     c, dataset = model.config, WindowDataset(prepared, split)
     device = next(model.parameters()).device

@@ -24,12 +24,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, Informer
+from informer_lab.model import Batch, Informer
 
-from analysis.attention.recording import record_forward
-from analysis.attention.positions import replica_length
-from analysis.anatomy.transfer import FORMS, transfer_matrix
-from analysis.anatomy.true_rows import ROW_PATTERNS, TrueRows, all_true_rows, token_rows
+from informer_lab.analysis.attention.recording import record_forward
+from informer_lab.analysis.attention.positions import replica_length
+from informer_lab.analysis.anatomy.transfer import FORMS, transfer_matrix
+from informer_lab.analysis.anatomy.true_rows import ROW_PATTERNS, TrueRows, all_true_rows, token_rows
 
 PIECE_PATTERNS = ROW_PATTERNS + ("encoder.*.distil*.kept", "encoder.*.layer*.out")
 METHODS = ("rollout", "flow")

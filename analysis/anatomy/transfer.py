@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from model.distilling import DistillingLayer, batch_norm_rows, circular_conv, max_pool3, pool_indices
+from informer_lab.model.distilling import DistillingLayer, batch_norm_rows, circular_conv, max_pool3, pool_indices
 
 FORMS = ("routed", "structural", "jacobian")
 KERNEL = 3

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model import Informer, Site
+from informer_lab.model import Informer, Site
 
 ROW_PATTERNS = ("*.rows", "*.selected")
 

@@ -18,14 +18,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from model import Informer
-from model.attention import sample_sizes
+from informer_lab.model import Informer
+from informer_lab.model.attention import sample_sizes
 
-from analysis.data import PreparedData
-from analysis.intervals import mean_intervals, overlap_span
-from analysis.attention.recording import record_forward, window_batch
-from analysis.attention.sparsity import exact_sparsity, topk_agreement
-from analysis.learning.windows import WindowDataset
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.intervals import mean_intervals, overlap_span
+from informer_lab.analysis.attention.recording import record_forward, window_batch
+from informer_lab.analysis.attention.sparsity import exact_sparsity, topk_agreement
+from informer_lab.analysis.learning.windows import WindowDataset
 
 
 def strided_windows(prepared: PreparedData, split: str, max_windows: int) -> tuple[np.ndarray, int]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model import Informer, InformerConfig, Site
+from informer_lab.model import Informer, InformerConfig, Site
 
 LAZY_RULES = {"mean": "mean(V)", "cummean": "running mean(V)", "cumsum": "running sum(V)", "full": "full attention"}
 LAZY_ROWS = {

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from model import Informer
+from informer_lab.model import Informer
 
-from analysis.data import PreparedData
-from analysis.attention.positions import distilled_length, distilled_spans, replica_length
-from analysis.attention.recording import SiteRows, record_forward, site_rows, window_batch
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.attention.positions import distilled_length, distilled_spans, replica_length
+from informer_lab.analysis.attention.recording import SiteRows, record_forward, site_rows, window_batch
 
 
 def distilled_lengths(length: int, steps: int, padding: int = 1) -> list[int]:

@@ -11,11 +11,11 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from model import Batch, Informer, Site, key_generator, recording
+from informer_lab.model import Batch, Informer, Site, key_generator, recording
 
-from analysis.data import PreparedData
-from analysis.attention.positions import LAZY_ROWS, lazy_rule, site_positions
-from analysis.learning.windows import WindowDataset, collate
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.attention.positions import LAZY_ROWS, lazy_rule, site_positions
+from informer_lab.analysis.learning.windows import WindowDataset, collate
 
 
 def window_batch(prepared: PreparedData, split: str, windows: Sequence[int]) -> Batch:

@@ -29,12 +29,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, Site
+from informer_lab.model import Informer, Site
 
-from analysis.attention.stats import as_float64, lag_profile, row_entropy
-from analysis.data import PreparedData, seasonal_periods
-from analysis.attention.positions import SitePositions, lazy_rule, site_positions
-from analysis.attention.recording import ATTENTION_PATTERNS, SiteRows, record_forward, site_rows, window_batch
+from informer_lab.analysis.attention.stats import as_float64, lag_profile, row_entropy
+from informer_lab.analysis.data import PreparedData, seasonal_periods
+from informer_lab.analysis.attention.positions import SitePositions, lazy_rule, site_positions
+from informer_lab.analysis.attention.recording import ATTENTION_PATTERNS, SiteRows, record_forward, site_rows, window_batch
 
 
 # --------------------------------------------------------------------------------------------

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 import pandas as pd
 import torch
 
-from model import Informer
+from informer_lab.model import Informer
 
-from analysis.data import PreparedData
-from analysis.instruments.qk_map import find_site
-from analysis.attention.recording import ATTENTION_PATTERNS, SiteRows, record_forward, record_until, site_rows, window_batch
-from analysis.attention.sparsity import _agreement_rows, _exact_for_site, _exact_reused, _heads_table, _queries_table, \
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.instruments.qk_map import find_site
+from informer_lab.analysis.attention.recording import ATTENTION_PATTERNS, SiteRows, record_forward, record_until, site_rows, window_batch
+from informer_lab.analysis.attention.sparsity import _agreement_rows, _exact_for_site, _exact_reused, _heads_table, _queries_table, \
     _summarise_agreement
-from analysis.attention.positions import site_positions
+from informer_lab.analysis.attention.positions import site_positions
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,11 +21,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, fields
 
-from model import InformerConfig
-from model.config import ATTENTION_KINDS, SITE_TYPES
-from model.attention import options_for
+from informer_lab.model import InformerConfig
+from informer_lab.model.config import ATTENTION_KINDS, SITE_TYPES
+from informer_lab.model.attention import options_for
 
-from analysis.errors import CheckpointError
+from informer_lab.analysis.errors import CheckpointError
 
 FORMAT = "informer-lab/1"
 WEIGHTS = "weights.safetensors"

@@ -26,15 +26,15 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import save as safetensors_bytes
 
-from model import Informer, InformerConfig
+from informer_lab.model import Informer, InformerConfig
 
-from analysis.checkpoints.checks import (FORMAT, KNOWN, MANIFEST, REPAIR, REQUIRED, WEIGHTS, check_config, check_manifest,
+from informer_lab.analysis.checkpoints.checks import (FORMAT, KNOWN, MANIFEST, REPAIR, REQUIRED, WEIGHTS, check_config, check_manifest,
                                 check_schema_dict, check_schema_matches, check_size, config_from_dict, parse_json,
                                 sha256, state_shapes)
-from analysis.checkpoints.store import recover, wait_for, write_folder
-from analysis.data import DataSpec, PreparedData, Scaler
-from analysis.errors import CheckpointError, ConfigError
-from analysis.checkpoints.weights import check_header, check_values
+from informer_lab.analysis.checkpoints.store import recover, wait_for, write_folder
+from informer_lab.analysis.data import DataSpec, PreparedData, Scaler
+from informer_lab.analysis.errors import CheckpointError, ConfigError
+from informer_lab.analysis.checkpoints.weights import check_header, check_values
 
 FILES = REQUIRED  # the four files the manifest always hashes (kept for callers of the old name)
 

@@ -30,13 +30,13 @@ from pathlib import Path
 
 import torch
 
-from model import Informer, InformerConfig
+from informer_lab.model import Informer, InformerConfig
 
-from analysis.checkpoints.checks import MAX_REPLICAS
-from analysis.errors import CheckpointError
-from analysis.checkpoints.imports.pth import MAX_ENTRIES, config_from, few, import_pth, map_state_dict, strip_data_parallel
-from analysis.checkpoints.imports.pth import count_layers as _count
-from analysis.checkpoints.imports.pth import load_failure as _load_failure  # noqa: F401  (tests reword torch's refusal through it)
+from informer_lab.analysis.checkpoints.checks import MAX_REPLICAS
+from informer_lab.analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints.imports.pth import MAX_ENTRIES, config_from, few, import_pth, map_state_dict, strip_data_parallel
+from informer_lab.analysis.checkpoints.imports.pth import count_layers as _count
+from informer_lab.analysis.checkpoints.imports.pth import load_failure as _load_failure  # noqa: F401  (tests reword torch's refusal through it)
 
 # Options that make our forward the official one (see InformerConfig for what each means).
 OFFICIAL_QUIRKS = {"mean_divisor": "L_K", "decoder_lazy": "cumsum", "mix": True, "sample_block": 1,

@@ -37,8 +37,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from analysis.checkpoints.checks import KNOWN, MANIFEST, check_manifest, check_size
-from analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints.checks import KNOWN, MANIFEST, check_manifest, check_size
+from informer_lab.analysis.errors import CheckpointError
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ import zipfile
 from collections import OrderedDict
 from pathlib import Path
 
-from analysis.errors import CheckpointError
+from informer_lab.analysis.errors import CheckpointError
 
 MAX_FILE_BYTES = 4 << 30
 MAX_PICKLE_BYTES = 8 << 20

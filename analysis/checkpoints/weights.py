@@ -16,8 +16,8 @@ from collections.abc import Mapping
 
 import torch
 
-from analysis.checkpoints.checks import WEIGHTS, no_duplicate_keys
-from analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints.checks import WEIGHTS, no_duplicate_keys
+from informer_lab.analysis.errors import CheckpointError
 
 MAX_HEADER_BYTES = 16 << 20
 FLOAT_DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}

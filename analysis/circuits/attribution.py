@@ -33,13 +33,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, Informer, key_generator, recording
+from informer_lab.model import Batch, Informer, key_generator, recording
 
-from analysis.data import PreparedData
-from analysis.discoveries import Q, benjamini_hochberg
-from analysis.instruments.patching import patched_heads
-from analysis.intervals import mean_interval, overlap_span, window_means
-from analysis.learning.windows import WindowDataset, collate
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.discoveries import Q, benjamini_hochberg
+from informer_lab.analysis.instruments.patching import patched_heads
+from informer_lab.analysis.intervals import mean_interval, overlap_span, window_means
+from informer_lab.analysis.learning.windows import WindowDataset, collate
 
 
 @dataclass(frozen=True, eq=False)

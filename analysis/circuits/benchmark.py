@@ -46,11 +46,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from analysis.circuits.scores import (COLUMNS, DRAWS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS, SHARE,
+from informer_lab.analysis.circuits.scores import (COLUMNS, DRAWS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS, SHARE,
                                       TIME_ONLY, head_rows, interval_row, learned_row, metric_tables, removal_scores,
                                       report, scored_windows, spread, summary_table, true_mask, white_box,
                                       window_forecaster)
-from analysis.learning.training import TrainSettings, config_for, train
+from informer_lab.analysis.learning.training import TrainSettings, config_for, train
 
 KINDS = ("seasonal_ar", "driver", "spikes")
 FLOW_EDGES = 400_000  # as the self-test: flow is scored where one window's graph has at most this many edges
@@ -88,7 +88,7 @@ class BenchmarkSettings:
     atp_pairs: int = 64
 
     def __post_init__(self):
-        from analysis.planted.synth import KINDS as ALL
+        from informer_lab.analysis.planted.synth import KINDS as ALL
 
         bad = [k for k in self.kinds if k not in ALL]
         if not self.kinds or bad:
@@ -132,7 +132,7 @@ class BenchmarkResult:
 def synth_spec(kind: str, seed: int, settings: BenchmarkSettings):
     """The SynthSpec of one run: seasonal_ar and spikes with one irrelevant column and one decoy (the target's season,
     unread); driver with `irrelevant` irrelevant columns beside the driver."""
-    from analysis.planted.synth import SynthSpec
+    from informer_lab.analysis.planted.synth import SynthSpec
 
     common = dict(kind=kind, rows=settings.rows, seed=seed, lags=(settings.lag,), coefs=(0.9,))
     if kind == "driver":
@@ -142,8 +142,8 @@ def synth_spec(kind: str, seed: int, settings: BenchmarkSettings):
 
 def train_run(kind: str, seed: int, settings: BenchmarkSettings):
     """(model in eval mode, prepared, frame, answer) of one (kind, seed)."""
-    from analysis.data import DataSpec, load_csv, prepare
-    from analysis.planted.synth import generate
+    from informer_lab.analysis.data import DataSpec, load_csv, prepare
+    from informer_lab.analysis.planted.synth import generate
 
     table, answer = generate(synth_spec(kind, seed, settings))
     frame = load_csv(table.to_csv(index=False).encode("utf-8"))
@@ -161,13 +161,13 @@ def train_run(kind: str, seed: int, settings: BenchmarkSettings):
 def input_maps(model, prepared, answer, window: int, steps, *, seed: int, ig_steps: int,
                rng: np.random.Generator) -> tuple[dict[str, np.ndarray], list[str]]:
     """Every input instrument's [len(steps), seq_len, enc_in] map of one test window, and notes (what was skipped)."""
-    from analysis.anatomy.flow import flow, flow_edges
-    from analysis.anatomy.relevance import blank_out_delta
-    from analysis.anatomy.rollout import record_pieces, rollout, window_graph
-    from analysis.anatomy.true_rows import token_rows
-    from analysis.attention.recording import window_batch
-    from analysis.learning.windows import WindowDataset
-    from analysis.planted.selftest import integrated_gradients
+    from informer_lab.analysis.anatomy.flow import flow, flow_edges
+    from informer_lab.analysis.anatomy.relevance import blank_out_delta
+    from informer_lab.analysis.anatomy.rollout import record_pieces, rollout, window_graph
+    from informer_lab.analysis.anatomy.true_rows import token_rows
+    from informer_lab.analysis.attention.recording import window_batch
+    from informer_lab.analysis.learning.windows import WindowDataset
+    from informer_lab.analysis.planted.selftest import integrated_gradients
 
     L, C = prepared.spec.seq_len, prepared.enc_in
     steps = np.asarray(steps, dtype=np.int64)
@@ -206,8 +206,8 @@ def input_maps(model, prepared, answer, window: int, steps, *, seed: int, ig_ste
 def score_inputs(model, prepared, answer, settings: BenchmarkSettings, *, kind: str, seed: int,
                  tick: Callable[[], None] = lambda: None) -> tuple[list[dict], list[str]]:
     """The input instruments' rows of one run (one per instrument × metric), and notes."""
-    from analysis.learning.windows import WindowDataset
-    from analysis.planted.known_answer import probe_steps, receptive_radius
+    from informer_lab.analysis.learning.windows import WindowDataset
+    from informer_lab.analysis.planted.known_answer import probe_steps, receptive_radius
 
     steps = probe_steps(answer, prepared.spec.pred_len)
     windows, span = scored_windows(prepared, answer, steps, settings.windows)
@@ -251,10 +251,10 @@ def score_inputs(model, prepared, answer, settings: BenchmarkSettings, *, kind: 
 def _atp_scores(model, prepared, settings, seed) -> tuple[np.ndarray | None, str]:
     """Mean |AtP| per head over window pairs, or (None, why) when analysis.circuits.attribution is not there."""
     try:
-        from analysis.circuits.attribution import atp_estimates, pair_windows
+        from informer_lab.analysis.circuits.attribution import atp_estimates, pair_windows
     except ImportError as err:  # being written elsewhere: skipped, said so
         return None, f"skipped: analysis.circuits.attribution is not importable ({err})"
-    from analysis.attention.recording import window_batch
+    from informer_lab.analysis.attention.recording import window_batch
 
     pairs = pair_windows(prepared, "test", settings.atp_pairs)
     values = []
@@ -268,12 +268,12 @@ def _atp_scores(model, prepared, settings, seed) -> tuple[np.ndarray | None, str
 def score_heads(model, prepared, answer, settings: BenchmarkSettings, *, kind: str, seed: int,
                 tick: Callable[[], None] = lambda: None) -> tuple[list[dict], list[str]]:
     """The head instruments' rows of one run, and notes."""
-    from analysis.anatomy.direct import direct_shares, top_heads
-    from analysis.heads.ablation import head_sweep
-    from analysis.heads.faithfulness import attention_baselines
-    from analysis.heads.importance import head_importance
-    from analysis.heads.masking import head_label
-    from analysis.planted.selftest_heads import head_at_lag
+    from informer_lab.analysis.anatomy.direct import direct_shares, top_heads
+    from informer_lab.analysis.heads.ablation import head_sweep
+    from informer_lab.analysis.heads.faithfulness import attention_baselines
+    from informer_lab.analysis.heads.importance import head_importance
+    from informer_lab.analysis.heads.masking import head_label
+    from informer_lab.analysis.planted.selftest_heads import head_at_lag
 
     H = model.config.n_heads
     lags = sorted({int(r["lag"]) for r in answer.relevant if r["column"] == answer.target})
@@ -381,8 +381,8 @@ def benchmark_report(result: BenchmarkResult):
 
 def write_benchmark(result: BenchmarkResult, folder: str | Path) -> tuple[Path, Path]:
     """Write FOLDER/scores.csv and FOLDER/report.html. → their paths."""
-    from analysis.outputs import write_bytes
-    from analysis.reports.html import write_report
+    from informer_lab.analysis.outputs import write_bytes
+    from informer_lab.analysis.reports.html import write_report
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

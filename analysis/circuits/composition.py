@@ -64,7 +64,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from model import Informer, Site
+from informer_lab.model import Informer, Site
 
 KINDS = ("Q", "K", "V")
 DRAWS = 200
@@ -118,7 +118,7 @@ def shared_qk(layer: nn.Module) -> bool:
     """Shared-QK LSH attention: the keys are the (normalised) queries."""
     if getattr(layer, "kind", None) != "lsh" or getattr(layer, "site_type", "") == "cross":
         return False
-    from model.attention.dispatch import options_for
+    from informer_lab.model.attention.dispatch import options_for
 
     return bool(options_for("lsh", layer.options)["shared"])
 

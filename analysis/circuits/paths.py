@@ -39,14 +39,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, HeadMask, Informer, Site
+from informer_lab.model import Batch, HeadMask, Informer, Site
 
-from analysis.data import PreparedData
-from analysis.discoveries import discovery_columns
-from analysis.errors import ConfigError
-from analysis.instruments.patching import patched_forward
-from analysis.intervals import overlap_span, ratio_interval, window_means
-from analysis.learning.windows import WindowDataset, collate
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.discoveries import discovery_columns
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.instruments.patching import patched_forward
+from informer_lab.analysis.intervals import overlap_span, ratio_interval, window_means
+from informer_lab.analysis.learning.windows import WindowDataset, collate
 
 WHATS = {"q": "queries", "k": "keys", "v": "values", "out": "context"}
 PAIRS = 32

@@ -193,9 +193,9 @@ def removal_scores(forecast: Forecast, x: np.ndarray, truth: np.ndarray, steps: 
 def scored_windows(prepared, answer, steps, count: int) -> tuple[np.ndarray, int]:
     """(up to `count` test windows spread evenly whose every probe step reads every planted cell, the span of the
     intervals: overlap_span of their closest spacing; 1 when they are a whole seq_len + pred_len apart)."""
-    from analysis.intervals import overlap_span
-    from analysis.learning.windows import WindowDataset
-    from analysis.planted.known_answer import planted_cells
+    from informer_lab.analysis.intervals import overlap_span
+    from informer_lab.analysis.learning.windows import WindowDataset
+    from informer_lab.analysis.planted.known_answer import planted_cells
 
     spec = prepared.spec
     total = len(WindowDataset(prepared, "test"))
@@ -211,7 +211,7 @@ def scored_windows(prepared, answer, steps, count: int) -> tuple[np.ndarray, int
 
 def true_mask(answer, prepared, window: int, step: int, radius: int) -> np.ndarray:
     """[seq_len, enc_in] the planted cells of (window, step) ± radius steps in time (module docstring)."""
-    from analysis.planted.known_answer import planted_cells
+    from informer_lab.analysis.planted.known_answer import planted_cells
 
     cells = planted_cells(answer, prepared, "test", int(window), int(step))
     mask = np.zeros((prepared.spec.seq_len, prepared.enc_in), dtype=bool)
@@ -223,9 +223,9 @@ def true_mask(answer, prepared, window: int, step: int, radius: int) -> np.ndarr
 def window_forecaster(model, mark_enc: torch.Tensor, mark_dec: torch.Tensor, column_index: int, seed: int):
     """x [N, seq_len, enc_in] → [N, pred_len] the target column's forecast, the decoder's known tail rebuilt from x
     (as Integrated Gradients does), one key sample (`seed`) per call."""
-    from model import Batch, key_generator
+    from informer_lab.model import Batch, key_generator
 
-    from analysis.learning.windows import decoder_values
+    from informer_lab.analysis.learning.windows import decoder_values
 
     c = model.config
     device = next(model.parameters()).device
@@ -252,7 +252,7 @@ def spread(time_scores: np.ndarray, columns: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 def learned_row(model, prepared, frame, answer, kind: str, seed: int, seconds: float) -> dict:
     """The model's test MSE over the Bayes MSE of the same windows (the self-test's `learned` row)."""
-    from analysis.planted.selftest import LEARNED, _learned
+    from informer_lab.analysis.planted.selftest import LEARNED, _learned
 
     row = _learned(model, prepared, frame, answer, seed)
     return {"kind": kind, "seed": seed, "instrument": "model", "metric": "mse_over_bayes", "value": row["figure"],
@@ -262,7 +262,7 @@ def learned_row(model, prepared, frame, answer, kind: str, seed: int, seconds: f
 
 def interval_row(kind, seed, instrument: str, metric: str, values, span: int, note: str = "") -> dict:
     """One scores row: the mean of per-window values with the lab's interval (window_means), why none in the note."""
-    from analysis.intervals import window_means
+    from informer_lab.analysis.intervals import window_means
 
     values = np.asarray(values, dtype=np.float64)
     if not len(values):
@@ -342,7 +342,7 @@ METRIC_TEXT = {
 def report(scores: pd.DataFrame, notes, provenance: dict, about: str):
     """The offline HTML page (analysis.reports.html): what was scored, a table per metric (instruments × kinds, the
     mean over seeds), the notes, every score."""
-    from analysis.reports.html import Report, ReportSection
+    from informer_lab.analysis.reports.html import Report, ReportSection
 
     seeds = ", ".join(map(str, sorted(scores["seed"].unique())))
     sections = [ReportSection("What was scored", about)]

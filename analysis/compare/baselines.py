@@ -9,8 +9,8 @@ import torch
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import linalg, sparse
 
-from analysis.data import PreparedData
-from analysis.learning.windows import WindowDataset
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.learning.windows import WindowDataset
 
 
 # ---------------------------------------------------------------------------------------------

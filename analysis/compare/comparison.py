@@ -30,15 +30,15 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from model import Informer, InformerConfig
+from informer_lab.model import Informer, InformerConfig
 
-from analysis.compare.baselines import (LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast,
+from informer_lab.analysis.compare.baselines import (LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast,
                         split_histories)
-from analysis.data import PreparedData, seasonal_period
-from analysis.intervals import overlap_span, window_means
-from analysis.learning.passes import Pass, run_passes
-from analysis.learning.windows import WindowDataset
-from analysis.learning.training import TrainProgress, TrainSettings, predict, train
+from informer_lab.analysis.data import PreparedData, seasonal_period
+from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.learning.passes import Pass, run_passes
+from informer_lab.analysis.learning.windows import WindowDataset
+from informer_lab.analysis.learning.training import TrainProgress, TrainSettings, predict, train
 
 log = logging.getLogger(__name__)
 

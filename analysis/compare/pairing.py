@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
 
 
 def forecast_start_rows(prepared: PreparedData, split: str) -> np.ndarray:

@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, key_generator
+from informer_lab.model import Informer, key_generator
 
-from analysis.compare.baselines import LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast, split_histories
-from analysis.data import PreparedData, range_departure, seasonal_period
-from analysis.intervals import overlap_span, window_means
-from analysis.learning.windows import WindowDataset, collate
+from informer_lab.analysis.compare.baselines import LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast, split_histories
+from informer_lab.analysis.data import PreparedData, range_departure, seasonal_period
+from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.learning.windows import WindowDataset, collate
 
 MODEL = "model"
 BASELINES = {"seasonal_naive": "seasonal naive", "linear": "the linear baseline"}

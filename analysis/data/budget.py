@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from analysis.intervals import overlap_span, windows_needed
+from informer_lab.analysis.intervals import overlap_span, windows_needed
 from .calendar import seasonal_period
 
 # Official ETT borders in hours: 12 months train, 4 months val, 4 months test (30-day months).

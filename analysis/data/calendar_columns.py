@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 
 from .messages import cell
 from .table import is_text, text_cells

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
-from analysis.errors import ConfigError, DataError
+from informer_lab.analysis.errors import ConfigError, DataError
 
 from .messages import REPAIR_HINT, where_in_file
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 
 from .frequency import check_supported_frequency, describe_frequency, fit_frequency, grid
 from .messages import REPAIR_HINT, cell, plural

@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 
 from .frequency import describe_frequency
 from .long_align import LongTable, SeriesError, SeriesInfo, align_fast, align_series

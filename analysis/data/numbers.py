@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 
 from .messages import REPAIR_HINT, cell, names_phrase, plural, rows_phrase
 from .table import is_text, text_cells

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 
-from analysis.errors import DataError, short
+from informer_lab.analysis.errors import DataError, short
 
 from .long_tables import LongTable, find_id_column, read_long
 from .messages import cell

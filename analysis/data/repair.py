@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 
 from .frequency import check_supported_frequency, describe_frequency, fit_frequency, grid, grid_size
 from .messages import REPAIR_HINT, cell, plural, rows_phrase

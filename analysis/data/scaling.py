@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from analysis.errors import ConfigError, DataError
+from informer_lab.analysis.errors import ConfigError, DataError
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,7 +18,7 @@ import lzma
 import zipfile
 from pathlib import PurePosixPath
 
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 
 from .messages import cell, names_phrase, plural, short_name
 from .spreadsheets import read_parquet, read_sheet

@@ -8,7 +8,7 @@ from typing import Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.errors import ConfigError, DataError
+from informer_lab.analysis.errors import ConfigError, DataError
 
 from .budget import ETT_HOURLY_BORDERS, fitting_sizes, split_borders
 from .calendar import n_time_features, time_features

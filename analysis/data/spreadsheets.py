@@ -15,7 +15,7 @@ import zipfile
 import numpy as np
 import pandas as pd
 
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 
 from .messages import cell, names_phrase, short_name
 from .table import MAX_BYTES, RawTable, unique_names

@@ -19,7 +19,7 @@ from typing import IO, Callable, Union
 import numpy as np
 import pandas as pd
 
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 
 from .messages import REPAIR_HINT, cell, names_phrase, short_name
 

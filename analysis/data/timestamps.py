@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 
 from .calendar_columns import TIME_DTYPE, combine, month_starts, named_like_year, part_kind, plausible_years, \
     whole_numbers, years_to_times

@@ -29,15 +29,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer
+from informer_lab.model import Informer
 
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.heads.importance import head_importance
-from analysis.heads.lists import REMOVABLE, removable_heads
-from analysis.heads.mask_scoring import metric_rows, per_step_rows, evaluate_masks
-from analysis.heads.masking import BASELINE, AblationMode, all_heads, gates_with_sets_off, heads_label, reference_means
-from analysis.learning.windows import limit_windows
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.heads.importance import head_importance
+from informer_lab.analysis.heads.lists import REMOVABLE, removable_heads
+from informer_lab.analysis.heads.mask_scoring import metric_rows, per_step_rows, evaluate_masks
+from informer_lab.analysis.heads.masking import BASELINE, AblationMode, all_heads, gates_with_sets_off, heads_label, reference_means
+from informer_lab.analysis.learning.windows import limit_windows
 
 Importance = Literal["ablation", "gradient"]
 

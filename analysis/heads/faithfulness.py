@@ -31,14 +31,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, RowEdit
+from informer_lab.model import Informer, RowEdit
 
-from analysis.data import PreparedData
-from analysis.discoveries import Q, adjusted_p_values
-from analysis.errors import ConfigError
-from analysis.intervals import window_means
-from analysis.heads.masking import all_heads, head_label
-from analysis.instruments.paired import paired_forecast, spread_windows
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.discoveries import Q, adjusted_p_values
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.heads.masking import all_heads, head_label
+from informer_lab.analysis.instruments.paired import paired_forecast, spread_windows
 
 MAX_WINDOWS = 128
 MAX_DRAWS, MAX_KEY_SEEDS = 100, 50  # each is a pass over every head's windows: 16 heads × 100 draws is 1,600 passes

@@ -41,14 +41,14 @@ import pandas as pd
 import torch
 from captum.attr import IntegratedGradients, Saliency
 
-from model import Batch, HeadMask, Informer, key_generator
+from informer_lab.model import Batch, HeadMask, Informer, key_generator
 
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.discoveries import Q, adjusted_p_values
-from analysis.intervals import overlap_span, window_means
-from analysis.heads.masking import BASELINE, AblationMode, all_heads, reference_means
-from analysis.learning.windows import limit_windows, split_batches
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.discoveries import Q, adjusted_p_values
+from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.heads.masking import BASELINE, AblationMode, all_heads, reference_means
+from informer_lab.analysis.learning.windows import limit_windows, split_batches
 
 Method = Literal["saliency", "integrated_gradients"]
 

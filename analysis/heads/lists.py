@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.discoveries import Q, adjusted_p_values, family
-from analysis.heads.names import head_name
-from analysis.intervals import t_p_values
+from informer_lab.analysis.discoveries import Q, adjusted_p_values, family
+from informer_lab.analysis.heads.names import head_name
+from informer_lab.analysis.intervals import t_p_values
 
 REMOVABLE = 0.05  # a head is removable alone when its ΔMSE is shown to be under 5 % of the baseline MSE
 BASELINE = "baseline"

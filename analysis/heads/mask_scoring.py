@@ -28,15 +28,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import HeadMask, Informer, key_generator
+from informer_lab.model import HeadMask, Informer, key_generator
 
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.heads.masking import AblationMode, check_mode, reference_means
-from analysis.discoveries import adjusted_p_values
-from analysis.intervals import add_interval_columns, overlap_span, window_means
-from analysis.learning.training import Metrics
-from analysis.learning.windows import limit_windows, split_batches
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.heads.masking import AblationMode, check_mode, reference_means
+from informer_lab.analysis.discoveries import adjusted_p_values
+from informer_lab.analysis.intervals import add_interval_columns, overlap_span, window_means
+from informer_lab.analysis.learning.training import Metrics
+from informer_lab.analysis.learning.windows import limit_windows, split_batches
 
 # Rows (windows × masks) in one forward call: at most 4096, and fewer for big models, so that the largest
 # activation (rows × L × max(d_model, d_ff) fp32 values) stays near 1 GiB. The paper's size (L 96, d_ff 2048)

@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import HeadMask, Informer, key_generator, recording
+from informer_lab.model import HeadMask, Informer, key_generator, recording
 
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.learning.windows import WindowDataset, collate
-from analysis.heads.names import head_name
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.learning.windows import WindowDataset, collate
+from informer_lab.analysis.heads.names import head_name
 
 AblationMode = Literal["zero", "mean"]
 BASELINE = "baseline"  # the site of the unmasked row that opens every study table

@@ -28,12 +28,12 @@ import torch
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import jensenshannon
 
-from model import Informer
+from informer_lab.model import Informer
 
-from analysis.attention.agreement import strided_windows
-from analysis.data import PreparedData
-from analysis.attention.positions import site_positions
-from analysis.attention.recording import record_forward, window_batch
+from informer_lab.analysis.attention.agreement import strided_windows
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.attention.positions import site_positions
+from informer_lab.analysis.attention.recording import record_forward, window_batch
 
 UNIFORM = 0.95
 LOCAL_STEPS = 3
@@ -185,7 +185,7 @@ def importance_stability(values: pd.DataFrame, *, resamples: int = 1000, seed: i
     (analysis.intervals.pairwise_mean_interval: the seeds are the independent units; resampling the heads, as the
     lab did before, answers another question and its percentile interval covered too little with few heads), and
     the number of pairs and heads. `resamples` and `seed` are unused (nothing is drawn)."""
-    from analysis.intervals import pairwise_mean_interval
+    from informer_lab.analysis.intervals import pairwise_mean_interval
 
     matrix = values.to_numpy(dtype=np.float64)  # [heads, seeds]
     n, seeds = matrix.shape

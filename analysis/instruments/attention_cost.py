@@ -25,12 +25,12 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from model.attention import probsparse_attention
-from model.attention import SPARSE_KINDS, positional_table, sparse_attention
-from model.attention.compressed import memory_visible
+from informer_lab.model.attention import probsparse_attention
+from informer_lab.model.attention import SPARSE_KINDS, positional_table, sparse_attention
+from informer_lab.model.attention.compressed import memory_visible
+from informer_lab.source import child_env
 
 LENGTHS = (96, 384, 1440, 4096, 8192)
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def inputs(heads: int, head_dim: int, length: int, seed: int = 0, batch: int = 1):
@@ -103,8 +103,8 @@ def peak_mib(kind: str, *, heads: int = 4, head_dim: int = 16, length: int = 144
              threads: int = 1, timeout: float = 300) -> float:
     """Peak extra resident memory (MiB) of one call in a fresh child process; NaN if the child fails."""
     try:
-        out = subprocess.run([sys.executable, "-m", "analysis.instruments.attention_cost", kind, str(heads), str(head_dim),
-                              str(length), str(batch), str(threads)], cwd=ROOT, capture_output=True, text=True,
+        out = subprocess.run([sys.executable, "-P", "-m", "informer_lab.analysis.instruments.attention_cost", kind, str(heads), str(head_dim),
+                              str(length), str(batch), str(threads)], env=child_env(), capture_output=True, text=True,
                              timeout=timeout, check=True)
         return float(json.loads(out.stdout.strip().splitlines()[-1])["peak_mib"])
     except (subprocess.SubprocessError, OSError, ValueError, KeyError, IndexError):

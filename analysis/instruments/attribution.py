@@ -44,10 +44,10 @@ import pandas as pd
 import torch
 from captum.attr import IntegratedGradients
 
-from model import Batch, Informer, key_generator, recording
+from informer_lab.model import Batch, Informer, key_generator, recording
 
-from analysis.data import PreparedData
-from analysis.learning.windows import WindowDataset, decoder_values
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.learning.windows import WindowDataset, decoder_values
 
 BaselineName = Literal["zeros", "window_mean"]
 BASELINES = ("zeros", "window_mean")

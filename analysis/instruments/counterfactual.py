@@ -24,12 +24,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, HeadMask, Informer, Site, key_generator, recording
+from informer_lab.model import Batch, HeadMask, Informer, Site, key_generator, recording
 
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.attention.positions import lazy_rule, site_positions, steps_or_unknown
-from analysis.instruments.window_edits import Edit, edited_batches, parse_edit
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.attention.positions import lazy_rule, site_positions, steps_or_unknown
+from informer_lab.analysis.instruments.window_edits import Edit, edited_batches, parse_edit
 
 
 @dataclass(frozen=True, eq=False)

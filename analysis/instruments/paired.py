@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model import Informer, key_generator, replacing_rows
+from informer_lab.model import Informer, key_generator, replacing_rows
 
-from analysis.data import PreparedData
-from analysis.compare.verdict import chosen_windows
-from analysis.intervals import overlap_span
-from analysis.learning.windows import WindowDataset, collate
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.compare.verdict import chosen_windows
+from informer_lab.analysis.intervals import overlap_span
+from informer_lab.analysis.learning.windows import WindowDataset, collate
 
 
 @dataclass(frozen=True, eq=False)

@@ -38,12 +38,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch, HeadMask, Informer, key_generator, patching, recording
+from informer_lab.model import Batch, HeadMask, Informer, key_generator, patching, recording
 
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.heads.mask_scoring import default_max_rows
-from analysis.instruments.window_edits import Edit, edited_batches, parse_edit
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.heads.mask_scoring import default_max_rows
+from informer_lab.analysis.instruments.window_edits import Edit, edited_batches, parse_edit
 
 PATCH_POINTS = ("heads", "embeddings", "memory")
 EVERYTHING = {"embeddings": ("enc_embedding", "dec_embedding"), "memory": ("encoder.out", "dec_embedding")}

@@ -35,14 +35,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, Site
+from informer_lab.model import Informer, Site
 
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.heads.mask_scoring import default_max_rows
-from analysis.attention.positions import site_positions, steps_or_unknown
-from analysis.attention.recording import record_until, window_batch
-from analysis.learning.windows import WindowDataset
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.heads.mask_scoring import default_max_rows
+from informer_lab.analysis.attention.positions import site_positions, steps_or_unknown
+from informer_lab.analysis.attention.recording import record_until, window_batch
+from informer_lab.analysis.learning.windows import WindowDataset
 
 CHUNK_ROWS = 1 << 16  # points per float64 chunk of the PCA
 

@@ -34,16 +34,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer, key_generator, recording
-from model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, KeyTable, options_for, positional_table, sample_sizes
-from model.attention.compressed import local_table
-from model.attention.lsh import hash_vectors, lsh_table, random_rotations
-from model.attention.table import dedupe
+from informer_lab.model import Informer, key_generator, recording
+from informer_lab.model.attention import LEARNED, POSITIONAL, SPARSE_KINDS, KeyTable, options_for, positional_table, sample_sizes
+from informer_lab.model.attention.compressed import local_table
+from informer_lab.model.attention.lsh import hash_vectors, lsh_table, random_rotations
+from informer_lab.model.attention.table import dedupe
 
-from analysis.instruments.attention_cost import peak_mib, time_kinds
-from analysis.data import PreparedData
-from analysis.intervals import window_means
-from analysis.instruments.paired import paired_forecast, spread_windows
+from informer_lab.analysis.instruments.attention_cost import peak_mib, time_kinds
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.instruments.paired import paired_forecast, spread_windows
 
 KINDS = ("prob", "full", *SPARSE_KINDS)
 MAX_WINDOWS = 128

@@ -33,11 +33,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Batch
+from informer_lab.model import Batch
 
-from analysis.data import PreparedData
-from analysis.errors import ConfigError
-from analysis.learning.windows import WindowDataset, decoder_values
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.learning.windows import WindowDataset, decoder_values
 
 # kind → {parameter: (type, required)}
 EDIT_KINDS: dict[str, dict[str, tuple[str, bool]]] = {

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from model.attention.dispatch import DEFAULTS
-from model.config import ATTENTION_KINDS, SITE_TYPES
+from informer_lab.model.attention.dispatch import DEFAULTS
+from informer_lab.model.config import ATTENTION_KINDS, SITE_TYPES
 
 __all__ = ["ATTENTION_KINDS", "SITE_TYPES", "describe_parameters", "parse_attention_options", "parse_option_value",
            "split_option_text"]

@@ -5,11 +5,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import SeriesFrame
-from analysis.learning.windows import forecast_batch
-from analysis.errors import DataError
-from model import key_generator
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import SeriesFrame
+from informer_lab.analysis.learning.windows import forecast_batch
+from informer_lab.analysis.errors import DataError
+from informer_lab.model import key_generator
 
 
 def forecast_future(checkpoint: Checkpoint, frame: SeriesFrame, *, seed: int = 0) -> pd.DataFrame:

@@ -19,11 +19,11 @@ from typing import Callable
 
 import numpy as np
 
-from model import Informer
+from informer_lab.model import Informer
 
-from analysis.data import PreparedData
-from analysis.learning.training import predict
-from analysis.learning.windows import WindowDataset
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.learning.training import predict
+from informer_lab.analysis.learning.windows import WindowDataset
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,11 @@ from typing import Callable
 import numpy as np
 import torch
 
-from model import HeadMask, Informer, InformerConfig, autocast_context, key_generator, pick_device
+from informer_lab.model import HeadMask, Informer, InformerConfig, autocast_context, key_generator, pick_device
 
-from analysis.data import PreparedData
-from analysis.learning.schedules import SCHEDULES, RangeTest, choose_rate, learning_rate_at, range_rates
-from analysis.learning.windows import WindowDataset, split_batches
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.learning.schedules import SCHEDULES, RangeTest, choose_rate, learning_rate_at, range_rates
+from informer_lab.analysis.learning.windows import WindowDataset, split_batches
 
 log = logging.getLogger(__name__)
 clock = time.perf_counter  # what a time budget is measured with (tests set a clock of their own)

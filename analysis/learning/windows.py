@@ -16,9 +16,9 @@ import pandas as pd
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from analysis.data import DataSpec, PreparedData, Scaler, SeriesFrame, future_timestamps, time_features
-from analysis.errors import ConfigError, DataError
-from model.batch import Batch
+from informer_lab.analysis.data import DataSpec, PreparedData, Scaler, SeriesFrame, future_timestamps, time_features
+from informer_lab.analysis.errors import ConfigError, DataError
+from informer_lab.model.batch import Batch
 
 
 def decoder_values(history: torch.Tensor, label_len: int, pred_len: int) -> torch.Tensor:

@@ -6,12 +6,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from model import InformerConfig
+from informer_lab.model import InformerConfig
 
-from analysis.checkpoints.folder import Checkpoint, DataSchema, load_checkpoint, save_checkpoint
-from analysis.data import DataSpec, PreparedData, ReadOptions, SeriesFrame, describe_frequency, load_csv, prepare
-from analysis.errors import DataError, InformerLabError
-from analysis.learning.training import TrainProgress, TrainResult, TrainSettings, config_for, train
+from informer_lab.analysis.checkpoints.folder import Checkpoint, DataSchema, load_checkpoint, save_checkpoint
+from informer_lab.analysis.data import DataSpec, PreparedData, ReadOptions, SeriesFrame, describe_frequency, load_csv, prepare
+from informer_lab.analysis.errors import DataError, InformerLabError
+from informer_lab.analysis.learning.training import TrainProgress, TrainResult, TrainSettings, config_for, train
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.data import PreparedData, SeriesFrame
-from analysis.errors import DataError
-from analysis.planted.synth import Answer
+from informer_lab.analysis.data import PreparedData, SeriesFrame
+from informer_lab.analysis.errors import DataError
+from informer_lab.analysis.planted.synth import Answer
 
 
 def check_fits(answer: Answer, frame: SeriesFrame) -> None:

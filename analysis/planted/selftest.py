@@ -45,18 +45,18 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer
+from informer_lab.model import Informer
 
-from analysis.instruments.attribution import baseline_input, forecast_function, input_attribution
-from analysis.data import PreparedData, SeriesFrame
-from analysis.intervals import mean_interval, median_interval, overlap_span, ratio_interval
-from analysis.planted.known_answer import (bayes_window_forecasts, check_fits, event_rows, planted_cells, probe_steps,
+from informer_lab.analysis.instruments.attribution import baseline_input, forecast_function, input_attribution
+from informer_lab.analysis.data import PreparedData, SeriesFrame
+from informer_lab.analysis.intervals import mean_interval, median_interval, overlap_span, ratio_interval
+from informer_lab.analysis.planted.known_answer import (bayes_window_forecasts, check_fits, event_rows, planted_cells, probe_steps,
                                           receptive_radius)
-from analysis.planted.selftest_anatomy import rollout_rows
-from analysis.planted.selftest_heads import head_at_lag, importance_agreement, knockout, not_applicable, row, topu_at_events
-from analysis.planted.synth import Answer
-from analysis.compare.verdict import chosen_windows, forecast_windows
-from analysis.learning.windows import WindowDataset
+from informer_lab.analysis.planted.selftest_anatomy import rollout_rows
+from informer_lab.analysis.planted.selftest_heads import head_at_lag, importance_agreement, knockout, not_applicable, row, topu_at_events
+from informer_lab.analysis.planted.synth import Answer
+from informer_lab.analysis.compare.verdict import chosen_windows, forecast_windows
+from informer_lab.analysis.learning.windows import WindowDataset
 
 LEARNED = 1.5  # the model has learned when its MSE is at most this many times the Bayes MSE
 IG_TOP = 0.5

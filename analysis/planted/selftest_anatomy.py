@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from model import Informer
+from informer_lab.model import Informer
 
-from analysis.anatomy.flow import flow, flow_edges
-from analysis.anatomy.rollout import record_pieces, rollout, window_graph
-from analysis.attention.recording import window_batch
-from analysis.data import PreparedData
-from analysis.intervals import overlap_span, ratio_interval
-from analysis.planted.known_answer import planted_cells, probe_steps, receptive_radius
-from analysis.planted.selftest_heads import not_applicable, row
-from analysis.planted.synth import Answer
-from analysis.learning.windows import WindowDataset
+from informer_lab.analysis.anatomy.flow import flow, flow_edges
+from informer_lab.analysis.anatomy.rollout import record_pieces, rollout, window_graph
+from informer_lab.analysis.attention.recording import window_batch
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.intervals import overlap_span, ratio_interval
+from informer_lab.analysis.planted.known_answer import planted_cells, probe_steps, receptive_radius
+from informer_lab.analysis.planted.selftest_heads import not_applicable, row
+from informer_lab.analysis.planted.synth import Answer
+from informer_lab.analysis.learning.windows import WindowDataset
 
 RATIO = 2.0
 DRAWS = 64

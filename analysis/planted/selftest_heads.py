@@ -9,19 +9,19 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model import Informer
+from informer_lab.model import Informer
 
-from analysis.heads.ablation import _site_columns
-from analysis.attention.agreement import strided_windows
-from analysis.data import PreparedData
-from analysis.heads.importance import head_importance, rank_correlation
-from analysis.intervals import mean_interval, overlap_span, ratio_interval, window_means
-from analysis.heads.mask_scoring import evaluate_masks
-from analysis.heads.masking import all_heads, gates_with_sets_off, head_label
-from analysis.attention.positions import site_positions
-from analysis.attention.recording import record_forward, window_batch
-from analysis.planted.known_answer import receptive_radius
-from analysis.learning.windows import WindowDataset
+from informer_lab.analysis.heads.ablation import _site_columns
+from informer_lab.analysis.attention.agreement import strided_windows
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.heads.importance import head_importance, rank_correlation
+from informer_lab.analysis.intervals import mean_interval, overlap_span, ratio_interval, window_means
+from informer_lab.analysis.heads.mask_scoring import evaluate_masks
+from informer_lab.analysis.heads.masking import all_heads, gates_with_sets_off, head_label
+from informer_lab.analysis.attention.positions import site_positions
+from informer_lab.analysis.attention.recording import record_forward, window_batch
+from informer_lab.analysis.planted.known_answer import receptive_radius
+from informer_lab.analysis.learning.windows import WindowDataset
 
 
 def row(check: str, instrument: str, figure: float, lo: float, hi: float, criterion: str, passed: bool | None,

@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy.signal import lfilter
 
-from analysis.errors import ConfigError
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.source import command
 
 KINDS = ("seasonal_ar", "driver", "spikes", "regime")
 TARGET = "y"
@@ -159,7 +160,7 @@ class Answer:
                 if not (1 <= t.lag and (not rows or t.lag < rows)) or not math.isfinite(t.coef):
                     raise ConfigError(f"the answer's term {t.column}@{t.lag:g} (coefficient {t.coef:g}) cannot hold "
                                       f"for a file of {rows:,} rows: lags run from 1 to the rows, coefficients are "
-                                      "finite; regenerate the file and its answer with `cli.py synth`")
+                                      f"finite; regenerate the file and its answer with `{command('synth')}`")
         if self.target not in self.columns:
             raise ConfigError(f"the answer's target {self.target!r} is not one of its columns")
 
@@ -185,7 +186,7 @@ class Answer:
                        {k: [float(x) for x in v] for k, v in data["bayes_mse"].items()},
                        tuple(data.get("notes", ())), tuple(str(d) for d in data.get("decoys", ())))
         except (KeyError, TypeError, ValueError, OverflowError) as err:
-            raise ConfigError(f"not an answer file of `cli.py synth`: {type(err).__name__} {str(err)[:120]}") from None
+            raise ConfigError(f"not an answer file of `{command('synth')}`: {type(err).__name__} {str(err)[:120]}") from None
 
     def bayes_for(self, columns: tuple[str, ...] | list[str], pred_len: int) -> float:
         """The Bayes MSE the lab's MSE is set against: the mean over the forecast columns and steps 1 … pred_len."""

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.reports.figures import interval_bars
-from analysis.reports.html import ReportSection
+from informer_lab.analysis.reports.figures import interval_bars
+from informer_lab.analysis.reports.html import ReportSection
 
 
 def anatomy_section(found: dict[str, pd.DataFrame | None]) -> ReportSection | None:
@@ -35,11 +35,11 @@ def model_sections(model, prepared, split: str, window: int, seed: int, *, lens_
     and attribution patching against exact patching on `pairs` pairs of windows."""
     import numpy as np
 
-    from analysis.anatomy.lens import forecast_lens
-    from analysis.anatomy.rollout import record_pieces, rollout, window_graph
-    from analysis.attention.recording import window_batch
-    from analysis.circuits.attribution import atp_vs_exact
-    from analysis.circuits.composition import composition_scores
+    from informer_lab.analysis.anatomy.lens import forecast_lens
+    from informer_lab.analysis.anatomy.rollout import record_pieces, rollout, window_graph
+    from informer_lab.analysis.attention.recording import window_batch
+    from informer_lab.analysis.circuits.attribution import atp_vs_exact
+    from informer_lab.analysis.circuits.composition import composition_scores
 
     pieces = record_pieces(model, window_batch(prepared, split, [window]), seed)
     relevance = rollout(window_graph(model, pieces, 0), range(1, prepared.spec.pred_len + 1))

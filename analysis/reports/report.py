@@ -31,14 +31,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.intervals import METHOD
-from analysis.reports.anatomy import anatomy_section, model_sections
-from analysis.reports.figures import grouped_bars, heatmap, interval_bars, series_bars
-from analysis.reports.html import MAX_TABLE_ROWS, Report, ReportSection, figure_html, render_html, table_html, write_report
-from analysis.reports.verdict import study_warning, verdict_section
-from analysis.heads.names import head_name
+from informer_lab.analysis.intervals import METHOD
+from informer_lab.analysis.reports.anatomy import anatomy_section, model_sections
+from informer_lab.analysis.reports.figures import grouped_bars, heatmap, interval_bars, series_bars
+from informer_lab.analysis.reports.html import MAX_TABLE_ROWS, Report, ReportSection, figure_html, render_html, table_html, write_report
+from informer_lab.analysis.reports.verdict import study_warning, verdict_section
+from informer_lab.analysis.heads.names import head_name
+from informer_lab.source import FILES as ROOT  # the checkout, whose git commit a report names (an install has none)
 
-ROOT = Path(__file__).resolve().parents[2]
 SPARSITY_SEEDS = 5  # key-sample seeds of the top-u agreement in a checkpoint report
 REMOVABLE_SHARE = "5 %"  # analysis.heads.ablation.REMOVABLE, as the study's findings use it (read, not imported: no torch)
 
@@ -140,8 +140,8 @@ def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", 
     """One model on one data set: has it learned (against the baselines), errors, the single-head sweep (intervals
     over the split's first `max_windows` windows; None: all), window `window`'s sparsity, pyramid and anatomy,
     circuits. `data` (the CSV's bytes) adds its fingerprint, `folder` (the checkpoint's) its manifest digests."""
-    from analysis.learning.windows import limit_windows
-    from analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.analysis.learning.windows import limit_windows
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 
     prepared = prepare_for_checkpoint(checkpoint, frame)
     model = checkpoint.model
@@ -174,7 +174,7 @@ def _unknown_intervals(table: pd.DataFrame, column: str) -> str:
 
 
 def _errors_section(model, prepared, split: str, seed: int) -> ReportSection:
-    from analysis.compare.comparison import headline_errors
+    from informer_lab.analysis.compare.comparison import headline_errors
 
     table = headline_errors(model, prepared, split=split, seed=seed)
     figure = interval_bars(table["model"], table["mse"], table["mse_lo"], table["mse_hi"],
@@ -187,9 +187,9 @@ def _errors_section(model, prepared, split: str, seed: int) -> ReportSection:
 
 
 def _sweep_section(model, prepared, split: str, seed: int, max_windows: int | None) -> ReportSection:
-    from analysis.heads.ablation import head_sweep
-    from analysis.heads.lists import head_lists
-    from analysis.heads.masking import BASELINE
+    from informer_lab.analysis.heads.ablation import head_sweep
+    from informer_lab.analysis.heads.lists import head_lists
+    from informer_lab.analysis.heads.masking import BASELINE
 
     table = head_sweep(model, prepared, split, seed=seed, max_windows=max_windows).table
     heads = table[table["site"] != BASELINE]
@@ -204,7 +204,7 @@ def _sweep_section(model, prepared, split: str, seed: int, max_windows: int | No
 
 
 def _sparsity_section(model, prepared, split: str, window: int, seed: int) -> ReportSection:
-    from analysis.attention.sparsity import sparsity_report
+    from informer_lab.analysis.attention.sparsity import sparsity_report
 
     report = sparsity_report(model, prepared, split, [window], seed=seed, seeds=SPARSITY_SEEDS)
     heads = report.heads.assign(relative_entropy=report.heads["mean_entropy"] / report.heads["uniform_entropy"])
@@ -222,7 +222,7 @@ def _sparsity_section(model, prepared, split: str, window: int, seed: int) -> Re
 
 
 def _pyramid_section(model, prepared, split: str, window: int, seed: int) -> ReportSection:
-    from analysis.attention.pyramid import pyramid_report
+    from informer_lab.analysis.attention.pyramid import pyramid_report
 
     report = pyramid_report(model, prepared, split, window, seed=seed)
     lengths = report.lengths

@@ -1,13 +1,13 @@
 """The report's first word on a model: has it learned anything? (analysis.compare.verdict; for a study, its findings.)"""
 from __future__ import annotations
 
-from analysis.reports.figures import interval_bars
-from analysis.reports.html import ReportSection
+from informer_lab.analysis.reports.figures import interval_bars
+from informer_lab.analysis.reports.html import ReportSection
 
 
 def verdict_section(model, prepared, seed: int) -> ReportSection:
     """The model's test MSE beside seasonal naive and the linear baseline, with the warning when it is not better."""
-    from analysis.compare.verdict import check_against_baselines
+    from informer_lab.analysis.compare.verdict import check_against_baselines
 
     check = check_against_baselines(model, prepared, seed=seed)
     t = check.table

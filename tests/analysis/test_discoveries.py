@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from analysis.discoveries import adjusted_p_values, benjamini_hochberg
+from informer_lab.analysis.discoveries import adjusted_p_values, benjamini_hochberg
 
 
 def step_up(p: np.ndarray, q: float) -> np.ndarray:

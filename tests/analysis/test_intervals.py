@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
-from analysis.intervals import (MIN_DOF, across_seeds, cosine_dof, flat_dof, mean_interval, median_interval,
+from informer_lab.analysis.intervals import (MIN_DOF, across_seeds, cosine_dof, flat_dof, mean_interval, median_interval,
                                 memory_span, overlap_span, pairwise_mean_interval, ratio_interval, t_p_values,
                                 window_means, windows_needed)
 
@@ -175,7 +175,7 @@ def test_across_seeds_counts_the_seeds_where_the_sign_holds():
 
 
 def test_interval_sign_reads_an_interval_and_ignores_float_rounding():
-    from analysis.intervals import interval_sign
+    from informer_lab.analysis.intervals import interval_sign
     assert interval_sign(0.01, 0.2) == 1 and interval_sign(-0.3, -0.01) == -1 and interval_sign(-0.1, 0.1) == 0
     assert interval_sign(float("nan"), 0.1) is None
     assert interval_sign(3e-17, 8e-17, scale=0.8) == 0  # the same weights through two scalers

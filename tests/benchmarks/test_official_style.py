@@ -7,9 +7,9 @@ against our own model importing its weights with the official quirks. Each seed 
 import pytest
 import torch
 
-from analysis.checkpoints.official import infer_official_config, official_state_dict_to_ours
+from informer_lab.analysis.checkpoints.official import infer_official_config, official_state_dict_to_ours
 from benchmarks.official_style import Informer as OfficialStyle
-from model import Batch, Informer
+from informer_lab.model import Batch, Informer
 
 from tests.analysis.checkpoints.official_reference import make_official_state_dict, official_forward
 

@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from analysis.learning.windows import limit_windows
-from analysis.learning.training import evaluate
+from informer_lab.analysis.learning.windows import limit_windows
+from informer_lab.analysis.learning.training import evaluate
 from tests.cli.helpers import cli
 from tests.conftest import SAMPLE_CSV
 

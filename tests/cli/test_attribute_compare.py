@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cli import main
+from informer_lab.cli import main
 from tests.conftest import SAMPLE_CSV
 
 

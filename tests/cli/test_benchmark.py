@@ -17,7 +17,7 @@ def test_a_quick_benchmark_writes_its_scores_and_report(tmp_path):
 
 
 def test_bad_arguments_are_one_line_with_exit_code_2(tmp_path, capsys):
-    from cli import main
+    from informer_lab.cli import main
 
     for args, word in ((["--kinds", "seasonal_ar,bogus"], "--kinds"), (["--seeds", "2-1"], "--seeds"),
                        (["--out", str(tmp_path / "file.txt")], "not a folder")):

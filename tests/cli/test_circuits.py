@@ -6,7 +6,7 @@ from tests.conftest import SAMPLE_CSV
 
 
 def test_circuits_writes_composition_atp_and_path(tiny_trained, tmp_path, capsys):
-    from cli import main
+    from informer_lab.cli import main
 
     _, _, folder = tiny_trained
     out = tmp_path / "circuits"
@@ -30,7 +30,7 @@ def test_circuits_writes_composition_atp_and_path(tiny_trained, tmp_path, capsys
 @pytest.mark.parametrize("bad, word", [(["--sender", "cross.9:0"], "cross.9"), (["--pairs", "0"], "--pairs"),
                                        (["--sender", "encoder.0.0:1", "--receivers", "cross.0:0:x"], "x")])
 def test_bad_arguments_are_one_line_exit_2(tiny_trained, tmp_path, capsys, bad, word):
-    from cli import main
+    from informer_lab.cli import main
 
     _, _, folder = tiny_trained
     code = main(["circuits", "--checkpoint", str(folder), "--csv", str(SAMPLE_CSV), "--out", str(tmp_path / "o"),

@@ -74,7 +74,7 @@ def test_import_an_official_checkpoint_then_evaluate_and_forecast(tmp_path):
     """An official-layout checkpoint.pth (4 columns, hourly timeF) becomes a checkpoint folder that works."""
     import torch
 
-    from analysis.checkpoints.folder import load_checkpoint
+    from informer_lab.analysis.checkpoints.folder import load_checkpoint
     from tests.analysis.checkpoints.official_reference import make_official_state_dict
 
     pth = tmp_path / "checkpoint.pth"
@@ -115,20 +115,20 @@ def test_help_and_argument_errors_import_nothing_heavy():
 
 
 def test_the_parsers_choices_are_the_ones_the_lab_defines():
-    from analysis.data import FILLS
-    from analysis.heads.faithfulness import MAX_WINDOWS as FAITHFULNESS
-    from analysis.anatomy.transfer import FORMS
-    from analysis.instruments.attention_cost import LENGTHS
-    from analysis.instruments.attribution import BASELINES
-    from analysis.instruments.patching import PATCH_POINTS
-    from analysis.instruments.variants import KINDS, MAX_WINDOWS
-    from analysis.instruments.window_edits import EDIT_KINDS
-    from analysis.learning.schedules import SCHEDULES
-    from analysis.learning.training import TrainSettings
-    from analysis.planted.synth import KINDS as SYNTH
-    from cli_commands import _choices as c
-    from model.config import ATTENTION_KINDS
-    from study.plan import ANALYSES
+    from informer_lab.analysis.data import FILLS
+    from informer_lab.analysis.heads.faithfulness import MAX_WINDOWS as FAITHFULNESS
+    from informer_lab.analysis.anatomy.transfer import FORMS
+    from informer_lab.analysis.instruments.attention_cost import LENGTHS
+    from informer_lab.analysis.instruments.attribution import BASELINES
+    from informer_lab.analysis.instruments.patching import PATCH_POINTS
+    from informer_lab.analysis.instruments.variants import KINDS, MAX_WINDOWS
+    from informer_lab.analysis.instruments.window_edits import EDIT_KINDS
+    from informer_lab.analysis.learning.schedules import SCHEDULES
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.planted.synth import KINDS as SYNTH
+    from informer_lab.cli_commands import _choices as c
+    from informer_lab.model.config import ATTENTION_KINDS
+    from informer_lab.study.plan import ANALYSES
 
     assert c.ATTENTION_KINDS == ATTENTION_KINDS and c.SCHEDULES == SCHEDULES and c.FILLS == FILLS
     assert c.BASELINES == BASELINES and c.EDIT_KINDS == tuple(EDIT_KINDS) and c.PATCH_POINTS == PATCH_POINTS
@@ -142,14 +142,14 @@ def test_the_parsers_choices_are_the_ones_the_lab_defines():
 def test_an_error_line_is_at_most_300_characters_and_a_full_disk_names_the_cause(capsys, monkeypatch):
     import errno
 
-    import cli
-    from analysis.errors import DataError
-    from analysis.outputs import describe_os_error
+    from informer_lab import cli
+    from informer_lab.analysis.errors import DataError
+    from informer_lab.analysis.outputs import describe_os_error
 
     def fail(args):
         raise DataError("column 'x' " + "holds a very long cell " * 40 + "; fix it with --repair ffill")
 
-    monkeypatch.setattr("cli.run_command", fail)
+    monkeypatch.setattr("informer_lab.cli.run_command", fail)
     assert cli.main(["evaluate", "--checkpoint", "c", "--csv", "d.csv"]) == 2
     line = capsys.readouterr().err.rstrip("\n")
     assert "\n" not in line and len(line) <= 300 and line.startswith("error: column 'x'")

@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from analysis.checkpoints.folder import load_checkpoint
+from informer_lab.analysis.checkpoints.folder import load_checkpoint
 from tests.analysis.checkpoints.cases import RunsCode
 from tests.analysis.checkpoints.official_reference import make_official_state_dict
 from tests.analysis.checkpoints.tsl_reference import make_tsl_state_dict, tsl_forward
@@ -34,7 +34,7 @@ def window(checkpoint_config, B=2, label_len=24):
 
 
 def test_import_a_tsl_checkpoint_then_evaluate(tmp_path):
-    from model import Batch
+    from informer_lab.model import Batch
 
     sd = make_tsl_state_dict(4, 4, 4, 16, 2, 32, 2, 1, 4, seed=0)
     torch.save(sd, tmp_path / "checkpoint.pth")
@@ -57,7 +57,7 @@ def test_import_a_tsl_checkpoint_then_evaluate(tmp_path):
 
 def test_import_an_hf_folder_then_evaluate(tmp_path):
     transformers = pytest.importorskip("transformers")
-    from model import Batch
+    from informer_lab.model import Batch
 
     config = transformers.InformerConfig(prediction_length=12, context_length=24, input_size=4,
                                          lags_sequence=[1, 2, 3], num_time_features=4, d_model=16, encoder_layers=2,

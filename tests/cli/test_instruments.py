@@ -46,7 +46,7 @@ def test_patch_writes_the_share_restored_per_site_head_and_step(tiny_trained, tm
 
 
 def test_bad_edit_site_and_same_window_are_one_line_exit_2(tiny_trained, tmp_path, capsys):
-    from cli import main
+    from informer_lab.cli import main
 
     _, _, folder = tiny_trained
     common = ["--checkpoint", str(folder), "--csv", str(SAMPLE_CSV)]

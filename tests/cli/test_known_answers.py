@@ -24,7 +24,7 @@ def test_synth_writes_the_series_and_its_answer(tmp_path):
 
 
 def test_synth_refusals_are_one_line(tmp_path, capsys):
-    from cli import main
+    from informer_lab.cli import main
 
     for args, word in ((["--coefs", "0.8,0.5", "--lags", "24,168"], "stationary"), (["--freq", "fortnight"], "--freq"),
                        (["--out", "-"], "answer")):

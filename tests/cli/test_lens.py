@@ -6,7 +6,7 @@ from tests.conftest import SAMPLE_CSV
 
 
 def test_lens_writes_the_lens_table_and_the_direct_shares(tiny_trained, tmp_path, capsys):
-    from cli import main
+    from informer_lab.cli import main
 
     _, _, folder = tiny_trained
     out, heads = tmp_path / "lens.csv", tmp_path / "heads.csv"
@@ -28,7 +28,7 @@ def test_lens_writes_the_lens_table_and_the_direct_shares(tiny_trained, tmp_path
 
 
 def test_bad_windows_is_one_line_exit_2(tiny_trained, tmp_path, capsys):
-    from cli import main
+    from informer_lab.cli import main
 
     _, _, folder = tiny_trained
     for bad in ("0", "many"):

@@ -15,7 +15,7 @@ from tests.conftest import SAMPLE_CSV
 
 
 def run(capsys, *args) -> tuple[int, str, list[str]]:
-    from cli import main
+    from informer_lab.cli import main
 
     code = main([str(a) for a in args])
     captured = capsys.readouterr()
@@ -110,10 +110,10 @@ def test_values_of_options_and_edits_are_named(tiny_trained, capsys, tmp_path):
 def test_an_error_after_a_progress_bar_starts_on_its_own_line(capsys):
     import argparse
 
-    from analysis.errors import DataError
-    from analysis.learning.training import TrainProgress
-    from cli_commands._common import ConsoleProgress
-    from cli_commands._output import run_command
+    from informer_lab.analysis.errors import DataError
+    from informer_lab.analysis.learning.training import TrainProgress
+    from informer_lab.cli_commands._common import ConsoleProgress
+    from informer_lab.cli_commands._output import run_command
 
     def work(args):
         ConsoleProgress()(TrainProgress(epoch=1, epochs=2, step=3, steps=10, train_loss=0.5))

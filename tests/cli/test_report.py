@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from analysis.reports.report import study_report
+from informer_lab.analysis.reports.report import study_report
 from tests.analysis.reports.test_report import check_self_contained, make_study
 from tests.cli.helpers import cli
 from tests.conftest import SAMPLE_CSV
@@ -53,7 +53,7 @@ def test_report_of_a_study_folder(tmp_path):
 ])
 def test_a_bad_path_or_combination_is_one_line_exit_2(tiny_trained, tmp_path, capsys, args, words):
     """The same main() as the subprocess runs above, called in-process to keep the test quick."""
-    from cli import main
+    from informer_lab.cli import main
 
     _, _, folder = tiny_trained
     out = tmp_path / "r.html"

@@ -8,7 +8,7 @@ from tests.conftest import SAMPLE_CSV
 
 
 def test_rollout_writes_relevance_and_validation(tiny_trained, tmp_path, capsys):
-    from cli import main
+    from informer_lab.cli import main
 
     _, _, folder = tiny_trained
     out = tmp_path / "rel.csv"
@@ -37,7 +37,7 @@ def test_rollout_writes_relevance_and_validation(tiny_trained, tmp_path, capsys)
 @pytest.mark.parametrize("bad, option", [(["--alpha", "1.5"], "--alpha"), (["--windows", "0"], "--windows"),
                                          (["--head", "9"], "--head"), (["--distil", "max"], "--distil")])
 def test_bad_arguments_are_one_line_exit_2(tiny_trained, tmp_path, capsys, bad, option):
-    from cli import main
+    from informer_lab.cli import main
 
     _, _, folder = tiny_trained
     code = main(["rollout", "--checkpoint", str(folder), "--csv", str(SAMPLE_CSV), "--out", str(tmp_path / "o.csv"),

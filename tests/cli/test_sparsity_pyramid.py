@@ -36,7 +36,7 @@ def test_pyramid_writes_spans_with_norms(tiny_trained, tmp_path):
 
 def test_bad_window_is_one_line_exit_2(tiny_trained, tmp_path, capsys):
     """The same main() as the subprocess runs above, called in-process to keep the test quick."""
-    from cli import main
+    from informer_lab.cli import main
 
     _, _, folder = tiny_trained
     for args in (("sparsity", "--windows", "0,x"), ("sparsity", "--windows", "99999"), ("pyramid", "--window", "-4")):

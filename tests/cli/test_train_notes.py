@@ -7,8 +7,8 @@ import io
 import numpy as np
 import pandas as pd
 
-from analysis.data import DataSpec, load_csv
-from cli_commands.train import say_budget
+from informer_lab.analysis.data import DataSpec, load_csv
+from informer_lab.cli_commands.train import say_budget
 
 
 def _months(n: int):

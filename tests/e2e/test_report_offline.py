@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from analysis.reports.report import Report, ReportSection, checkpoint_report, write_report
+from informer_lab.analysis.reports.report import Report, ReportSection, checkpoint_report, write_report
 from tests.e2e.test_browser import VIEWPORT, browser  # noqa: F401 (fixture)
 
 LOCAL = ("file:", "data:", "blob:", "about:")

@@ -437,10 +437,10 @@ def untrained_model(csv_path, folder, seq_len: int, *, label_len: int | None = N
     layers, d_ff 64: the long-input model; training is not what the walk exercises)."""
     import torch
 
-    from analysis.checkpoints.folder import DataSchema, save_checkpoint
-    from analysis.data import DataSpec, load_csv, prepare
-    from analysis.learning.training import config_for
-    from model import Informer
+    from informer_lab.analysis.checkpoints.folder import DataSchema, save_checkpoint
+    from informer_lab.analysis.data import DataSpec, load_csv, prepare
+    from informer_lab.analysis.learning.training import config_for
+    from informer_lab.model import Informer
 
     frame = load_csv(csv_path)
     prepared = prepare(frame, DataSpec(target=target or list(frame.values.columns)[-1], features="M",

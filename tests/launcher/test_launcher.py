@@ -51,7 +51,7 @@ def test_home_rules(tmp_path, monkeypatch):
 
 def test_installed_copy_uses_the_users_data_folder(tmp_path, monkeypatch):
     monkeypatch.delenv(home.HOME_ENV, raising=False)
-    monkeypatch.setattr(home, "is_checkout", lambda root=home.ROOT: False)
+    monkeypatch.setattr(home, "is_checkout", lambda root=None: False)
     import platformdirs
 
     assert home.lab_home().path == platformdirs.user_data_path("informer-lab", appauthor=False)
@@ -123,7 +123,7 @@ def test_stop_tree_ends_every_descendant():
 
 
 def test_stop_and_list_commands_name_the_problem(runtime, capsys):
-    import cli
+    from informer_lab import cli
 
     assert cli.main(["list"], prog="informer-lab") == 0
     assert "No lab is running" in capsys.readouterr().out
@@ -134,7 +134,7 @@ def test_stop_and_list_commands_name_the_problem(runtime, capsys):
 
 
 def test_no_command_means_ui(monkeypatch):
-    import cli
+    from informer_lab import cli
     from informer_lab import __main__ as entry
 
     seen = []

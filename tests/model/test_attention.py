@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from model.attention import (AttentionLayer, active_count, draw_key_sample, full_attention, lazy_context,
+from informer_lab.model.attention import (AttentionLayer, active_count, draw_key_sample, full_attention, lazy_context,
                              probsparse_attention, sampled_dot_products, sparsity_from_samples)
 
 
@@ -180,7 +180,7 @@ def test_zero_gate_equals_removing_the_heads_slice_of_the_output_projection():
 
 
 def test_mean_gated_head_is_exactly_its_mean_on_every_row():
-    from model.hooks import recording
+    from informer_lab.model.hooks import recording
 
     attn = layer()
     attn.hook_context.name = "ctx"
@@ -200,7 +200,7 @@ def test_mean_gated_head_is_exactly_its_mean_on_every_row():
 def test_mix_interleaves_heads_and_time_like_the_official_view():
     attn = layer(mix=True)
     attn.hook_context.name = "ctx"
-    from model.hooks import recording
+    from informer_lab.model.hooks import recording
 
     x = torch.randn(1, 12, 16)
     with recording("ctx") as rec:

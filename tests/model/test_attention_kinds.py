@@ -15,9 +15,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.attention import SPARSE_KINDS, dense_pattern, positional_table, sparse_attention
-from model.attention.compressed import compress, memory_visible
-from model.attention.lsh import hash_vectors, lsh_table, random_rotations
+from informer_lab.model.attention import SPARSE_KINDS, dense_pattern, positional_table, sparse_attention
+from informer_lab.model.attention.compressed import compress, memory_visible
+from informer_lab.model.attention.lsh import hash_vectors, lsh_table, random_rotations
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -198,7 +198,7 @@ def test_each_pattern_is_its_papers_definition_and_the_output_is_masked_attentio
     mask = brute(kind, L, H, options, causal)
     table = positional_table(kind, L, H, causal=causal, options=options)
     if kind == "window":
-        from model.attention.window import window_pattern
+        from informer_lab.model.attention.window import window_pattern
 
         assert torch.equal(window_pattern(L, causal=causal, window=options["window"],
                                           dilation=options.get("dilation", 1), globals_=options.get("globals", ())),
@@ -338,7 +338,7 @@ def test_block_attention_without_a_table_is_its_brute_force_pattern_on_every_row
 
 
 def test_the_plan_cache_is_bounded_by_bytes_and_keeps_the_recent_plans(monkeypatch):
-    from model.attention import table as engine
+    from informer_lab.model.attention import table as engine
 
     monkeypatch.setattr(engine, "_PLANS", type(engine._PLANS)())
     Q, K, V = qkv(B=1, H=2, L=200, seed=5)
@@ -357,7 +357,7 @@ def test_the_plan_cache_is_bounded_by_bytes_and_keeps_the_recent_plans(monkeypat
 def test_block_attention_s_gradient_is_the_masked_attention_s(L, blocks, causal):
     """Training goes through the SDPA groups and their writes into one context: its gradient equals masked attention's
     over the brute-force pattern (and passes torch's finite-difference check)."""
-    from model.attention.block import block_attention
+    from informer_lab.model.attention.block import block_attention
 
     Q, K, V = (t.requires_grad_() for t in qkv(B=1, H=3, L=L, D=4, seed=6))
     mask = torch.from_numpy(brute_block(L, 3, blocks, causal))

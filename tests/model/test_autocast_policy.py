@@ -6,8 +6,8 @@ The GPU itself is checked by tests/model/test_cuda.py where one is present."""
 import pytest
 import torch
 
-from model import HeadMask, Informer
-from model.attention import SPARSE_KINDS
+from informer_lab.model import HeadMask, Informer
+from informer_lab.model.attention import SPARSE_KINDS
 from tests.model.cuda_autocast import CudaAutocast
 from tests.model.test_informer import batch_for, tiny
 
@@ -60,7 +60,7 @@ def test_a_masked_head_is_bit_silent_under_the_cuda_policy(kind):
 
 
 def test_the_training_loop_and_the_forecasts_run_under_the_cuda_policy(tiny_prepared):
-    from analysis.learning.training import TrainSettings, config_for, predict, train
+    from informer_lab.analysis.learning.training import TrainSettings, config_for, predict, train
 
     config = config_for(tiny_prepared, d_model=16, n_heads=4, e_layers=(2,), d_layers=1, d_ff=32, dropout=0.0)
     with CudaAutocast():

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from model import HeadMask, Informer, autocast_context, key_generator
-from model.attention import AttentionLayer, SPARSE_KINDS, full_attention, probsparse_attention
+from informer_lab.model import HeadMask, Informer, autocast_context, key_generator
+from informer_lab.model.attention import AttentionLayer, SPARSE_KINDS, full_attention, probsparse_attention
 from tests.model.test_informer import batch_for, tiny
 
 DEVICE = torch.device(os.environ.get("INFORMER_TEST_DEVICE") or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -171,8 +171,8 @@ def test_a_masked_head_leaves_the_whole_autocast_forecast_bit_identical(site_num
 def test_training_on_the_device_learns_and_its_forecasts_are_the_cpus(sample_frame, tiny_spec, tmp_path):
     """Trained under bf16 autocast; forecast in float32 from a CPU-drawn key sample (model.device): the same numbers
     on the device and, from the saved checkpoint, on the CPU."""
-    from analysis.learning.training import TrainSettings, evaluate, predict
-    from analysis.learning.workflow import ModelSize, load_checkpoint, prepare_for_checkpoint, train_on_frame
+    from informer_lab.analysis.learning.training import TrainSettings, evaluate, predict
+    from informer_lab.analysis.learning.workflow import ModelSize, load_checkpoint, prepare_for_checkpoint, train_on_frame
 
     settings = TrainSettings(epochs=2, batch_size=32, learning_rate=1e-3, max_steps_per_epoch=30, seed=0,
                              device=DEVICE.type)
@@ -195,8 +195,8 @@ def test_a_head_sweep_on_the_device_is_the_cpus(tiny_trained, tiny_prepared):
     delta is not drowned by the device's arithmetic."""
     import copy
 
-    from analysis.heads.ablation import head_sweep
-    from analysis.learning.windows import limit_windows
+    from informer_lab.analysis.heads.ablation import head_sweep
+    from informer_lab.analysis.learning.windows import limit_windows
 
     model = tiny_trained[0].model
     subset = limit_windows(tiny_prepared, "test", 64)

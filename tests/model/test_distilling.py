@@ -7,9 +7,9 @@ import torch
 from hypothesis import given, settings, strategies as st
 from torch import nn
 
-from model import distilled_length
-from model.distilling import DistillingLayer, batch_norm_rows, circular_conv, max_pool3, pool_indices
-from model.embedding import DataEmbedding
+from informer_lab.model import distilled_length
+from informer_lab.model.distilling import DistillingLayer, batch_norm_rows, circular_conv, max_pool3, pool_indices
+from informer_lab.model.embedding import DataEmbedding
 
 F64 = dict(dtype=torch.float64)
 

@@ -7,8 +7,8 @@ import math
 import torch
 from hypothesis import given, settings, strategies as st
 
-from model.attention import full_attention
-from model.dropout import HITS_UP_TO, Dropout, _keep_mask, drop_positions, dropout, dropout_add, scale_mask
+from informer_lab.model.attention import full_attention
+from informer_lab.model.dropout import HITS_UP_TO, Dropout, _keep_mask, drop_positions, dropout, dropout_add, scale_mask
 
 
 def dropped(p: float, n: int) -> torch.Tensor:

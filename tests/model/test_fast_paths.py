@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from model import HeadMask, Informer, InformerConfig, recording
-from model.decoder import Decoder
+from informer_lab.model import HeadMask, Informer, InformerConfig, recording
+from informer_lab.model.decoder import Decoder
 
 from .test_informer import batch_for, run, tiny
 

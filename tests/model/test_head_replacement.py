@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from model import HeadMask, gate_heads, patching, recording
+from informer_lab.model import HeadMask, gate_heads, patching, recording
 
 from .test_informer import batch_for, model_for, run, tiny
 

@@ -2,9 +2,9 @@
 import pytest
 import torch
 
-from model import Batch, Informer, InformerConfig
-from model.attention import draw_key_sample, sample_sizes
-from model.lags import hf_sinusoid_table, instance_scale
+from informer_lab.model import Batch, Informer, InformerConfig
+from informer_lab.model.attention import draw_key_sample, sample_sizes
+from informer_lab.model.lags import hf_sinusoid_table, instance_scale
 
 
 def tiny(**changes) -> InformerConfig:

@@ -4,7 +4,7 @@ import threading
 import pytest
 import torch
 
-from model import Batch, HeadMask, Informer, InformerConfig, distilled_length, recording
+from informer_lab.model import Batch, HeadMask, Informer, InformerConfig, distilled_length, recording
 
 
 def tiny(**changes):

@@ -8,8 +8,8 @@ gated head must; recorded rows sum to one and vanish outside the kind's pattern;
 import pytest
 import torch
 
-from model import HeadMask, Informer, recording
-from model.attention import SPARSE_KINDS, dense_pattern, positional_table
+from informer_lab.model import HeadMask, Informer, recording
+from informer_lab.model.attention import SPARSE_KINDS, dense_pattern, positional_table
 from tests.model.test_informer import batch_for, model_for, run, tiny
 
 EVERY_KEY = {"logsparse": None, "strided": None, "fixed": None, "lsh": None, "compressed": None, "adaptive": None,
@@ -140,7 +140,7 @@ def test_row_edits_under_a_sparse_kind_stay_inside_its_pattern(kind):
     """Uniform rows weigh exactly the keys the kind lets each query read (not every key, not the whole prefix);
     permuted rows move each row's weights among the same keys. The keys read are the kind's brute-force pattern for
     the positional kinds, and the support of its own rows for LSH (its buckets depend on the rotations drawn)."""
-    from model import RowEdit, replacing_rows
+    from informer_lab.model import RowEdit, replacing_rows
 
     config = tiny(encoder_attention=kind, decoder_attention=kind, cross_attention="lsh" if kind == "lsh" else "full")
     model, batch = model_for(config), batch_for(config)
@@ -176,7 +176,7 @@ def test_row_edits_under_a_sparse_kind_stay_inside_its_pattern(kind):
 def test_a_window_s_pattern_includes_its_global_rows(causal):
     """Longformer's global queries read every key (causal: every key up to them): the pattern a row edit spreads over
     is exactly the support of the kind's own rows, global rows included."""
-    from model.attention import sparse_attention
+    from informer_lab.model.attention import sparse_attention
 
     g = torch.Generator().manual_seed(0)
     Q, K, V = (torch.randn(2, 3, 40, 8, generator=g) for _ in range(3))

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-import model.attention.probsparse_blocks as blocks
-from model.attention import draw_key_sample, probsparse_attention
+import informer_lab.model.attention.probsparse_blocks as blocks
+from informer_lab.model.attention import draw_key_sample, probsparse_attention
 
 
 def reference(Q, K, V, index, u, divisor):
@@ -97,8 +97,7 @@ def test_one_key_sample_small_or_chunked_sliced_or_not_is_the_math(monkeypatch, 
     """A call whose queries share one key sample takes the few-kernel path when small (model/attention/probsparse_small)
     and the chunked path when not; both are the mathematics, on inputs sliced out of longer ones (not contiguous: the
     variants instrument's memory probe passes such) as on contiguous ones."""
-    import model.attention.probsparse_small as small
-
+    import informer_lab.model.attention.probsparse_small as small
     Q, K, V = (t[:, :, :50] for t in data(L=70, seed=5))  # [B, H, 50, D] views with the strides of L = 70
     assert not Q.is_contiguous()
     draws = draw_key_sample(50, 50, 12, 64, torch.Generator().manual_seed(6), Q.device).draws

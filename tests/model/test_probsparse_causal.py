@@ -9,8 +9,8 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-import model.attention.probsparse_causal as causal_form
-from model.attention import probsparse_attention
+import informer_lab.model.attention.probsparse_causal as causal_form
+from informer_lab.model.attention import probsparse_attention
 
 
 def data(B=2, H=3, L=30, D=8, seed=0):
@@ -92,8 +92,8 @@ def test_a_decoder_of_many_samples_takes_the_general_path_and_agrees_with_the_bl
     blocks = probsparse_attention(Q, K, V, generator=torch.Generator().manual_seed(2), **kwargs)
     called = []
     monkeypatch.setattr(causal_form, "shared_sample_causal", lambda *a, **k: called.append(1))
-    monkeypatch.setattr("model.attention.probsparse.shared_sample_causal", lambda *a, **k: called.append(1))
-    monkeypatch.setattr("model.attention.probsparse.MAX_CAUSAL_BLOCKS", 19)  # 20 samples: the general path
+    monkeypatch.setattr("informer_lab.model.attention.probsparse.shared_sample_causal", lambda *a, **k: called.append(1))
+    monkeypatch.setattr("informer_lab.model.attention.probsparse.MAX_CAUSAL_BLOCKS", 19)  # 20 samples: the general path
     general = probsparse_attention(Q, K, V, generator=torch.Generator().manual_seed(2), **kwargs)
     assert not called and torch.equal(general.sample.draws, blocks.sample.draws)
     torch.testing.assert_close(general.scores, blocks.scores, atol=1e-10, rtol=0)

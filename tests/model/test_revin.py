@@ -7,8 +7,8 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from analysis.learning.windows import decoder_values
-from model import Batch, HeadMask, Informer
+from informer_lab.analysis.learning.windows import decoder_values
+from informer_lab.model import Batch, HeadMask, Informer
 from tests.model.test_informer import batch_for, run, tiny
 
 

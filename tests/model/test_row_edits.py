@@ -4,8 +4,8 @@ import threading
 import pytest
 import torch
 
-from model import RowEdit, patching, recording, replacing_rows
-from model.row_edits import allowed_keys, apply_row_edit, permuted_rows, uniform_rows
+from informer_lab.model import RowEdit, patching, recording, replacing_rows
+from informer_lab.model.row_edits import allowed_keys, apply_row_edit, permuted_rows, uniform_rows
 
 from .test_informer import batch_for, model_for, run, tiny
 

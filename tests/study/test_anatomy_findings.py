@@ -7,18 +7,18 @@ import json
 import numpy as np
 import pandas as pd
 
-from analysis.anatomy.direct import direct_shares, top_heads
-from analysis.anatomy.lens import forecast_lens
-from analysis.data import load_csv
-from analysis.learning.workflow import prepare_for_checkpoint
-from study.findings import summarise
+from informer_lab.analysis.anatomy.direct import direct_shares, top_heads
+from informer_lab.analysis.anatomy.lens import forecast_lens
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.study.findings import summarise
 from tests.conftest import SAMPLE_CSV
 
 
 def test_lens_and_shares_findings_over_seeds(tiny_trained, tmp_path):
     checkpoint = tiny_trained[0]
     prepared = prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV))
-    from analysis.circuits.composition import composition_scores
+    from informer_lab.analysis.circuits.composition import composition_scores
 
     lens, shares, composition = [], [], []
     for seed in (0, 1, 2):  # three key-sample seeds stand in for three runs: the same tables, other values

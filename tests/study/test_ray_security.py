@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HOST = textwrap.dedent("""
     import signal, sys, time
     sys.path.insert(0, {root!r})
-    from study import ray_session
+    from informer_lab.study import ray_session
     ray = ray_session.start_local(1)
 
     @ray.remote
@@ -121,7 +121,7 @@ def test_a_study_that_joins_with_the_wrong_token_stops_at_once_with_one_line(loc
 
 
 def test_a_new_token_file_is_created_for_its_owner_only(tmp_path, monkeypatch):
-    from study.ray_session import secure_token_file
+    from informer_lab.study.ray_session import secure_token_file
 
     monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
     monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "ray" / "auth_token"))
@@ -132,7 +132,7 @@ def test_a_new_token_file_is_created_for_its_owner_only(tmp_path, monkeypatch):
 
 def test_the_local_ray_keeps_its_sessions_in_a_folder_of_its_users_only(local_ray):
     """Not Ray's default /tmp/ray (mode 0777, shared by every user): a folder of this user's, mode 0700."""
-    from study.ray_session import private_temp_dir
+    from informer_lab.study.ray_session import private_temp_dir
 
     *_, session = local_ray
     root = private_temp_dir()
@@ -142,8 +142,8 @@ def test_the_local_ray_keeps_its_sessions_in_a_folder_of_its_users_only(local_ra
 
 
 def test_a_private_folder_that_is_loose_is_tightened_and_one_that_is_not_ours_is_refused(tmp_path, monkeypatch):
-    from analysis.errors import ConfigError
-    from study.ray_session import private_temp_dir
+    from informer_lab.analysis.errors import ConfigError
+    from informer_lab.study.ray_session import private_temp_dir
 
     monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
     loose = tmp_path / f"informer-lab-ray-{os.getuid()}"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.errors import ConfigError
-from study import ray_session
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.study import ray_session
 
 TIMED_OUT = ("The current node timed out during startup. This could happen because some of the raylet failed to "
              "startup or the GCS has become overloaded.")
@@ -45,7 +45,7 @@ def test_a_start_that_never_succeeds_is_one_line_naming_the_cause(fake_ray):
 
 
 def test_the_study_command_prints_that_line_and_exits_2(fake_ray, tmp_path, capsys):
-    import cli
+    from informer_lab import cli
     from tests.conftest import SAMPLE_CSV
 
     fake_ray["fail"] = 99

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from study.folder import request_stop
+from informer_lab.study.folder import request_stop
 
 from tests.conftest import SAMPLE_CSV
 from tests.sockets import descendants

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from study.status import describe
+from informer_lab.study.status import describe
 
 
 def test_two_hundred_runs_finish_join_and_find(study_200):

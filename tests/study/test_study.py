@@ -9,13 +9,13 @@ import json
 import pandas as pd
 import pytest
 
-from analysis.data import DataSpec, ReadOptions
-from analysis.errors import ConfigError
-from analysis.learning.training import TrainSettings
-from analysis.learning.workflow import ModelSize
-from study.plan import StudyPlan, fingerprint, format_seeds, parse_grid, parse_seeds, read_plan
-from study.runner import run_study
-from study.status import describe
+from informer_lab.analysis.data import DataSpec, ReadOptions
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.learning.training import TrainSettings
+from informer_lab.analysis.learning.workflow import ModelSize
+from informer_lab.study.plan import StudyPlan, fingerprint, format_seeds, parse_grid, parse_seeds, read_plan
+from informer_lab.study.runner import run_study
+from informer_lab.study.status import describe
 from tests.conftest import SAMPLE_CSV, TINY_SIZE, TINY_SPEC
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -66,7 +66,7 @@ def test_a_huge_seed_range_is_refused_from_its_count_at_once():
 
 def test_a_study_brings_every_result_home_resumes_and_isolates_a_failure(tmp_path, monkeypatch):
     """d_model 18 with 4 heads cannot be built: that run fails once with its own error, the others finish."""
-    from study import runner
+    from informer_lab.study import runner
 
     out = tmp_path / "study"
     lines: list[str] = []
@@ -154,7 +154,7 @@ def test_out_naming_a_file_is_refused(tmp_path):
 def test_the_dashboard_without_its_packages_is_one_line_naming_the_install(monkeypatch):
     import importlib.util
 
-    from study.ray_session import check_dashboard
+    from informer_lab.study.ray_session import check_dashboard
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "aiohttp" else real(name, *a))

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from informer_lab.source import PACKAGE
+
 ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "lab.py"  # the script every tab runs (app.py is the server around it)
+APP = PACKAGE / "lab.py"  # the script every tab runs (app.py is the server around it)
 
 
 @pytest.fixture
@@ -32,7 +34,7 @@ def open_app(runs_dir):
     """open_app(page=None) → an AppTest that has run the app (and switched to `page`)."""
     from streamlit.testing.v1 import AppTest
 
-    import ui.cache  # noqa: F401  the model stack loaded, as in a server past its first run (test_cold_path)
+    import informer_lab.ui.cache  # noqa: F401  the model stack loaded, as in a server past its first run (test_cold_path)
 
     def make(page: str | None = None):
         at = AppTest.from_file(str(APP), default_timeout=60).run()
@@ -52,7 +54,7 @@ def background_checks_finish():
     yield
     import sys
 
-    model_check = sys.modules.get("ui.model_check")
+    model_check = sys.modules.get("informer_lab.ui.model_check")
     if model_check is not None:
         for job in list(model_check._JOBS._values.values()):
             job.wait(300)

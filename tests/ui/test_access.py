@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import pytest
 
-from ui.access import (COOKIE, HEALTH, MIN_TOKEN, Access, AccessMiddleware, TokenError, access_for, host_name,
+from informer_lab.ui.access import (COOKIE, HEALTH, MIN_TOKEN, Access, AccessMiddleware, TokenError, access_for, host_name,
                        is_loopback, safe_path)
 
 TOKEN = "s3cret-token-of-the-lab"
@@ -186,7 +186,7 @@ def test_a_short_token_is_refused_and_wrong_guesses_wait_longer_and_longer(monke
     async def sleep(seconds):
         waits.append(seconds)
 
-    monkeypatch.setattr("ui.access.asyncio.sleep", sleep)
+    monkeypatch.setattr("informer_lab.ui.access.asyncio.sleep", sleep)
     access = access_for("0.0.0.0", environ={"INFORMER_LAB_TOKEN": TOKEN})
     middleware = AccessMiddleware(Inner(), access)
 
@@ -222,7 +222,7 @@ def test_a_local_lab_refuses_what_a_proxy_forwarded_from_off_this_machine():
 
 
 def test_streamlit_asks_no_other_host_for_this_machines_address():
-    import app  # noqa: F401  the server module: it turns the lookup off
+    import informer_lab.ui.server  # noqa: F401  the server's parts: importing them turns the lookup off
     from streamlit import net_util
 
     calls = []

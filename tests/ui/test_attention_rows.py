@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ui.attention_rows import LOG_FLOOR, MAX_HEIGHT, MAX_LABELS, HeadRows, rows_heatmap
+from informer_lab.ui.attention_rows import LOG_FLOOR, MAX_HEIGHT, MAX_LABELS, HeadRows, rows_heatmap
 
 
 def _rows(u: int, L_K: int) -> HeadRows:
@@ -41,7 +41,7 @@ def test_the_log_scale_colours_by_log10_and_hovers_the_weight():
 
 def test_a_long_history_is_cut_to_the_recent_steps_beside_the_forecast():
     import pandas as pd
-    from ui.charts import recent
+    from informer_lab.ui.charts import recent
     stamps = pd.date_range("2024-01-01", periods=1440, freq="15min")
     history = pd.DataFrame({"timestamp": stamps.repeat(2), "column": ["a", "b"] * 1440, "value": range(2880)})
     cut = recent(history, 96)
@@ -51,7 +51,7 @@ def test_a_long_history_is_cut_to_the_recent_steps_beside_the_forecast():
 
 
 def test_rows_longer_than_a_chart_is_wide_are_drawn_in_bins_that_keep_each_peak():
-    from ui.attention_rows import MAX_KEY_COLUMNS, binned_max, key_bin_width
+    from informer_lab.ui.attention_rows import MAX_KEY_COLUMNS, binned_max, key_bin_width
     rows = _rows(45, 5760)
     rows.z[3, 4321] = 0.9  # a spike must keep its height in its bin
     fig = rows_heatmap(rows, [f"s{i}" for i in range(45)], [f"2024-01-01 {i}" for i in range(5760)], "t", False)

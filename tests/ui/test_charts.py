@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ui.charts import thin
+from informer_lab.ui.charts import thin
 
 
 def test_a_long_line_is_thinned_to_its_bucket_extremes_and_keeps_its_ends():

@@ -10,22 +10,26 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import runpy
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+import pytest
 from streamlit.web.server.app_discovery import discover_asgi_app
 
-from ui import server
+from informer_lab.source import PACKAGE, SERVER_APP
+from informer_lab.ui import server
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "lab.py"
+SCRIPT = PACKAGE / "lab.py"
 
 # What lab.py and the data half of ui/data_model/page.py import before the page's first chart.
-COLD_PATH = ["analysis.data", "analysis.errors", "ui.nav", "ui.frames", "ui.state", "ui.settings", "ui.tables",
-             "ui.charts", "ui.widgets", "ui.deferred", "ui.data_model.charts", "ui.data_model.tables",
-             "ui.data_model.source", "ui.data_model.data_view"]
+COLD_PATH = ["informer_lab.analysis.data", "informer_lab.analysis.errors",
+             *(f"informer_lab.ui.{name}" for name in ("nav", "frames", "state", "settings", "tables", "charts", "widgets",
+                                                     "deferred", "data_model.charts", "data_model.tables",
+                                                     "data_model.source", "data_model.data_view"))]
 
 # Two runs of lab.py in one fresh interpreter. The first is a fresh server's first run; the second stands in
 # for the rerun that the browser's ready report triggers (AppTest runs no JavaScript; any later run of the
@@ -57,20 +61,21 @@ def test_the_data_half_of_the_app_does_not_import_torch():
 
 
 def test_the_check_can_fail():
-    assert _loads_torch(COLD_PATH + ["ui.cache"])  # the model half does load torch
+    assert _loads_torch(COLD_PATH + ["informer_lab.ui.cache"])  # the model half does load torch
 
 
 def test_the_page_imports_the_model_half_only_after_its_chart():
     page = (ROOT / "ui" / "data_model" / "page.py").read_text()
     chart = page.index("data_view.draw(")
     assert "widgets.chart(charts.series_figure(" in (ROOT / "ui" / "data_model" / "data_view.py").read_text()
-    model_half = page.index("from ui.data_model import model_panel, training")
+    model_half = page.index("from informer_lab.ui.data_model import model_panel, training")
     assert chart < page.index("deferred.model_stack_loaded()") < model_half
-    for heavy in ("from ui import cache", "from ui.jobs import", "from analysis.learning.training import",
-                  "from analysis.learning.workflow import"):
+    for heavy in ("from informer_lab.ui import cache", "from informer_lab.ui.jobs import",
+                  "from informer_lab.analysis.learning.training import",
+                  "from informer_lab.analysis.learning.workflow import"):
         assert heavy not in page[:model_half], heavy
     script = SCRIPT.read_text()
-    assert script.index("page.run()") < script.index("from ui import sidebar")
+    assert script.index("page.run()") < script.index("from informer_lab.ui import sidebar")
 
 
 def test_a_fresh_server_draws_the_data_first_and_loads_the_model_on_the_next_run(runs_dir):
@@ -93,7 +98,7 @@ def test_a_fresh_server_draws_the_data_first_and_loads_the_model_on_the_next_run
 # modules did the first run still have to import? And is the sample's frame already in the CSV cache?
 WARM_THEN_RUN = f"""
 import json, sys
-from ui import frames, server, state
+from informer_lab.ui import frames, server, state
 server.warm_up()
 warm = set(sys.modules)
 torch_after_warm_up = "torch" in sys.modules
@@ -104,22 +109,23 @@ rows = state.load_data(state.sample_data_ref()).frame.n_rows  # must come from t
 frames.load_csv = real_load_csv
 from streamlit.testing.v1 import AppTest
 at = AppTest.from_file({str(SCRIPT)!r}, default_timeout=120).run()
-ours = ("analysis", "ui", "model", "pandas", "plotly")
+ours = ("informer_lab", "pandas", "plotly")
 late = sorted(m for m in set(sys.modules) - warm if m.split(".")[0] in ours)
 print(json.dumps(dict(torch=torch_after_warm_up, rows=rows, late=late, charts=len(at.get("plotly_chart")),
                       exception=[e.value for e in at.exception])))
 """
 
 
-def test_streamlit_run_app_py_serves_the_script_through_the_app():
-    found = discover_asgi_app(ROOT / "app.py")
+@pytest.mark.parametrize("served", [ROOT / "app.py", SERVER_APP], ids=["checkout", "installed"])
+def test_streamlit_run_app_py_serves_the_script_through_the_app(served):
+    """`streamlit run app.py` in a checkout and the file `informer-lab ui` serves: the same st.App."""
+    found = discover_asgi_app(served)
     assert found.is_asgi_app and found.app_name == "app"
-    import app as served  # the st.App itself: its script, its lifespan (the warm-up) and the access middleware
+    app = runpy.run_path(str(served))["app"]  # the st.App itself: its script, its lifespan and the middleware
 
-    from ui.access import AccessMiddleware
+    from informer_lab.ui.access import AccessMiddleware
 
-    app = served.app
-    assert Path(app.script_path).name == "lab.py" and SCRIPT.is_file()
+    assert Path(app.script_path) == SCRIPT and SCRIPT.is_file()
     assert app._user_lifespan is server.lifespan
     assert any(m.cls is AccessMiddleware for m in app._user_middleware)
 

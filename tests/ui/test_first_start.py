@@ -5,10 +5,10 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-import ui.cache  # noqa: F401  the model stack loaded, as in a server past its first run (test_cold_path)
+import informer_lab.ui.cache  # noqa: F401  the model stack loaded, as in a server past its first run (test_cold_path)
 from tests.ui.conftest import APP
 from tests.ui.helpers import MASK_PAGE, sidebar_text, table
-from ui import settings
+from informer_lab.ui import settings
 
 
 def test_first_start_installs_the_shipped_sample_model_and_every_page_works(tmp_path, monkeypatch):

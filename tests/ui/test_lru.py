@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from ui.lru import SharedLRU
+from informer_lab.ui.lru import SharedLRU
 
 
 def test_concurrent_askers_of_one_key_share_one_computation():

@@ -2,17 +2,17 @@
 the analysis' own verdict on the model, with the linear fit shared with Compare."""
 from __future__ import annotations
 
-from analysis.compare.baselines import fit_linear_baseline
-from analysis.compare.verdict import check_against_baselines
-from analysis.data import load_csv
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.compare.baselines import fit_linear_baseline
+from informer_lab.analysis.compare.verdict import check_against_baselines
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 
 
 def test_the_banner_draws_the_verdict_of_the_check_it_started(open_app, tiny_trained):
     import numpy as np
 
-    from ui import cache, model_check
+    from informer_lab.ui import cache, model_check
     model_check._JOBS.clear()
     cache._LINEAR.clear()
     at = open_app("ui/head_masking/page.py")  # any analysis page starts the check and does not wait for it

@@ -10,7 +10,7 @@ from tests.ui.helpers import MASK_PAGE, charts
 
 
 def test_the_screen_report_holds_every_figure_drawn_and_the_provenance(open_app):
-    from ui import screen_report
+    from informer_lab.ui import screen_report
     at = open_app(MASK_PAGE)
     assert not at.exception, at.exception
     collected = at.session_state[screen_report.KEY]
@@ -18,7 +18,7 @@ def test_the_screen_report_holds_every_figure_drawn_and_the_provenance(open_app)
     assert len(collected["figures"]) == len(charts(at)) >= 1
     assert any(b.label.startswith("Download this screen as a report") for b in at.sidebar.get("download_button"))
     # build it as the button would
-    from ui import state
+    from informer_lab.ui import state
     model = state.load_model(state.model_ref())
     data = state.load_data(state.sample_data_ref())
     raw = SAMPLE_CSV.read_bytes()
@@ -31,7 +31,7 @@ def test_the_screen_report_holds_every_figure_drawn_and_the_provenance(open_app)
 
 
 def test_a_rerun_replaces_the_collection_instead_of_adding_to_it(open_app):
-    from ui import screen_report
+    from informer_lab.ui import screen_report
     at = open_app(MASK_PAGE)
     first = len(at.session_state[screen_report.KEY]["figures"])
     at.selectbox(key="hm_column").set_value("price").run()

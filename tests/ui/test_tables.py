@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from tests.ui.helpers import parse_markdown_table
-from ui.tables import markdown_table
+from informer_lab.ui.tables import markdown_table
 
 
 def test_a_markdown_table_shows_every_cell_as_its_text():
@@ -22,7 +22,7 @@ def test_a_markdown_table_shows_every_cell_as_its_text():
 
 
 def test_mean_ablation_averages_a_bounded_number_of_input_rows():
-    from ui.cache import MEAN_ROWS, mean_windows
+    from informer_lab.ui.cache import MEAN_ROWS, mean_windows
     assert mean_windows(48) == mean_windows(96) == 256
     assert mean_windows(1440) == 32 and mean_windows(5760) == 32  # never fewer than 32 windows
     assert mean_windows(384) == 64 and mean_windows(384) * 384 <= MEAN_ROWS

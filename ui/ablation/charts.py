@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.heads.masking import BASELINE as BASELINE_ROW
-from ui.ablation.tables import NEGLIGIBLE
-from ui.charts import BASELINE, BETTER, VAL, WORSE, hline, layout
-from analysis.heads.names import head_name
+from informer_lab.analysis.heads.masking import BASELINE as BASELINE_ROW
+from informer_lab.ui.ablation.tables import NEGLIGIBLE
+from informer_lab.ui.charts import BASELINE, BETTER, VAL, WORSE, hline, layout
+from informer_lab.analysis.heads.names import head_name
 
 KIND_COLOURS = {"encoder": "#1f77b4", "decoder_self": "#9467bd", "cross": "#ff7f0e"}
 KIND_NAMES = {"encoder": "encoder self", "decoder_self": "decoder self (causal)", "cross": "cross"}

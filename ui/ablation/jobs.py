@@ -19,13 +19,13 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from analysis.heads.ablation import head_sweep, layer_masking, leave_one_in, n_to_mask, pruning_curve, random_masking
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
-from analysis.heads.importance import head_importance
-from ui.ablation.tables import STUDIES, combine_importance, combine_random
-from ui.compute import one_thread
-from ui.jobs import BackgroundJob
+from informer_lab.analysis.heads.ablation import head_sweep, layer_masking, leave_one_in, n_to_mask, pruning_curve, random_masking
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.heads.importance import head_importance
+from informer_lab.ui.ablation.tables import STUDIES, combine_importance, combine_random
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.jobs import BackgroundJob
 
 
 @dataclass(frozen=True)

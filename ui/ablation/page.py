@@ -9,18 +9,18 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.heads.ablation import HeadSweep
-from analysis.heads.masking import BASELINE
-from ui import state, widgets
-from ui.ablation import jobs, tables
-from ui.ablation.tables import STUDIES
-from ui.cache import mean_contexts_for, mean_windows
-from ui.tables import file_stem
-from analysis.heads.lists import REMOVABLE, head_lists
-from analysis.intervals import METHOD
-from ui.ablation.charts import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure, random_boxes,
+from informer_lab.analysis.heads.ablation import HeadSweep
+from informer_lab.analysis.heads.masking import BASELINE
+from informer_lab.ui import state, widgets
+from informer_lab.ui.ablation import jobs, tables
+from informer_lab.ui.ablation.tables import STUDIES
+from informer_lab.ui.cache import mean_contexts_for, mean_windows
+from informer_lab.ui.tables import file_stem
+from informer_lab.analysis.heads.lists import REMOVABLE, head_lists
+from informer_lab.analysis.intervals import METHOD
+from informer_lab.ui.ablation.charts import (horizon_figure, importance_scatter, leave_one_in_bars, pruning_figure, random_boxes,
                                 site_bars, sweep_bars, sweep_heatmap)
-from analysis.heads.names import head_name
+from informer_lab.analysis.heads.names import head_name
 
 RUNS_KEY = "abl_runs"  # study → the keys this tab asked for, oldest first
 WINDOW_CHOICES = (32, 128, 512, None)  # None: the whole split

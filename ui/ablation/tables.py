@@ -8,9 +8,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.heads.ablation import random_masking_summary
-from analysis.heads.importance import rank_correlation
-from analysis.heads.masking import BASELINE
+from informer_lab.analysis.heads.ablation import random_masking_summary
+from informer_lab.analysis.heads.importance import rank_correlation
+from informer_lab.analysis.heads.masking import BASELINE
 
 STUDIES = {  # key → title (tab and progress line)
     "sweep": "Single-head sweep",

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.anatomy.flow import flow
-from analysis.anatomy.rollout import Graph, Pieces, Relevance, record_pieces, window_graph
-from analysis.attention.recording import window_batch
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
-from ui.compute import one_thread
-from ui.lru import SharedLRU
+from informer_lab.analysis.anatomy.flow import flow
+from informer_lab.analysis.anatomy.rollout import Graph, Pieces, Relevance, record_pieces, window_graph
+from informer_lab.analysis.attention.recording import window_batch
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
 
 _PIECES: SharedLRU[Pieces] = SharedLRU(8)
 _FLOWS: SharedLRU[Relevance] = SharedLRU(64)

@@ -8,12 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.anatomy.direct import window_parts
-from analysis.anatomy.lens import forecast_lens, window_readings
-from ui import widgets
-from ui.anatomy import charts
-from ui.compute import one_thread
-from ui.lru import SharedLRU
+from informer_lab.analysis.anatomy.direct import window_parts
+from informer_lab.analysis.anatomy.lens import forecast_lens, window_readings
+from informer_lab.ui import widgets
+from informer_lab.ui.anatomy import charts
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
 
 LENS_WINDOWS = 128
 FIT_WINDOWS = 256

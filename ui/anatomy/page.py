@@ -8,15 +8,15 @@ on small graphs and on request on large ones.
 """
 import streamlit as st
 
-from analysis.anatomy.flow import MAX_EDGES, flow_edges
-from analysis.anatomy.rollout import rollout
-from analysis.anatomy.transfer import FORMS
-from analysis.errors import InformerLabError
-from analysis.instruments.window_edits import window_frame
-from ui import state, widgets
-from ui.anatomy import cache, charts, lens_view, tables
-from ui.charts import stamps
-from ui.tables import file_stem
+from informer_lab.analysis.anatomy.flow import MAX_EDGES, flow_edges
+from informer_lab.analysis.anatomy.rollout import rollout
+from informer_lab.analysis.anatomy.transfer import FORMS
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.instruments.window_edits import window_frame
+from informer_lab.ui import state, widgets
+from informer_lab.ui.anatomy import cache, charts, lens_view, tables
+from informer_lab.ui.charts import stamps
+from informer_lab.ui.tables import file_stem
 
 FORM_HELP = {"routed": "the max-pool's winning conv position per channel, spread over its three taps (default)",
              "structural": "the conv's three taps composed with the pool's three (1, 2, 3, 2, 1 / 9 inside)",

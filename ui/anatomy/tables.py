@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.anatomy.relevance import spearman_rows
-from analysis.attention.positions import distilled_spans
+from informer_lab.analysis.anatomy.relevance import spearman_rows
+from informer_lab.analysis.attention.positions import distilled_spans
 
 
 def level_grid(levels: pd.DataFrame, inputs: np.ndarray, lengths: dict[int, int], seq_len: int, padding: int

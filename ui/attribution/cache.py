@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.instruments.attribution import Attribution, input_attribution
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
-from ui.compute import one_thread
+from informer_lab.analysis.instruments.attribution import Attribution, input_attribution
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
+from informer_lab.ui.compute import one_thread
 
 
 @st.cache_data(max_entries=64, show_spinner="Integrating gradients along the path from the baseline…")

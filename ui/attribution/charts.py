@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import DIVERGING, TRUTH, layout
+from informer_lab.ui.charts import DIVERGING, TRUTH, layout
 
 
 def attribution_heatmap(z: np.ndarray, times: pd.Index, features: Sequence[str], title: str,

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.instruments.attribution import BASELINES
-from analysis.errors import InformerLabError
-from ui import state, widgets
-from ui.attribution import cache, charts, tables as views
-from ui.cache import n_windows
-from ui.tables import file_stem
+from informer_lab.analysis.instruments.attribution import BASELINES
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.ui import state, widgets
+from informer_lab.ui.attribution import cache, charts, tables as views
+from informer_lab.ui.cache import n_windows
+from informer_lab.ui.tables import file_stem
 
 PARAMS_KEY = "at_params"
 LARGE_GAP = 0.01  # relative completeness gap above which the page explains the jumps

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
-from ui.compute import one_thread
-from ui.lru import SharedLRU
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
 
 _COMPOSITION: SharedLRU = SharedLRU(8)
 _ATP: SharedLRU = SharedLRU(8)
@@ -15,7 +15,7 @@ _PATHS: SharedLRU = SharedLRU(16)
 
 
 def composition(model_key: str, seed: int, _checkpoint: Checkpoint):
-    from analysis.circuits.composition import composition_scores
+    from informer_lab.analysis.circuits.composition import composition_scores
 
     def make():
         with st.spinner("Composition scores and their random baselines…"), one_thread():
@@ -25,7 +25,7 @@ def composition(model_key: str, seed: int, _checkpoint: Checkpoint):
 
 def atp(model_key: str, data_key: str, split: str, pairs: int, seed: int, _checkpoint: Checkpoint,
         _prepared: PreparedData):
-    from analysis.circuits.attribution import atp_vs_exact
+    from informer_lab.analysis.circuits.attribution import atp_vs_exact
 
     def make():
         with st.spinner(f"AtP and exact patching on {pairs} pairs of windows…"), one_thread():
@@ -39,7 +39,7 @@ def atp_done(model_key: str, data_key: str, split: str, pairs: int, seed: int):
 
 def path(model_key: str, data_key: str, split: str, sender: str, receivers: tuple, pairs: int, seed: int,
          _checkpoint: Checkpoint, _prepared: PreparedData):
-    from analysis.circuits.paths import path_patching
+    from informer_lab.analysis.circuits.paths import path_patching
 
     def make():
         with st.spinner(f"Path patching on {pairs} pairs of windows…"), one_thread():

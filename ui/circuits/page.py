@@ -3,11 +3,11 @@ same shapes), attribution patching checked head by head against exact patching, 
 along chosen receivers only). Each tab is drawn only while open; the patching runs wait for their button."""
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from ui import state, widgets
-from ui.circuits import cache, charts, tables
-from analysis.circuits.attribution import independent_pairs
-from ui.tables import file_stem
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.ui import state, widgets
+from informer_lab.ui.circuits import cache, charts, tables
+from informer_lab.analysis.circuits.attribution import independent_pairs
+from informer_lab.ui.tables import file_stem
 
 st.title("Circuits")
 model, data, prepared, seed, checkpoint, config = state.require_page()

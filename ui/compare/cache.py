@@ -12,14 +12,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.compare.comparison import Comparison, compare_forecasts, window_overlay
-from analysis.data import PreparedData
-from model import Informer
-from ui.cache import keep_linear_baseline, known_linear_baseline
-from ui.compute import one_thread
-from ui.lru import SharedLRU
-from ui.second_model import SECOND
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.compare.comparison import Comparison, compare_forecasts, window_overlay
+from informer_lab.analysis.data import PreparedData
+from informer_lab.model import Informer
+from informer_lab.ui.cache import keep_linear_baseline, known_linear_baseline
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
+from informer_lab.ui.second_model import SECOND
 
 
 WORKERS = max(1, min(4, os.cpu_count() or 1))  # threads the passes share (one torch thread each)

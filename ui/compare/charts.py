@@ -6,7 +6,7 @@ from typing import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import HISTORY, TRUTH, layout, recent, vline
+from informer_lab.ui.charts import HISTORY, TRUTH, layout, recent, vline
 
 MODEL_COLOURS = {"informer": "#d62728", "informer_full_counterfactual": "#1f77b4", "full_attention_model": "#9467bd",
                  "last_value": "#7f7f7f", "seasonal_naive": "#2ca02c", "linear": "#ff7f0e"}

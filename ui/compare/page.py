@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from analysis.intervals import METHOD
-from analysis.learning.training import TrainSettings
-from analysis.learning.windows import limit_windows
-from ui import second_model, state, widgets
-from ui.compare import cache, charts, tables as views
-from ui.cache import n_windows
-from ui.tables import file_stem
-from ui.compare.twin import TwinJob
-from ui.widgets import csv_download
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.intervals import METHOD
+from informer_lab.analysis.learning.training import TrainSettings
+from informer_lab.analysis.learning.windows import limit_windows
+from informer_lab.ui import second_model, state, widgets
+from informer_lab.ui.compare import cache, charts, tables as views
+from informer_lab.ui.cache import n_windows
+from informer_lab.ui.tables import file_stem
+from informer_lab.ui.compare.twin import TwinJob
+from informer_lab.ui.widgets import csv_download
 
 PARAMS_KEY = "cp_params"
 WINDOW_CHOICES = (512, 2048, None)  # None: every window of the split

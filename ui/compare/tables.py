@@ -5,9 +5,9 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from analysis.compare.comparison import COUNTERFACTUAL, FULL_MODEL, INFORMER, LAST_VALUE, LINEAR, SEASONAL_NAIVE
-from analysis.intervals import interval_sign
-from ui.tables import COMPARED
+from informer_lab.analysis.compare.comparison import COUNTERFACTUAL, FULL_MODEL, INFORMER, LAST_VALUE, LINEAR, SEASONAL_NAIVE
+from informer_lab.analysis.intervals import interval_sign
+from informer_lab.ui.tables import COMPARED
 
 MODEL_LABELS = {
     INFORMER: "Informer (as trained, ProbSparse)",

@@ -9,11 +9,11 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from analysis.compare.comparison import train_full_attention_twin
-from analysis.data import PreparedData
-from analysis.learning.training import TrainSettings
-from model import Informer, InformerConfig
-from ui.jobs import ProgressJob
+from informer_lab.analysis.compare.comparison import train_full_attention_twin
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.learning.training import TrainSettings
+from informer_lab.model import Informer, InformerConfig
+from informer_lab.ui.jobs import ProgressJob
 
 
 class TwinJob(ProgressJob):

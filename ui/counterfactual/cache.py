@@ -7,12 +7,12 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.instruments.counterfactual import Counterfactual, counterfactual
-from analysis.data import PreparedData
-from analysis.instruments.window_edits import Edit, parse_edit
-from ui.compute import one_thread
-from ui.lru import SharedLRU
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.instruments.counterfactual import Counterfactual, counterfactual
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.instruments.window_edits import Edit, parse_edit
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
 
 _RUNS: SharedLRU[Counterfactual] = SharedLRU(32)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import HISTORY, TRUTH, layout, vline
+from informer_lab.ui.charts import HISTORY, TRUTH, layout, vline
 
 ORIGINAL, EDITED = "#1f77b4", "#d62728"
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from analysis.instruments.window_edits import window_frame
-from ui import state, widgets
-from ui.charts import stamps
-from ui.counterfactual import cache, charts, tables
-from ui.tables import file_stem
-from analysis.heads.names import head_name
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.instruments.window_edits import window_frame
+from informer_lab.source import command
+from informer_lab.ui import state, widgets
+from informer_lab.ui.charts import stamps
+from informer_lab.ui.counterfactual import cache, charts, tables
+from informer_lab.ui.tables import file_stem
+from informer_lab.analysis.heads.names import head_name
 
 st.title("Counterfactual editor")
 st.caption("Edit the encoder window, then compare the model's run on the window as it is and edited, with the "
@@ -81,7 +82,7 @@ m[0].metric("Input cells changed", f"{changed_cells:,}")
 m[1].metric("Max |forecast change|", f"{result.max_abs_difference:.4g}", help="Original units, any column.")
 m[2].metric("Heads whose top-u moved", f"{int((moved['jaccard'] < 1).sum())} of {len(moved)}",
             help="ProbSparse heads whose set of selected queries differs between the two runs.")
-st.caption(f"The edit, as the CLI writes it: `{result.edit}` (`python cli.py counterfactual --edit …`).")
+st.caption(f"The edit, as the CLI writes it: `{result.edit}` (`{command('counterfactual --edit …')}`).")
 if changed_cells == 0:
     st.info("This edit changes no input cell, so both runs are the same computation.")
 

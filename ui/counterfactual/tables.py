@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.instruments.window_edits import Edit, check_edit
+from informer_lab.analysis.instruments.window_edits import Edit, check_edit
 
 PRESETS = {"none": "no edit", "spike": "a spike at t", "shift": "a level shift from t", "scale": "scale from t",
            "trend": "a trend from t", "zero": "a covariate zeroed", "shuffle": "a covariate shuffled",

@@ -5,7 +5,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.charts import TRAIN, VAL, layout
+from informer_lab.ui.charts import TRAIN, VAL, layout
 
 
 def series_figure(long: pd.DataFrame, columns: list[str], title: str) -> go.Figure:

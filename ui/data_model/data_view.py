@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.data import SeriesFrame, describe_frequency
-from ui import widgets
-from ui.data_model import charts, tables
-from ui.tables import file_stem
+from informer_lab.analysis.data import SeriesFrame, describe_frequency
+from informer_lab.ui import widgets
+from informer_lab.ui.data_model import charts, tables
+from informer_lab.ui.tables import file_stem
 
 MAX_PLOT_POINTS = 2000  # per column, min/max pairs: about one pair per pixel of a wide chart
 MAX_PLOTTED = 8  # columns drawn at once (a panel each)

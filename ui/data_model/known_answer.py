@@ -6,9 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from analysis.planted.synth import KINDS, Answer, SynthSpec, answer_json, generate
-from ui import frames, state
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.planted.synth import KINDS, Answer, SynthSpec, answer_json, generate
+from informer_lab.source import command
+from informer_lab.ui import frames, state
 
 ANSWERS = "known_answers"  # session state: data digest → answer dict
 KIND_HELP = {"seasonal_ar": "y_t = φ·y_{t−s} (+ a second lag) + noise", "driver": "y also reads a driver column at a lag",
@@ -103,4 +104,4 @@ def draw() -> None:
     c[1].download_button("Download the answer", answer_json(answer), file_name=ref.name[:-4] + ".answer.json",
                          mime="application/json", icon=":material/download:", on_click="ignore", key="ka_json")
     c[2].caption("Train a model on it below, then open **Known answers** to test the instruments against it "
-                 "(`python cli.py selftest` does the same).")
+                 f"(`{command('selftest')}` does the same).")

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.data import RepairReport
-from analysis.errors import InformerLabError
-from ui import cache, frames, settings, sidebar, state, widgets
-from ui.data_model import tables
+from informer_lab.analysis.data import RepairReport
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.ui import cache, frames, settings, sidebar, state, widgets
+from informer_lab.ui.data_model import tables
 
 
 def draw() -> None:

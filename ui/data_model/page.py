@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from ui import deferred, state
-from ui.data_model import data_view, source
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.ui import deferred, state
+from informer_lab.ui.data_model import data_view, source
 
 st.title("Data & model")
 st.caption("The data every page analyses, and the model it analyses it with. Both are per browser tab.")
@@ -37,7 +37,7 @@ if not deferred.model_stack_loaded():
     st.info("Loading PyTorch and the active model (once per server start)…", icon=":material/hourglass_top:")
     state.stop_page()
 
-from ui.data_model import model_panel, training  # noqa: E402  (torch)
+from informer_lab.ui.data_model import model_panel, training  # noqa: E402  (torch)
 
 model_panel.draw()
 

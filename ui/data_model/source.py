@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from analysis.data import LongTable, ReadOptions, SeriesError
-from analysis.errors import InformerLabError
-from ui import frames, state
-from ui.data_model import known_answer
-from ui.data_model.tables import series_label
-from analysis.data.messages import short_name
+from informer_lab.analysis.data import LongTable, ReadOptions, SeriesError
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.ui import frames, state
+from informer_lab.ui.data_model import known_answer
+from informer_lab.ui.data_model.tables import series_label
+from informer_lab.analysis.data.messages import short_name
 
 SOURCES = ("Bundled sample", "Upload a CSV", "Known answer (generated)")
 FAILED_KEY = "csv_upload_failed"  # the Refusal of the last file the uploader held

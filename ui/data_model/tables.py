@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.errors import ConfigError
+from informer_lab.analysis.errors import ConfigError
 
 if TYPE_CHECKING:  # annotations only: this module stays importable before torch loads (the cold start)
-    from analysis.learning.training import TrainProgress
+    from informer_lab.analysis.learning.training import TrainProgress
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.data import DataSpec, Fit, column_departure, describe_frequency, ett_steps_per_hour, fitting_sizes, \
+from informer_lab.analysis.data import DataSpec, Fit, column_departure, describe_frequency, ett_steps_per_hour, fitting_sizes, \
     window_budget
-from analysis.errors import InformerLabError
-from analysis.outputs import OutputError, check_folder_target, describe_os_error
-from analysis.learning.attention_options import ATTENTION_KINDS, describe_parameters, parse_attention_options, \
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.outputs import OutputError, check_folder_target, describe_os_error
+from informer_lab.analysis.learning.attention_options import ATTENTION_KINDS, describe_parameters, parse_attention_options, \
     split_option_text
-from analysis.learning.training import TrainSettings
-from analysis.learning.workflow import ModelSize
-from ui import settings, sidebar, state, widgets
-from ui.compute import one_thread
-from ui.data_model import charts, tables
-from ui.data_model.source import Refusal
-from ui.jobs import TrainJob, check_training_inputs
+from informer_lab.analysis.learning.training import TrainSettings
+from informer_lab.analysis.learning.workflow import ModelSize
+from informer_lab.ui import settings, sidebar, state, widgets
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.data_model import charts, tables
+from informer_lab.ui.data_model.source import Refusal
+from informer_lab.ui.jobs import TrainJob, check_training_inputs
 
 LEARNING_RATES = [1e-2, 3e-3, 2e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5]
 DEFAULTS = TrainSettings()

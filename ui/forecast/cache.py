@@ -10,13 +10,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.compare.comparison import headline_errors
-from analysis.data import PreparedData, SeriesFrame
-from analysis.learning.forecasting import forecast_future
-from ui.compute import one_thread
-from ui.lru import SharedLRU
-from ui.second_model import SECOND
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.compare.comparison import headline_errors
+from informer_lab.analysis.data import PreparedData, SeriesFrame
+from informer_lab.analysis.learning.forecasting import forecast_future
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
+from informer_lab.ui.second_model import SECOND
 
 _ERRORS: SharedLRU[pd.DataFrame] = SharedLRU(32)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import FORECAST, TRUTH, layout, thin, vline
+from informer_lab.ui.charts import FORECAST, TRUTH, layout, thin, vline
 
 
 SECOND_COLOUR = "#9467bd"

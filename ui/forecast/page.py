@@ -4,15 +4,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.compare.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
-from analysis.data import describe_frequency
-from analysis.errors import InformerLabError
-from analysis.intervals import METHOD, interval_sign
-from analysis.learning.windows import limit_windows
-from ui import model_check, second_model, state, widgets
-from ui.forecast import cache, charts, tables
-from ui.cache import n_windows, prepared_for
-from ui.tables import COMPARED, file_stem
+from informer_lab.analysis.compare.comparison import INFORMER, LAST_VALUE, SEASONAL_NAIVE
+from informer_lab.analysis.data import describe_frequency
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.intervals import METHOD, interval_sign
+from informer_lab.analysis.learning.windows import limit_windows
+from informer_lab.ui import model_check, second_model, state, widgets
+from informer_lab.ui.forecast import cache, charts, tables
+from informer_lab.ui.cache import n_windows, prepared_for
+from informer_lab.ui.tables import COMPARED, file_stem
 
 st.title("Forecast")
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
-from analysis.heads.masking import WindowForecast, head_mask, masked_window_forecast
-from ui.cache import mean_contexts_for
-from ui.compute import one_thread
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.heads.masking import WindowForecast, head_mask, masked_window_forecast
+from informer_lab.ui.cache import mean_contexts_for
+from informer_lab.ui.compute import one_thread
 
 
 @st.cache_data(max_entries=256, show_spinner="Running the masked forecast…")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import BASELINE, BETTER, HISTORY, MASKED, TRUTH, WORSE, hline, layout, recent, vline
+from informer_lab.ui.charts import BASELINE, BETTER, HISTORY, MASKED, TRUTH, WORSE, hline, layout, recent, vline
 
 
 def masking_figure(history: pd.DataFrame, rows: pd.DataFrame, column: str, title: str) -> go.Figure:

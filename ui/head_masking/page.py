@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.heads.names import head_name
-from ui import second_model, state, widgets
-from ui.cache import mean_windows
-from ui.head_masking import cache, charts, tables
-from ui.tables import file_stem
+from informer_lab.analysis.heads.names import head_name
+from informer_lab.ui import second_model, state, widgets
+from informer_lab.ui.cache import mean_windows
+from informer_lab.ui.head_masking import cache, charts, tables
+from informer_lab.ui.tables import file_stem
 
 st.title("Head masking")
 model, data, prepared, seed, checkpoint, config = state.require_page()

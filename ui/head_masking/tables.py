@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterable
 
 import pandas as pd
-from analysis.heads.names import head_name
+from informer_lab.analysis.heads.names import head_name
 
 SITE_KINDS = (("encoder", "Encoder self-attention"), ("decoder_self", "Decoder self-attention (causal)"),
               ("cross", "Decoder cross-attention"))

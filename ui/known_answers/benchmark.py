@@ -9,7 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from informer_lab.home import benchmarks_dir
-from ui import widgets
+from informer_lab.source import command
+from informer_lab.ui import widgets
 
 ORDER = ("aup", "aur", "auprc", "comprehensiveness_excess", "sufficiency_excess", "top1", "rank", "planted_lag_mass",
          "mse_over_bayes")
@@ -37,7 +38,8 @@ def draw() -> None:
     root = benchmarks_dir()
     folders = benchmark_folders(root)
     if not folders:
-        st.info(f"No benchmark in `{root}` yet. `informer-lab benchmark --out {root / 'mine'}` trains models on "
+        example = command(f"benchmark --out {root / 'mine'}")
+        st.info(f"No benchmark in `{root}` yet. `{example}` trains models on "
                 "planted series (seasonal AR, a driver beside irrelevant columns, spikes; three seeds each) and "
                 "scores every instrument against the planted answer; about 30 minutes on two cores, `--quick` a "
                 "minute.", icon=":material/info:")

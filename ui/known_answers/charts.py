@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from analysis.heads.faithfulness import Faithfulness
-from ui import charts
+from informer_lab.analysis.heads.faithfulness import Faithfulness
+from informer_lab.ui import charts
 
 
 def baselines_figure(result: Faithfulness) -> go.Figure:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData, SeriesFrame
-from analysis.heads.faithfulness import attention_baselines
-from analysis.planted.selftest import self_test
-from analysis.planted.synth import Answer
-from ui.jobs import PhaseJob
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData, SeriesFrame
+from informer_lab.analysis.heads.faithfulness import attention_baselines
+from informer_lab.analysis.planted.selftest import self_test
+from informer_lab.analysis.planted.synth import Answer
+from informer_lab.ui.jobs import PhaseJob
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -8,20 +8,21 @@ import hashlib
 
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from analysis.planted.known_answer import check_fits
-from analysis.planted.synth import Answer, answer_json
-from ui import state, widgets
-from ui.data_model.known_answer import answer_of, remember, summary
-from ui.known_answers import benchmark, charts, jobs, tables
-from ui.tables import file_stem
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.planted.known_answer import check_fits
+from informer_lab.analysis.planted.synth import Answer, answer_json
+from informer_lab.source import command
+from informer_lab.ui import state, widgets
+from informer_lab.ui.data_model.known_answer import answer_of, remember, summary
+from informer_lab.ui.known_answers import benchmark, charts, jobs, tables
+from informer_lab.ui.tables import file_stem
 
 st.title("Known answers")
 st.caption("Before reading what an instrument says about a model, test it where the answer is known: a series "
            "generated with planted structure (Data & model → *Known answer*), a model trained on it, and each "
            "instrument's reading set against the answer, with a 95 % interval. Below, for any model and data, the "
-           "two baselines of attention as explanation. CLI: `python cli.py selftest …` and `python cli.py "
-           "faithfulness …`.")
+           "two baselines of attention as explanation. CLI: "
+           f"`{command('selftest …')}` and `{command('faithfulness …')}`.")
 model, data, prepared, seed, checkpoint, config = state.require_page()
 
 
@@ -29,12 +30,12 @@ def _answer() -> Answer | None:
     answer = answer_of(data.ref)
     if answer is not None:
         return answer
-    upload = st.file_uploader("The answer file of this data (FILE.answer.json, as `python cli.py synth` writes it)",
+    upload = st.file_uploader(f"The answer file of this data (FILE.answer.json, as `{command('synth')}` writes it)",
                               type=["json"], key="ka_answer_upload")
     if upload is None:
         st.info(f"{data.ref.name} has no planted answer in this tab. Generate a series on **Data & model** "
                 "(source *Known answer*), train a model on it, and come back; or upload the answer file of a "
-                "series made with `python cli.py synth`.", icon=":material/info:")
+                f"series made with `{command('synth')}`.", icon=":material/info:")
         return None
     import json
 

@@ -5,8 +5,8 @@ import math
 
 import pandas as pd
 
-from analysis.heads.faithfulness import Faithfulness
-from analysis.planted.selftest import SelfTest
+from informer_lab.analysis.heads.faithfulness import Faithfulness
+from informer_lab.analysis.planted.selftest import SelfTest
 
 ROLE = {"learned": "the model", "instrument": "instrument", "model": "this model",
         "agreement": "two instruments", "heuristic": "the method's assumption"}

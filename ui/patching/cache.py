@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
-from analysis.instruments.patching import PatchResult, activation_patching
-from ui.compute import one_thread
-from ui.lru import SharedLRU
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.instruments.patching import PatchResult, activation_patching
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
 
 _RESULTS: SharedLRU[PatchResult] = SharedLRU(16)
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import DIVERGING, layout
+from informer_lab.ui.charts import DIVERGING, layout
 
 CLEAN, CORRUPT, PATCHED = "#2ca02c", "#d62728", "#1f77b4"
 

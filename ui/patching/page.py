@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from analysis.instruments.patching import PATCH_POINTS
-from ui import state, widgets
-from ui.patching import cache, charts, tables
-from ui.tables import file_stem
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.instruments.patching import PATCH_POINTS
+from informer_lab.ui import state, widgets
+from informer_lab.ui.patching import cache, charts, tables
+from informer_lab.ui.tables import file_stem
 
 POINTS = {"heads": "each head's context (one at a time, then all at once)",
           "embeddings": "both embedded inputs (a check: gives A exactly)",

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.instruments.patching import ALL_HEADS, PatchResult
-from analysis.heads.names import head_name
+from informer_lab.analysis.instruments.patching import ALL_HEADS, PatchResult
+from informer_lab.analysis.heads.names import head_name
 
 
 def head_matrix(result: PatchResult) -> tuple[np.ndarray, list[str], list[int]]:

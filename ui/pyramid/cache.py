@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
 import pandas as pd
 
-from analysis.attention.pyramid import PyramidReport, pyramid_report
-from ui.compute import one_thread
-from ui.lru import SharedLRU
-from ui.pyramid.tables import pyramid_cells
+from informer_lab.analysis.attention.pyramid import PyramidReport, pyramid_report
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
+from informer_lab.ui.pyramid.tables import pyramid_cells
 
 _REPORTS: SharedLRU[PyramidReport] = SharedLRU(32)
 _CELLS: SharedLRU[pd.DataFrame] = SharedLRU(32)

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import SEQUENTIAL, layout
-from ui.pyramid.tables import steps_text
+from informer_lab.ui.charts import SEQUENTIAL, layout
+from informer_lab.ui.pyramid.tables import steps_text
 
 HIGHLIGHT = "#ff7f0e"
 REPLICA_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]

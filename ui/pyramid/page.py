@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from analysis.compare.pairing import side_by_side
-from ui import attention_rows as attention_rows_view, second_model, state, widgets
-from ui.charts import stamps
-from ui.pyramid import cache, charts, tables as views
-from ui.tables import file_stem
-from ui.widgets import clickable_chart, lazy_csv_download
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.compare.pairing import side_by_side
+from informer_lab.ui import attention_rows as attention_rows_view, second_model, state, widgets
+from informer_lab.ui.charts import stamps
+from informer_lab.ui.pyramid import cache, charts, tables as views
+from informer_lab.ui.tables import file_stem
+from informer_lab.ui.widgets import clickable_chart, lazy_csv_download
 
 PICTURE_KEY = "py_picture"
 ROW_KEY = "py_row"

@@ -6,7 +6,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ui.tables import clicked_customdata
+from informer_lab.ui.tables import clicked_customdata
 
 
 def steps_text(first: int, last: int) -> str:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.instruments.counterfactual import Counterfactual, counterfactual
-from analysis.data import PreparedData
-from analysis.instruments.qk_map import QKMap, qk_map
-from ui.compute import one_thread
-from ui.lru import SharedLRU
-from ui.qk_map.tables import drawn_points
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.instruments.counterfactual import Counterfactual, counterfactual
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.instruments.qk_map import QKMap, qk_map
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
+from informer_lab.ui.qk_map.tables import drawn_points
 
 _MAPS: SharedLRU[QKMap] = SharedLRU(6)
 _DRAWN: SharedLRU[pd.DataFrame] = SharedLRU(6)

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import SEQUENTIAL, WEIGHTS, layout
-from ui.qk_map.tables import traces_of
+from informer_lab.ui.charts import SEQUENTIAL, WEIGHTS, layout
+from informer_lab.ui.qk_map.tables import traces_of
 
 QUERY, KEY = "#d62728", "#1f77b4"
 NO_VALUE = "rgba(150, 150, 150, 0.35)"  # points a colouring has no value for

@@ -10,13 +10,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from analysis.instruments.qk_map import qk_map_table
-from ui import state, widgets
-from ui.qk_map import cache, charts, tables
-from ui.tables import file_stem
-from ui.widgets import clickable_chart
-from analysis.heads.names import head_name
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.instruments.qk_map import qk_map_table
+from informer_lab.ui import state, widgets
+from informer_lab.ui.qk_map import cache, charts, tables
+from informer_lab.ui.tables import file_stem
+from informer_lab.ui.widgets import clickable_chart
+from informer_lab.analysis.heads.names import head_name
 
 SPARSITY_PAGE = "ui/sparsity/page.py"
 POINT_KEY, CHART_KEY, POINT_FRAGMENT = "qk_point", "qk_map", "qk_point_detail"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.instruments.qk_map import QKMap, qk_map_table
+from informer_lab.analysis.instruments.qk_map import QKMap, qk_map_table
 
 MAX_DRAWN = 12_000  # points drawn: a 1,200 × 620 px map shows its density with these; a browser without a GPU
 # (software WebGL) took 5.6 s to redraw 60,000 on a recolouring, 3.1 s for 20,000; the CSV holds every point

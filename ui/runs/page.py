@@ -4,10 +4,11 @@ the list is quick however many runs there are; a run's model loads only when ask
 baselines."""
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from analysis.learning.runs import curves, read_runs, runs_table
-from ui import settings, state, widgets
-from ui.runs import charts, tables
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.learning.runs import curves, read_runs, runs_table
+from informer_lab.source import command
+from informer_lab.ui import settings, state, widgets
+from informer_lab.ui.runs import charts, tables
 
 CHART_RUNS = 8  # the newest runs drawn by default (more can be picked)
 
@@ -18,7 +19,7 @@ records = read_runs(root)
 st.caption(f"Every checkpoint folder in `{root}`, newest first. Losses and test errors are standardised (each "
            "column scaled by its training mean and deviation); the test error is over every test window.")
 if not records:
-    st.info(f"No runs in `{root}` yet: train one on the Data & model page, or with `informer-lab train`.")
+    st.info(f"No runs in `{root}` yet: train one on the Data & model page, or with `{command('train --csv FILE')}`.")
     state.stop_page()
 
 table = runs_table(records)
@@ -57,7 +58,7 @@ with right:
     elif st.toggle(f"Check against seasonal naive and the linear baseline on {data.ref.name}",
                    key=f"runs_check_{name}",
                    help="Loads the model and forecasts up to 512 test windows (in the background)."):
-        from ui import model_check  # torch, only when asked
+        from informer_lab.ui import model_check  # torch, only when asked
 
         try:
             model = state.load_model(state.folder_ref(record.path))

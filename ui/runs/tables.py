@@ -4,8 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.data import SeriesFrame
-from analysis.learning.runs import RunRecord
+from informer_lab.analysis.data import SeriesFrame
+from informer_lab.analysis.learning.runs import RunRecord
 
 COLUMN_CONFIG = {
     "best val loss": st.column_config.NumberColumn(format="%.4g"),
@@ -29,7 +29,7 @@ def settings_rows(record: RunRecord) -> pd.DataFrame:
 
 def data_misfit(record: RunRecord, frame: SeriesFrame) -> str | None:
     """Why `frame` cannot be read by the run's model (its schema.json), or None when it can."""
-    from analysis.learning.workflow import read_schema, schema_misfit
+    from informer_lab.analysis.learning.workflow import read_schema, schema_misfit
 
     schema = read_schema(record.path)
     if schema is None:

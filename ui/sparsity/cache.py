@@ -11,12 +11,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
-from analysis.attention.sparsity import SparsityReport, sparsity_report
-from analysis.attention.sparsity_sites import WindowRecord, record_window, site_agreement, site_exact, site_queries
-from ui.compute import one_thread
-from ui.lru import SharedLRU
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.attention.sparsity import SparsityReport, sparsity_report
+from informer_lab.analysis.attention.sparsity_sites import WindowRecord, record_window, site_agreement, site_exact, site_queries
+from informer_lab.ui.compute import one_thread
+from informer_lab.ui.lru import SharedLRU
 
 _RECORDS: SharedLRU[WindowRecord] = SharedLRU(16)
 _QUERIES: SharedLRU[pd.DataFrame] = SharedLRU(64)

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import HISTORY, SEQUENTIAL, TRUTH, layout, one_per_cell, stamps, thin, vline
-from ui.sparsity.tables import SiteInfo
+from informer_lab.ui.charts import HISTORY, SEQUENTIAL, TRUTH, layout, one_per_cell, stamps, thin, vline
+from informer_lab.ui.sparsity.tables import SiteInfo
 
 SELECTED = "#d62728"
 EXACT = "#1f77b4"

@@ -12,14 +12,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from analysis.compare.pairing import selection_overlap
-from ui import attention_rows as attention_rows_view, second_model, state, widgets
-from ui.charts import stamps
-from ui.sparsity import cache, charts, tables as views
-from ui.tables import file_stem
-from ui.widgets import clickable_chart
-from analysis.heads.names import head_name
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.compare.pairing import selection_overlap
+from informer_lab.ui import attention_rows as attention_rows_view, second_model, state, widgets
+from informer_lab.ui.charts import stamps
+from informer_lab.ui.sparsity import cache, charts, tables as views
+from informer_lab.ui.tables import file_stem
+from informer_lab.ui.widgets import clickable_chart
+from informer_lab.analysis.heads.names import head_name
 
 GRID_KEY = "sp_grid"
 SITE_KEY, HEAD_KEY = "sp_site", "sp_head"

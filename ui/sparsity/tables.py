@@ -8,8 +8,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.attention.recording import SiteRows
-from ui.tables import clicked_customdata
+from informer_lab.analysis.attention.recording import SiteRows
+from informer_lab.ui.tables import clicked_customdata
 
 KIND_TITLES = {"encoder": "encoder self-attention", "decoder_self": "decoder self-attention (causal)",
                "cross": "decoder cross-attention"}

@@ -1,4 +1,4 @@
-"""Starting a study from the app: `python cli.py study …` as a process of its own (Ray starts inside it, apart
+"""Starting a study from the app: the lab's `study` command as a process of its own (Ray starts inside it, apart
 from the Streamlit server), writing into a study folder whose status.json the screen polls."""
 from __future__ import annotations
 
@@ -6,13 +6,11 @@ import csv
 import io
 import subprocess
 import threading
-import sys
 from pathlib import Path
 
-from analysis.data import ReadOptions
-from ui import settings
-
-ROOT = settings.ROOT
+from informer_lab.analysis.data import ReadOptions
+from informer_lab.source import child_command, child_env
+from informer_lab.ui import settings
 
 
 def read_flags(options: ReadOptions) -> list[str]:
@@ -45,13 +43,13 @@ def start(name: str, csv_name: str, data: bytes, options: ReadOptions, train_fla
     csv = folder / (Path(csv_name).name or "data.csv")
     if not csv.is_file() or csv.read_bytes() != data:
         csv.write_bytes(data)
-    command = [sys.executable, str(ROOT / "cli.py"), "study", "--csv", str(csv), *read_flags(options), *train_flags,
-               "--seeds", seeds, "--analyses", ",".join(analyses), "--max-windows", str(max_windows),
+    command = [*child_command("study"), "--csv", str(csv), *read_flags(options), *train_flags, "--seeds", seeds, "--analyses", ",".join(analyses), "--max-windows", str(max_windows),
                "--out", str(folder)]
     if grid:
         command += ["--grid", *grid]
     with open(folder / "study.log", "w") as log:  # the child keeps its own copy of the descriptor
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(command, cwd=folder, env=child_env(), stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
     # Reaped as soon as it ends: a finished study left unwaited stays a zombie until the server exits (the page
     # that started it may never run again).
     threading.Thread(target=process.wait, name=f"reap-study-{process.pid}", daemon=True).start()

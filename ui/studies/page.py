@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.errors import InformerLabError
-from study.findings import load_findings
-from study.folder import request_stop, stop_requested
-from study.plan import format_seeds
-from study.status import STATES
-from ui import settings, state, widgets
-from ui.studies import charts, launch, tables
-from ui.tables import file_stem
+from informer_lab.analysis.errors import InformerLabError
+from informer_lab.source import command
+from informer_lab.study.findings import load_findings
+from informer_lab.study.folder import request_stop, stop_requested
+from informer_lab.study.plan import format_seeds
+from informer_lab.study.status import STATES
+from informer_lab.ui import settings, state, widgets
+from informer_lab.ui.studies import charts, launch, tables
+from informer_lab.ui.tables import file_stem
 
 PICK_KEY = "st_roles"
 SPARSITY_PAGE = "ui/sparsity/page.py"
@@ -22,7 +23,7 @@ st.caption("A study trains one model per seed × setting as Ray tasks (in a proc
            "responsive) and analyses each: the single-head sweep, gradient importance, top-u agreement, every "
            "head's lag profile and role, the forecast lens per layer and every decoder head's direct share, each with a 95 % interval over windows. Across "
            "seeds it matches heads by their lag profiles and reports what holds in every seed. CLI: "
-           "`python cli.py study --csv … --target … --seeds 0-7 --grid attention=prob,full --out studies/NAME`.")
+           f"`{command('study --csv … --target … --seeds 0-7 --grid attention=prob,full --out studies/NAME')}`.")
 
 root = settings.studies_dir()
 folders = tables.study_folders(root)
@@ -75,7 +76,7 @@ def _start_form() -> None:
 
 
 def _study_name(name: str) -> str:
-    from ui.data_model.tables import check_run_name  # the same rule as run names
+    from informer_lab.ui.data_model.tables import check_run_name  # the same rule as run names
 
     return check_run_name(name)
 
@@ -84,7 +85,7 @@ with st.expander("Start a study on the active data", expanded=not folders, icon=
     _start_form()
 
 if not folders:
-    st.info(f"No study in `{root}` yet: start one above, or run `python cli.py study … --out {root}/NAME`.")
+    st.info(f"No study in `{root}` yet: start one above, or run `{command(f'study … --out {root}/NAME')}`.")
     state.stop_page()
 
 names = [f.name for f in folders]
@@ -163,7 +164,7 @@ else:
             st.code(tail, language=None)
 
 def _study_html(path: str) -> str:
-    from analysis.reports.report import render_html, study_report
+    from informer_lab.analysis.reports.report import render_html, study_report
     return render_html(study_report(path))
 
 
@@ -179,7 +180,7 @@ button.download_button("Download the whole study as a report (HTML)", lambda: _s
                        file_name=f"study-{file_stem(chosen)}-report.html", mime="text/html", key="st_report",
                        on_click="ignore", icon=":material/summarize:",
                        help="The plan, every run, the findings with their intervals, removable heads and the role "
-                            "matrix in one HTML file that opens offline (also: python cli.py report --study DIR).")
+                            "matrix in one HTML file that opens offline (also: {command('report --study DIR')}).")
 summary = tables.findings_rows(findings)
 widgets.table(summary, f"study-{chosen}-findings", "st_findings",
               column_config={c: st.column_config.NumberColumn(format="%.4f") for c in summary.columns

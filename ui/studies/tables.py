@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from study.plan import StudyPlan, read_plan
-from ui.tables import clicked_customdata
+from informer_lab.study.plan import StudyPlan, read_plan
+from informer_lab.ui.tables import clicked_customdata
 
 RUN_COLUMNS = {"run": "run", "seed": "seed", "state": "state", "stage": "stage", "fraction": "progress",
                "text": "now", "test_mse": "test MSE", "test_mae": "test MAE", "epochs": "epochs", "seconds": "seconds",
@@ -98,7 +98,7 @@ def page_of(table: pd.DataFrame, page: int, rows: int = PAGE_ROWS) -> tuple[pd.D
 
 def progress_words(live: dict, total: int) -> dict:
     """What the live panel shows: counts, elapsed, ETA and whether a driver works on the study now."""
-    from study.status import STATES, duration, running
+    from informer_lab.study.status import STATES, duration, running
 
     counts = dict.fromkeys(STATES, 0)
     for row in live.get("runs", []):
@@ -187,7 +187,7 @@ def role_pick(selection) -> tuple[int, int] | None:
 def matched_head_effects(folder: Path, matrix: pd.DataFrame, metric: str = "delta_mse") -> pd.DataFrame:
     """Per matched head (rows of the role matrix of one setting): the single-head ΔMSE over seeds (each seed's own
     head index), its mean, spread and t interval over seeds, and in how many seeds removing it hurt."""
-    from analysis.intervals import across_seeds
+    from informer_lab.analysis.intervals import across_seeds
 
     path = folder / "tables" / "sweep.csv"
     if matrix.empty or not path.is_file():

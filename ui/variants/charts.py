@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.instruments.variants import Variants
-from ui import charts
+from informer_lab.analysis.instruments.variants import Variants
+from informer_lab.ui import charts
 
 
 def accuracy_figure(result: Variants) -> go.Figure:

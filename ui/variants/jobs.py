@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.instruments.attention_cost import cost_sweep
-from analysis.checkpoints.folder import Checkpoint
-from analysis.data import PreparedData
-from analysis.instruments.variants import compare_kinds
-from ui.jobs import PhaseJob
+from informer_lab.analysis.instruments.attention_cost import cost_sweep
+from informer_lab.analysis.checkpoints.folder import Checkpoint
+from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.instruments.variants import compare_kinds
+from informer_lab.ui.jobs import PhaseJob
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

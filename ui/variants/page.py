@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.instruments.attention_cost import LENGTHS
-from analysis.instruments.variants import KINDS, LEARNED
-from ui import state, widgets
-from ui.tables import file_stem
-from ui.variants import charts, jobs, tables
+from informer_lab.analysis.instruments.attention_cost import LENGTHS
+from informer_lab.analysis.instruments.variants import KINDS, LEARNED
+from informer_lab.source import command
+from informer_lab.ui import state, widgets
+from informer_lab.ui.tables import file_stem
+from informer_lab.ui.variants import charts, jobs, tables
 
 st.title("Attention variants")
 st.caption("The model's encoder and decoder self-attention replaced by each efficient attention of the Informer "
@@ -17,8 +18,8 @@ st.caption("The model's encoder and decoder self-attention replaced by each effi
            "Longformer windows, blockwise, local + memory-compressed, Reformer LSH, adaptive span), **same "
            "weights**, same test windows and key samples: what this model would forecast with it, and which share "
            "of full attention's weight the pairs it reads hold. Cross-attention keeps its own. To train with a "
-           "kind: `python cli.py train --attention KIND`; a study compares trained kinds over seeds "
-           "(`--grid attention=prob,logsparse,lsh`). CLI: `python cli.py variants …`.")
+           f"kind: `{command('train --attention KIND')}`; a study compares trained kinds over seeds "
+           f"(`--grid attention=prob,logsparse,lsh`). CLI: `{command('variants …')}`.")
 model, data, prepared, seed, checkpoint, config = state.require_page()
 
 c = st.columns([3, 1, 1], vertical_alignment="bottom")

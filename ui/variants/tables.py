@@ -5,7 +5,7 @@ import math
 
 import pandas as pd
 
-from analysis.instruments.variants import Variants
+from informer_lab.analysis.instruments.variants import Variants
 
 
 def _interval(lo: float, hi: float, digits: int = 3) -> str:

@@ -46,13 +46,13 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors_bytes
 
-from model import Informer, InformerConfig
-from model.lags import hf_sinusoid_table
+from informer_lab.model import Informer, InformerConfig
+from informer_lab.model.lags import hf_sinusoid_table
 
-from analysis.checkpoints.checks import MAX_BYTES, MAX_LAG, MAX_LAGS, WEIGHTS, check_config, parse_json
-from analysis.errors import CheckpointError
-from analysis.checkpoints.weights import check_header, check_values
-from analysis.checkpoints.imports.pth import load_into
+from informer_lab.analysis.checkpoints.checks import MAX_BYTES, MAX_LAG, MAX_LAGS, WEIGHTS, check_config, parse_json
+from informer_lab.analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints.weights import check_header, check_values
+from informer_lab.analysis.checkpoints.imports.pth import load_into
 
 log = logging.getLogger(__name__)
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import torch
 
-from model import Informer, InformerConfig
+from informer_lab.model import Informer, InformerConfig
 
-from analysis.checkpoints.checks import check_config
-from analysis.errors import CheckpointError
-from analysis.checkpoints.torch_file import FLOAT_DTYPES, TensorRef, code_message, inspect_torch_file
-from analysis.checkpoints.weights import check_values
+from informer_lab.analysis.checkpoints.checks import check_config
+from informer_lab.analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints.torch_file import FLOAT_DTYPES, TensorRef, code_message, inspect_torch_file
+from informer_lab.analysis.checkpoints.weights import check_values
 
 log = logging.getLogger(__name__)
 

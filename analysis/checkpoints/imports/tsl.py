@@ -38,11 +38,11 @@ from pathlib import Path
 
 import torch
 
-from model import Informer, InformerConfig
+from informer_lab.model import Informer, InformerConfig
 
-from analysis.errors import CheckpointError
-from analysis.checkpoints.official import _official_name as informer2020_name
-from analysis.checkpoints.imports.pth import config_from, count_layers, few, import_pth, map_state_dict, strip_data_parallel
+from informer_lab.analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints.official import _official_name as informer2020_name
+from informer_lab.analysis.checkpoints.imports.pth import config_from, count_layers, few, import_pth, map_state_dict, strip_data_parallel
 
 
 TSL_QUIRKS = {"mean_divisor": "L_K", "decoder_lazy": "cumsum", "sample_block": 1, "causal_sampling": False,

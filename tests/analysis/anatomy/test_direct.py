@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from model import HeadMask, Informer, InformerConfig, key_generator, recording
+from informer_lab.model import HeadMask, Informer, InformerConfig, key_generator, recording
 
-from analysis.anatomy.direct import (FORECAST, REMAINDER, decoder_pass, direct_shares, rescale_factor, share_summary,
+from informer_lab.analysis.anatomy.direct import (FORECAST, REMAINDER, decoder_pass, direct_shares, rescale_factor, share_summary,
                                      top_heads)
-from analysis.anatomy.lens import window_batches
+from informer_lab.analysis.anatomy.lens import window_batches
 
 SEED = 5
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from model import Informer, InformerConfig, key_generator, recording
+from informer_lab.model import Informer, InformerConfig, key_generator, recording
 
-from analysis.anatomy.lens import (AffineFit, _fit_error, alignment, fit_affine, fit_tuned_lens, forecast_lens,
+from informer_lab.analysis.anatomy.lens import (AffineFit, _fit_error, alignment, fit_affine, fit_tuned_lens, forecast_lens,
                                    lens_pass, spread_windows, window_batches)
 
 SEED = 3
@@ -152,7 +152,7 @@ def test_forecast_lens_tables(tiny_trained, tiny_prepared):
 
 
 def test_the_lens_wants_an_eval_model_and_windows(tiny_prepared):
-    from analysis.errors import ConfigError
+    from informer_lab.analysis.errors import ConfigError
 
     model = fresh_model(tiny_prepared).train()
     batch, _ = first_batch(tiny_prepared, 2)

@@ -6,12 +6,12 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
-from model import Batch, key_generator
+from informer_lab.model import Batch, key_generator
 
-from analysis.anatomy.relevance import blank_out_delta, spearman_rows, validate, windows_relevance
-from analysis.data import load_csv
-from analysis.learning.windows import WindowDataset, decoder_values
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.anatomy.relevance import blank_out_delta, spearman_rows, validate, windows_relevance
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.learning.windows import WindowDataset, decoder_values
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 
 

@@ -6,13 +6,13 @@ import pytest
 import torch
 from torch import nn
 
-from model import Batch, Informer, InformerConfig, key_generator, recording
-from model.distilling import DistillingLayer
+from informer_lab.model import Batch, Informer, InformerConfig, key_generator, recording
+from informer_lab.model.distilling import DistillingLayer
 
-from analysis.anatomy.flow import SCALE, flow
-from analysis.anatomy.rollout import Graph, attention_map, push_encoder, record_pieces, rollout, window_graph
-from analysis.anatomy.transfer import jacobian_transfer, routed_transfer, structural_transfer, tap_inputs
-from analysis.anatomy.true_rows import site_true_rows, token_rows
+from informer_lab.analysis.anatomy.flow import SCALE, flow
+from informer_lab.analysis.anatomy.rollout import Graph, attention_map, push_encoder, record_pieces, rollout, window_graph
+from informer_lab.analysis.anatomy.transfer import jacobian_transfer, routed_transfer, structural_transfer, tap_inputs
+from informer_lab.analysis.anatomy.true_rows import site_true_rows, token_rows
 
 
 def small_model(**changes) -> Informer:
@@ -114,7 +114,7 @@ def test_true_rows_are_what_the_model_computed(lazy):
 
 def test_mix_token_rows_follow_the_interleaving():
     rows = np.random.default_rng(0).dirichlet(np.ones(5), size=(1, 2, 5))  # [B=1, H=2, L=5, L_K=5]
-    from analysis.anatomy.true_rows import TrueRows
+    from informer_lab.analysis.anatomy.true_rows import TrueRows
     true = TrueRows("x", rows, np.ones((1, 2, 5)), np.zeros((1, 2, 5), bool), mix=True)
     out = token_rows(true, 0)
     # q = 0 reads flat slots 0, 1 → (head 0, pos 0), (head 0, pos 1); q = 3 reads 6, 7 → (head 1, pos 1), (1, 2)

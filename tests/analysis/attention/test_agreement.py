@@ -1,7 +1,7 @@
 """Top-u agreement over many windows: the sparsity report's overlap averaged over the same windows, with an
 interval, and scored on the top-u each layer selects."""
-from analysis.attention.agreement import strided_windows, topu_agreement
-from analysis.attention.sparsity import sparsity_report
+from informer_lab.analysis.attention.agreement import strided_windows, topu_agreement
+from informer_lab.analysis.attention.sparsity import sparsity_report
 
 
 def test_topu_agreement_is_the_sparsity_reports_overlap_averaged_over_the_same_windows(tiny_trained, tiny_prepared):
@@ -21,10 +21,10 @@ def test_u_is_what_the_layer_selects_also_with_hugging_faces_counts(sample_frame
     they differ (2·⌈ln 21⌉ = 8, 2·⌈ln 20⌉ = 6)."""
     import torch
 
-    from analysis.data import DataSpec, prepare
-    from analysis.attention.recording import record_forward, window_batch
-    from analysis.learning.training import config_for
-    from model import Informer
+    from informer_lab.analysis.data import DataSpec, prepare
+    from informer_lab.analysis.attention.recording import record_forward, window_batch
+    from informer_lab.analysis.learning.training import config_for
+    from informer_lab.model import Informer
     prepared = prepare(sample_frame, DataSpec(target="load", seq_len=20, label_len=10, pred_len=6))
     torch.manual_seed(0)
     config = config_for(prepared, d_model=8, n_heads=2, e_layers=(1,), d_ff=8, dropout=0.0, factor=2)

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.data import DataSpec, prepare
-from analysis.attention.pyramid import pyramid_report, receptive_fields, spans_with_norms
-from analysis.attention.recording import record_forward, window_batch
-from analysis.learning.training import config_for
-from model import Informer
+from informer_lab.analysis.data import DataSpec, prepare
+from informer_lab.analysis.attention.pyramid import pyramid_report, receptive_fields, spans_with_norms
+from informer_lab.analysis.attention.recording import record_forward, window_batch
+from informer_lab.analysis.learning.training import config_for
+from informer_lab.model import Informer
 
 WINDOW = 3
 # Lengths by hand: replica r reads seq_len // 2**r steps; each distilling step maps L → ⌊(L − 1)/2⌋ + 1.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from analysis.attention.recording import record_forward, record_until, window_batch
+from informer_lab.analysis.attention.recording import record_forward, record_until, window_batch
 
 
 def test_a_pass_stopped_after_its_sites_records_the_whole_passes_values_and_skips_the_rest(tiny_trained,

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 import torch
 
-from analysis.attention.stats import lag_profile, row_entropy
-from analysis.data import seasonal_periods
-from analysis.attention.positions import distilled_spans
-from analysis.attention.recording import record_forward
-from analysis.attention.sparsity import exact_sparsity, sparsity_report, spearman, topk_agreement
-from model import Informer, KeySample, probsparse_attention
+from informer_lab.analysis.attention.stats import lag_profile, row_entropy
+from informer_lab.analysis.data import seasonal_periods
+from informer_lab.analysis.attention.positions import distilled_spans
+from informer_lab.analysis.attention.recording import record_forward
+from informer_lab.analysis.attention.sparsity import exact_sparsity, sparsity_report, spearman, topk_agreement
+from informer_lab.model import Informer, KeySample, probsparse_attention
 
 WINDOWS = [0, 5]
 
@@ -29,7 +29,7 @@ def report(model, tiny_prepared):
 @pytest.fixture(scope="module")
 def records(model, tiny_prepared):
     """The same forward pass as the report's seed 0, recording Q, K and the key sample."""
-    from analysis.attention.recording import window_batch
+    from informer_lab.analysis.attention.recording import window_batch
 
     batch = window_batch(tiny_prepared, "test", WINDOWS)
     return record_forward(model, batch, 0, "*.queries", "*.keys", "*.key_index", "*.scores")
@@ -222,7 +222,7 @@ def test_topk_agreement_by_hand():
 def test_the_top_u_mask_is_the_stable_sorts_first_u(L, rows, seed, kind):
     """The partition-based top-u mask selects what a stable descending sort's first u entries are (earliest among ties,
     NaN last), for every u, with heavy ties and NaN."""
-    from analysis.attention.sparsity import _top_mask
+    from informer_lab.analysis.attention.sparsity import _top_mask
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(rows, L)) if kind == "normal" else rng.integers(0, 3, size=(rows, L)).astype(float)
     if kind == "nan":
@@ -301,7 +301,7 @@ def test_bad_inputs_are_refused(model, tiny_prepared):
 def test_exact_sparsity_shared_between_threads_is_the_same_to_the_bit(monkeypatch):
     """Long sites score their blocks of queries on several threads: each block's numbers are the ones one thread
     gives, causal and not."""
-    from analysis.attention import sparsity
+    from informer_lab.analysis.attention import sparsity
     g = torch.Generator().manual_seed(3)
     Q, K = torch.randn(1, 2, 1500, 8, generator=g), torch.randn(1, 2, 1500, 8, generator=g)  # 18 blocks of 87
     for causal in (False, True):

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.errors import ConfigError
-from analysis.attention.sparsity import sparsity_report
-from analysis.attention.sparsity_sites import record_window, site_agreement, site_exact, site_queries
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.attention.sparsity import sparsity_report
+from informer_lab.analysis.attention.sparsity_sites import record_window, site_agreement, site_exact, site_queries
 
 
 @pytest.fixture(scope="module")

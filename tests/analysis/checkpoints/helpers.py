@@ -17,9 +17,9 @@ import numpy as np
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from analysis.checkpoints.folder import DataSchema, checkpoint_files
-from analysis.data import DataSpec, Scaler
-from model import Informer, InformerConfig
+from informer_lab.analysis.checkpoints.folder import DataSchema, checkpoint_files
+from informer_lab.analysis.data import DataSpec, Scaler
+from informer_lab.model import Informer, InformerConfig
 
 COLUMNS = ("a", "b", "y")
 LENGTHS = dict(seq_len=16, label_len=8, pred_len=4)

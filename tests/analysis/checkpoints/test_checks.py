@@ -8,11 +8,11 @@ from dataclasses import asdict, fields
 import pytest
 import torch
 
-from analysis.checkpoints import checks
-from analysis.checkpoints.folder import load_checkpoint, read_checkpoint_files, save_checkpoint
-from analysis.errors import CheckpointError
-from analysis.checkpoints.official import load_official_checkpoint
-from model import Informer, InformerConfig
+from informer_lab.analysis.checkpoints import checks
+from informer_lab.analysis.checkpoints.folder import load_checkpoint, read_checkpoint_files, save_checkpoint
+from informer_lab.analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints.official import load_official_checkpoint
+from informer_lab.model import Informer, InformerConfig
 
 from .helpers import (OFFICIAL_SETTINGS, craft_pth, official_state, state_of, tiny_config, tiny_model, tiny_schema,
                       valid_files, with_state, write_folder)

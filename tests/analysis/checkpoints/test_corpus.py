@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from analysis.checkpoints.folder import load_checkpoint
-from analysis.errors import MESSAGE_CHARS, CheckpointError
-from analysis.checkpoints.official import load_official_checkpoint
+from informer_lab.analysis.checkpoints.folder import load_checkpoint
+from informer_lab.analysis.errors import MESSAGE_CHARS, CheckpointError
+from informer_lab.analysis.checkpoints.official import load_official_checkpoint
 
 from .cases import CASES, MARKER
 from .helpers import OFFICIAL_SETTINGS
@@ -55,7 +55,7 @@ def test_torchs_own_refusal_is_reworded_without_its_advice(tmp_path):
     never "retry with weights_only=False", which would run the code."""
     import torch
 
-    from analysis.checkpoints.official import _load_failure
+    from informer_lab.analysis.checkpoints.official import _load_failure
 
     from .cases import RunsCode
 

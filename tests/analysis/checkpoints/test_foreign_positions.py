@@ -8,12 +8,12 @@ import pytest
 import torch
 from torch import nn
 
-from analysis.data import DataSpec, prepare
-from analysis.attention.positions import distilled_length, distilled_spans, site_positions
-from analysis.attention.pyramid import pyramid_report, receptive_fields
-from analysis.attention.recording import record_forward, window_batch
-from analysis.learning.training import config_for
-from model import Informer, InformerConfig
+from informer_lab.analysis.data import DataSpec, prepare
+from informer_lab.analysis.attention.positions import distilled_length, distilled_spans, site_positions
+from informer_lab.analysis.attention.pyramid import pyramid_report, receptive_fields
+from informer_lab.analysis.attention.recording import record_forward, window_batch
+from informer_lab.analysis.learning.training import config_for
+from informer_lab.model import Informer, InformerConfig
 
 
 @pytest.mark.parametrize("padding", [1, 2])
@@ -134,7 +134,7 @@ def test_lags_models_place_the_encoder_after_the_lag_history_and_decode_the_fore
 
 def prepare_tiny_lags():
     import pandas as pd
-    from analysis.data import SeriesFrame
+    from informer_lab.analysis.data import SeriesFrame
     stamps = pd.date_range("2024-01-01", periods=400, freq="h")
     rng = np.random.default_rng(0)
     values = pd.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400)}, index=stamps)

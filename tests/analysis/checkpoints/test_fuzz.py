@@ -9,9 +9,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis.checkpoints.folder import read_checkpoint_files
-from analysis.errors import CheckpointError
-from analysis.checkpoints.official import load_official_checkpoint
+from informer_lab.analysis.checkpoints.folder import read_checkpoint_files
+from informer_lab.analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints.official import load_official_checkpoint
 
 from .helpers import OFFICIAL_SETTINGS, official_state, rehashed, valid_files
 

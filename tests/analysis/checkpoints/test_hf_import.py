@@ -13,9 +13,9 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from analysis.errors import CheckpointError  # noqa: E402
-from analysis.checkpoints.imports.hf import load_hf_folder  # noqa: E402
-from model import Batch, HeadMask  # noqa: E402
+from informer_lab.analysis.errors import CheckpointError  # noqa: E402
+from informer_lab.analysis.checkpoints.imports.hf import load_hf_folder  # noqa: E402
+from informer_lab.model import Batch, HeadMask  # noqa: E402
 
 TOL = 1e-5
 BASE = dict(prediction_length=6, context_length=24, input_size=2, lags_sequence=[1, 2, 5], num_time_features=3,

@@ -9,9 +9,9 @@ import pickle
 import pytest
 import torch
 
-from analysis.errors import CheckpointError
-from model import Batch, Informer
-from analysis.checkpoints.official import infer_official_config, load_official_checkpoint, official_state_dict_to_ours
+from informer_lab.analysis.errors import CheckpointError
+from informer_lab.model import Batch, Informer
+from informer_lab.analysis.checkpoints.official import infer_official_config, load_official_checkpoint, official_state_dict_to_ours
 
 from .official_reference import make_official_state_dict, official_forward
 

@@ -14,9 +14,9 @@ import threading
 
 import pytest
 
-from analysis.checkpoints import store
-from analysis.checkpoints.folder import load_checkpoint, save_checkpoint
-from analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints import store
+from informer_lab.analysis.checkpoints.folder import load_checkpoint, save_checkpoint
+from informer_lab.analysis.errors import CheckpointError
 
 from .helpers import tiny_model, tiny_schema, valid_files, write_folder
 

@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.checkpoints.folder import load_checkpoint, read_checkpoint_files, save_checkpoint
-from analysis.errors import CheckpointError, DataError
-from analysis.learning.forecasting import forecast_future
-from analysis.learning.training import TrainSettings, evaluate, metrics_of, predict, train, config_for
-from model import Informer
+from informer_lab.analysis.checkpoints.folder import load_checkpoint, read_checkpoint_files, save_checkpoint
+from informer_lab.analysis.errors import CheckpointError, DataError
+from informer_lab.analysis.learning.forecasting import forecast_future
+from informer_lab.analysis.learning.training import TrainSettings, evaluate, metrics_of, predict, train, config_for
+from informer_lab.model import Informer
 
 
 def test_training_beats_the_untrained_model_and_keeps_the_best_epoch(tiny_trained, tiny_prepared):

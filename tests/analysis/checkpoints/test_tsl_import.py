@@ -7,9 +7,9 @@ draws the same samples from a `torch.Generator` seeded alike.
 import pytest
 import torch
 
-from analysis.errors import CheckpointError
-from analysis.checkpoints.imports.tsl import TSL_QUIRKS, infer_tsl_config, load_tsl_checkpoint, tsl_state_dict_to_ours
-from model import Batch, HeadMask, Informer, distilled_length
+from informer_lab.analysis.errors import CheckpointError
+from informer_lab.analysis.checkpoints.imports.tsl import TSL_QUIRKS, infer_tsl_config, load_tsl_checkpoint, tsl_state_dict_to_ours
+from informer_lab.model import Batch, HeadMask, Informer, distilled_length
 
 from .official_reference import make_official_state_dict
 from .tsl_reference import make_tsl_state_dict, tsl_forward
@@ -205,8 +205,8 @@ def test_an_imported_tsl_model_gets_the_padding_2_transfer_and_its_rollout_sums_
     padding-2 map, and rollout through the mixed (mix at every site) heads still gives shares that sum to 1."""
     import numpy as np
 
-    from analysis.anatomy.rollout import record_pieces, rollout, window_graph
-    from analysis.anatomy.transfer import structural_transfer
+    from informer_lab.analysis.anatomy.rollout import record_pieces, rollout, window_graph
+    from informer_lab.analysis.anatomy.transfer import structural_transfer
 
     model, config = import_model(tsl_dict(2, 1, 4), 4)
     assert config.distil_padding == 2 and config.mix_sites == "all"

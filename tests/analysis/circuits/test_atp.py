@@ -7,11 +7,11 @@ import pytest
 import torch
 from torch import nn
 
-from model import Batch, Informer, InformerConfig
+from informer_lab.model import Batch, Informer, InformerConfig
 
-from analysis.circuits.attribution import atp_estimates, atp_vs_exact, exact_patches, pair_windows
-from analysis.data import load_csv
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.circuits.attribution import atp_estimates, atp_vs_exact, exact_patches, pair_windows
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 
 

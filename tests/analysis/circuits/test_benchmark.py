@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, write_benchmark
-from analysis.circuits.scores import (COLUMNS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS, aup, auprc, aur,
+from informer_lab.analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, write_benchmark
+from informer_lab.analysis.circuits.scores import (COLUMNS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS, aup, auprc, aur,
                                       head_rows, metric_tables, rank_of, removal_scores, top_cells)
 
 

@@ -8,10 +8,10 @@ import pytest
 import torch
 from torch import nn
 
-from model import Informer, InformerConfig
-from model.distilling import batch_norm_rows, circular_conv
+from informer_lab.model import Informer, InformerConfig
+from informer_lab.model.distilling import batch_norm_rows, circular_conv
 
-from analysis.circuits.composition import (KINDS, composition_scores, connections, distilling_map, factored_scores,
+from informer_lab.analysis.circuits.composition import (KINDS, composition_scores, connections, distilling_map, factored_scores,
                                            fold_matrix, layer_norm_map, random_baseline, score)
 
 

@@ -6,14 +6,14 @@ import pytest
 import torch
 from torch import nn
 
-from model import Informer
+from informer_lab.model import Informer
 
-from analysis.circuits.paths import (COLUMNS, GRID_COLUMNS, grid_forecasts, path_forecasts, path_grid, path_patching,
+from informer_lab.analysis.circuits.paths import (COLUMNS, GRID_COLUMNS, grid_forecasts, path_forecasts, path_grid, path_patching,
                                      window_pairs)
-from analysis.errors import ConfigError
-from analysis.instruments.patching import activation_patching
-from analysis.instruments.window_edits import Edit, edited_batches
-from analysis.learning.training import config_for
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.instruments.patching import activation_patching
+from informer_lab.analysis.instruments.window_edits import Edit, edited_batches
+from informer_lab.analysis.learning.training import config_for
 from tests.conftest import TINY_SIZE
 
 SPLIT, CLEAN, CORRUPT = "test", 0, 400
@@ -130,7 +130,7 @@ def test_grid_cells_are_single_receiver_path_patches(setting):
 
 
 def test_senders_and_receivers_are_read_from_text(setting):
-    from analysis.circuits.paths import Receiver, resolve_receivers, resolve_sender
+    from informer_lab.analysis.circuits.paths import Receiver, resolve_receivers, resolve_sender
 
     model = setting[0]
     assert resolve_sender(model, "decoder_self.0:1") == (model.sites[2], 1)

@@ -7,12 +7,12 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.compare.baselines import moving_average, seasonal_naive_forecast
-from analysis.compare.comparison import (COUNTERFACTUAL, FULL_MODEL, INFORMER, LAST_VALUE, LINEAR, SEASONAL_NAIVE,
+from informer_lab.analysis.compare.baselines import moving_average, seasonal_naive_forecast
+from informer_lab.analysis.compare.comparison import (COUNTERFACTUAL, FULL_MODEL, INFORMER, LAST_VALUE, LINEAR, SEASONAL_NAIVE,
                                  compare_forecasts, train_full_attention_twin, window_overlay)
-from analysis.data import DataSpec, load_csv, prepare, seasonal_period
-from analysis.learning.training import TrainSettings, config_for, evaluate
-from model import Informer, active_count
+from informer_lab.analysis.data import DataSpec, load_csv, prepare, seasonal_period
+from informer_lab.analysis.learning.training import TrainSettings, config_for, evaluate
+from informer_lab.model import Informer, active_count
 
 SMALL = dict(d_model=8, n_heads=2, e_layers=(1,), d_ff=16, dropout=0.0)
 SPEC = DataSpec(target="y", features="S", seq_len=48, label_len=24, pred_len=30)  # pred_len > one season
@@ -181,7 +181,7 @@ def test_full_attention_twin_is_the_same_config_with_full_self_attention(tmp_pat
 
 def test_the_window_gram_equals_the_direct_sums():
     from numpy.lib.stride_tricks import sliding_window_view
-    from analysis.compare.baselines import window_gram
+    from informer_lab.analysis.compare.baselines import window_gram
     s = np.random.default_rng(0).normal(size=300) * 5 + 2
     for width, n in ((1, 300), (7, 50), (40, 200), (64, 237)):
         gram, sums = window_gram(s, width, n)
@@ -193,7 +193,7 @@ def test_the_window_gram_equals_the_direct_sums():
 def test_the_linear_baseline_is_the_least_squares_fit_on_the_decomposed_windows(tiny_prepared):
     """Brute force: build every window's [seasonal, trend] features, solve the same centred ridge problem."""
     from numpy.lib.stride_tricks import sliding_window_view
-    from analysis.compare.baselines import _decompose, fit_linear_baseline
+    from informer_lab.analysis.compare.baselines import _decompose, fit_linear_baseline
     fit = fit_linear_baseline(tiny_prepared, kernel=5, ridge=1e-4)
     L, P = tiny_prepared.spec.seq_len, tiny_prepared.spec.pred_len
     s = np.asarray(tiny_prepared.train.values, dtype=np.float64)[:, -1]
@@ -209,7 +209,7 @@ def test_the_linear_baseline_is_the_least_squares_fit_on_the_decomposed_windows(
 
 
 def test_the_sparse_trend_operator_is_the_moving_average_of_each_unit_window():
-    from analysis.compare.baselines import moving_average, trend_operator
+    from informer_lab.analysis.compare.baselines import moving_average, trend_operator
     for L, kernel in ((1, 1), (5, 25), (48, 5), (97, 25), (300, 1)):
         np.testing.assert_allclose(trend_operator(L, kernel).toarray(), moving_average(np.eye(L), kernel),
                                    rtol=0, atol=1e-15)

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from analysis.compare.comparison import error_table
-from analysis.data import DataSpec, Scaler, prepare
-from analysis.errors import ConfigError
-from analysis.compare.pairing import (aligned_forecasts, common_windows, forecast_misfit, matching_window, rescale,
+from informer_lab.analysis.compare.comparison import error_table
+from informer_lab.analysis.data import DataSpec, Scaler, prepare
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.compare.pairing import (aligned_forecasts, common_windows, forecast_misfit, matching_window, rescale,
                               selection_overlap, side_by_side)
-from analysis.learning.windows import WindowDataset
+from informer_lab.analysis.learning.windows import WindowDataset
 
 
 @pytest.fixture(scope="module")
@@ -137,8 +137,8 @@ def test_side_by_side_marks_keys_only_one_model_has_and_unequal_values():
 @pytest.mark.parametrize("split", ["train", "test"])
 def test_the_second_models_first_windows_needed_cover_every_match(pair, split):
     """Forecasting only the windows needed (the first N of the first model) gives the same alignment as all."""
-    from analysis.compare.pairing import windows_needed
-    from analysis.learning.windows import limit_windows
+    from informer_lab.analysis.compare.pairing import windows_needed
+    from informer_lab.analysis.learning.windows import limit_windows
     a, b = pair
     first = limit_windows(a, split, 300)
     needed = windows_needed(first, b, split)

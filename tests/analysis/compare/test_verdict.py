@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.data import DataSpec, load_csv, prepare
-from analysis.heads.faithfulness import attention_baselines
-from analysis.planted.synth import SynthSpec, generate
-from analysis.learning.training import config_for
-from analysis.compare.verdict import ROWS, BaselineCheck, check_against_baselines, chosen_windows
-from model import Informer
+from informer_lab.analysis.data import DataSpec, load_csv, prepare
+from informer_lab.analysis.heads.faithfulness import attention_baselines
+from informer_lab.analysis.planted.synth import SynthSpec, generate
+from informer_lab.analysis.learning.training import config_for
+from informer_lab.analysis.compare.verdict import ROWS, BaselineCheck, check_against_baselines, chosen_windows
+from informer_lab.model import Informer
 
 
 def constant_model(prepared, **size) -> Informer:
@@ -107,9 +107,9 @@ def test_the_verdicts_intervals_are_those_of_the_difference_taken_window_by_wind
     """Model and baseline are paired: the ΔMSE interval is the interval of (model − baseline) per window over the same
     windows, recomputed here from forecasts made apart. Taken apart (each MSE's own uncertainty, or the baseline on
     other windows), it is another, wider interval. (A stationary seasonal AR, so that every difference has one.)"""
-    from analysis.compare.verdict import baseline_forecasts, forecast_windows
-    from analysis.intervals import overlap_span, window_means
-    from analysis.learning.windows import WindowDataset
+    from informer_lab.analysis.compare.verdict import baseline_forecasts, forecast_windows
+    from informer_lab.analysis.intervals import overlap_span, window_means
+    from informer_lab.analysis.learning.windows import WindowDataset
 
     frame_df, _ = generate(SynthSpec(rows=8000, lags=(24,), coefs=(0.7,), seed=3))
     prepared = prepare(load_csv(frame_df.to_csv(index=False).encode()), DataSpec("y", "MS", 48, 24, 12))

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.data import DataSpec, SeriesFrame, load_csv
-from analysis.errors import DataError
+from informer_lab.analysis.data import DataSpec, SeriesFrame, load_csv
+from informer_lab.analysis.errors import DataError
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "data.csv") -> Path:

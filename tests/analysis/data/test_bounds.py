@@ -7,10 +7,10 @@ import io
 
 import pytest
 
-from analysis.data import load_csv
-from analysis.data.spreadsheets import MAX_SHEET_CELLS
-from analysis.data.table import MAX_BYTES
-from analysis.errors import DataError
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.data.spreadsheets import MAX_SHEET_CELLS
+from informer_lab.analysis.data.table import MAX_BYTES
+from informer_lab.analysis.errors import DataError
 
 
 def test_a_compressed_csv_over_the_cap_is_refused_as_it_passes_it_and_reports_its_progress():
@@ -40,8 +40,7 @@ def test_a_sheet_larger_than_the_bound_is_refused_from_its_declared_size(monkeyp
     rows read pass the bound. (The bound lowered to 10,000 cells here: the real one, 1,000,000, is ~40 s of rows.)"""
     from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
-    import analysis.data.spreadsheets as sheets
-
+    import informer_lab.analysis.data.spreadsheets as sheets
     monkeypatch.setattr(sheets, "MAX_SHEET_CELLS", 10_000)
     declared = _workbook(6_000, write_only=False)
     original = ReadOnlyWorksheet.iter_rows

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from analysis.data import DataSpec, fitting_sizes, window_budget
-from analysis.data.budget import MIN_BATCH
-from analysis.intervals import cosine_dof, MIN_DOF, overlap_span
+from informer_lab.analysis.data import DataSpec, fitting_sizes, window_budget
+from informer_lab.analysis.data.budget import MIN_BATCH
+from informer_lab.analysis.intervals import cosine_dof, MIN_DOF, overlap_span
 
 PAPER = DataSpec("y", "S", 96, 48, 24)
 

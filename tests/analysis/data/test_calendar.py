@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.data import (
+from informer_lab.analysis.data import (
     n_time_features,
     seasonal_period,
     seasonal_periods,
     time_features,
 )
-from analysis.errors import ConfigError
+from informer_lab.analysis.errors import ConfigError
 
 
 def test_hourly_time_features_at_a_known_timestamp():

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from analysis.data import load_csv
+from informer_lab.analysis.data import load_csv
 
 KINDS = {"years": ("YS", 10), "quarters": ("QS", 4), "months": ("MS", 6), "weeks": ("W-MON", 4), "days": ("D", 10),
          "hours": ("h", 12)}
@@ -56,7 +56,7 @@ def test_five_yearly_data_is_read_as_five_yearly_and_never_repaired_into_invente
     text = "year,population\n" + "\n".join(f"{1800 + 5 * i},{i}" for i in range(40)) + "\n"
     frame = load_csv(text.encode())
     assert frame.freq == "5YS-JAN" and frame.n_rows == 40 and frame.repairs.empty
-    from analysis.data import describe_frequency
+    from informer_lab.analysis.data import describe_frequency
 
     assert describe_frequency(frame.freq) == "every 5 years (year start)"
 
@@ -79,7 +79,7 @@ def test_the_id_column_that_keeps_each_row_apart_is_chosen_and_the_choice_is_sai
 
 
 def test_a_refusal_after_an_id_column_found_by_content_names_the_flag():
-    from analysis.errors import DataError
+    from informer_lab.analysis.errors import DataError
 
     text = _countries(200, shared=True).decode().replace("Country 199,", "Country 198,")  # two rows per (name, year)
     import pytest

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.data import load_csv
-from analysis.errors import MESSAGE_CHARS, DataError
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.errors import MESSAGE_CHARS, DataError
 from tests.corpus.csv_cases import CASES as CSV_CASES
 from tests.corpus.csv_cases import Read, Refused
 from tests.corpus.form_cases import FORM_CASES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.data import DataSpec, column_departure, load_csv, prepare, range_departure
+from informer_lab.analysis.data import DataSpec, column_departure, load_csv, prepare, range_departure
 import io
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.data import (
+from informer_lab.analysis.data import (
     future_timestamps,
     infer_frequency,
     load_csv,
 )
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 from tests.analysis.data.helpers import csv_text, write
 
 

@@ -16,8 +16,8 @@ import pandas as pd
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from analysis.data import load_csv
-from analysis.errors import DataError
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.errors import DataError
 
 PANDAS_NA = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
              "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from hypothesis import HealthCheck, given, settings
 
-from analysis.data import load_csv
-from analysis.errors import MESSAGE_CHARS, InformerLabError
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.errors import MESSAGE_CHARS, InformerLabError
 from tests.corpus.csv_strategies import any_csvs, valid_csvs
 
 SECONDS = 5.0  # far above what any of these small files takes: a hang, not a slow read

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.data import (
+from informer_lab.analysis.data import (
     load_csv,
 )
-from analysis.errors import DataError
+from informer_lab.analysis.errors import DataError
 from tests.analysis.data.helpers import csv_text, hourly_rows, load_error, write
 
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.data import (
+from informer_lab.analysis.data import (
     SeriesFrame,
     fit_scaler,
     prepare,
 )
-from analysis.errors import ConfigError
+from informer_lab.analysis.errors import ConfigError
 from tests.analysis.data.helpers import generic_spec, make_frame
 
 

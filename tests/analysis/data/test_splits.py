@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.data import (
+from informer_lab.analysis.data import (
     ETT_COLUMNS,
     DataSpec,
     PreparedData,
     prepare,
     split_borders,
 )
-from analysis.errors import ConfigError, DataError
+from informer_lab.analysis.errors import ConfigError, DataError
 from tests.analysis.data.helpers import generic_spec, make_frame
 
 
@@ -79,7 +79,7 @@ def test_a_split_keeps_its_values_as_read_for_the_truth_shown():
     import numpy as np
     import pandas as pd
 
-    from analysis.data import DataSpec, load_csv, prepare
+    from informer_lab.analysis.data import DataSpec, load_csv, prepare
 
     n = 400
     values = 24529 + np.arange(n) % 97 * 13.0

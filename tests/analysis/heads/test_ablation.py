@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.heads.ablation import (head_sweep, layer_masking, leave_one_in, n_to_mask, pruning_curve, random_head_sets,
+from informer_lab.analysis.heads.ablation import (head_sweep, layer_masking, leave_one_in, n_to_mask, pruning_curve, random_head_sets,
                                random_masking, random_masking_summary, single_head_sweep)
-from analysis.heads.mask_scoring import evaluate_masks, first_masked_site
-from analysis.learning.windows import WindowDataset, limit_windows
-from analysis.errors import ConfigError
-from analysis.heads.masking import all_heads, gates_with_heads_off, head_mask, masked_window_forecast, mean_contexts
-from analysis.learning.training import evaluate
-from model import HeadMask
+from informer_lab.analysis.heads.mask_scoring import evaluate_masks, first_masked_site
+from informer_lab.analysis.learning.windows import WindowDataset, limit_windows
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.heads.masking import all_heads, gates_with_heads_off, head_mask, masked_window_forecast, mean_contexts
+from informer_lab.analysis.learning.training import evaluate
+from informer_lab.model import HeadMask
 
 WINDOWS = 96  # the first 96 test windows: several window batches, a few seconds per study
 
@@ -211,8 +211,8 @@ def test_bad_arguments_are_refused(model, subset):
 def test_sweep_intervals_are_those_of_each_windows_paired_difference(model, tiny_prepared):
     """delta_mse_lo/hi recomputed by hand: per-window MSE of the plain forward and of the forward with one head off
     (`predict`, one mask at a time), their per-window difference, its mean's interval (analysis.intervals)."""
-    from analysis.intervals import mean_intervals, overlap_span
-    from analysis.learning.training import predict
+    from informer_lab.analysis.intervals import mean_intervals, overlap_span
+    from informer_lab.analysis.learning.training import predict
 
     subset = tiny_prepared  # the whole test split: 1,741 windows, 29 spans of 60 (head (1, 2) has an interval there)
 
@@ -241,8 +241,8 @@ def test_removable_heads_are_the_bh_rejections_of_a_one_sided_test_under_the_thr
     interval (upper bound under the threshold) or the point estimates allow; none without an interval."""
     from scipy import stats
 
-    from analysis.heads.ablation import REMOVABLE, removable_heads
-    from analysis.heads.lists import head_lists
+    from informer_lab.analysis.heads.ablation import REMOVABLE, removable_heads
+    from informer_lab.analysis.heads.lists import head_lists
 
     table = head_sweep(model, tiny_prepared, "test").table
     lists = head_lists(table)

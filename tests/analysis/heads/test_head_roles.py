@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.attention.stats import lag_profile
-from analysis.heads.roles import acf_lags, head_profiles, importance_stability, match_heads, role_matrix
-from analysis.attention.positions import site_positions
-from analysis.attention.recording import record_forward, window_batch
+from informer_lab.analysis.attention.stats import lag_profile
+from informer_lab.analysis.heads.roles import acf_lags, head_profiles, importance_stability, match_heads, role_matrix
+from informer_lab.analysis.attention.positions import site_positions
+from informer_lab.analysis.attention.recording import record_forward, window_batch
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.intervals import overlap_span, window_means
-from analysis.learning.windows import limit_windows, split_batches
-from analysis.heads.importance import head_importance, rank_correlation, window_losses
+from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.learning.windows import limit_windows, split_batches
+from informer_lab.analysis.heads.importance import head_importance, rank_correlation, window_losses
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +142,7 @@ def test_the_null_reference_is_the_same_gradient_against_the_errors_of_windows_h
     then the excess's one-sided p-values through Benjamini–Hochberg."""
     from scipy.stats import false_discovery_control
 
-    from model import HeadMask
+    from informer_lab.model import HeadMask
 
     seed, n_sites, H = 2, model.n_sites, 4
     eight = limit_windows(tiny_prepared, "test", 8)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.heads.masking import gates_with_heads_off, head_mask, masked_window_forecast, mean_contexts, site_labels
+from informer_lab.analysis.heads.masking import gates_with_heads_off, head_mask, masked_window_forecast, mean_contexts, site_labels
 
 
 def test_gates_switch_off_exactly_the_named_heads(tiny_trained):
@@ -56,7 +56,7 @@ def test_the_window_forecast_tables_hold_each_step_and_column_where_the_model_an
         tiny_trained, tiny_prepared, sample_frame):
     """Row (step, column) holds that step's forecast of that column in original units, beside its truth from the CSV;
     the history holds the CSV's own values at the window's timestamps."""
-    from analysis.learning.windows import WindowDataset, collate
+    from informer_lab.analysis.learning.windows import WindowDataset, collate
     model, prepared, window = tiny_trained[0].model, tiny_prepared, 7
     mask = head_mask(model, [(0, 1)], "zero")
     result = masked_window_forecast(model, prepared, "test", window, mask, seed=3)
@@ -88,8 +88,8 @@ def test_a_zero_gate_silences_the_head_on_every_row_as_zeroing_its_output_weight
     the selected (top-u) rows and left the lazy rows' mean(V) alive would differ at every ProbSparse site."""
     import copy
 
-    from analysis.attention.recording import window_batch
-    from model import HeadMask, key_generator
+    from informer_lab.analysis.attention.recording import window_batch
+    from informer_lab.model import HeadMask, key_generator
 
     model = tiny_trained[0].model
     batch = window_batch(tiny_prepared, "test", np.arange(6))

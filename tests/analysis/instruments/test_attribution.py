@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.instruments.attribution import baseline_input, input_attribution
-from analysis.data import prepare
-from analysis.learning.training import config_for, predict
-from model import Informer, active_count
+from informer_lab.analysis.instruments.attribution import baseline_input, input_attribution
+from informer_lab.analysis.data import prepare
+from informer_lab.analysis.learning.training import config_for, predict
+from informer_lab.model import Informer, active_count
 
 TINY = dict(d_model=16, n_heads=4, d_ff=32, dropout=0.0)
 

@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.instruments.counterfactual import counterfactual
-from analysis.data import DataSpec, prepare
-from analysis.errors import ConfigError
-from analysis.heads.masking import masked_window_forecast
-from analysis.instruments.window_edits import Edit, apply_edit, edited_batches, parse_edit, window_frame
-from model import HeadMask
+from informer_lab.analysis.instruments.counterfactual import counterfactual
+from informer_lab.analysis.data import DataSpec, prepare
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.heads.masking import masked_window_forecast
+from informer_lab.analysis.instruments.window_edits import Edit, apply_edit, edited_batches, parse_edit, window_frame
+from informer_lab.model import HeadMask
 
 SEQ, LABEL = 48, 24  # tests/conftest.py TINY_SPEC
 WINDOW = 30

@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.errors import ConfigError
-from analysis.instruments.patching import activation_patching, patched_heads, restored_share
-from analysis.instruments.window_edits import Edit, edited_batches, parse_edit
-from model import HeadMask, recording
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.instruments.patching import activation_patching, patched_heads, restored_share
+from informer_lab.analysis.instruments.window_edits import Edit, edited_batches, parse_edit
+from informer_lab.model import HeadMask, recording
 
 CLEAN, CORRUPT = 30, 400
 

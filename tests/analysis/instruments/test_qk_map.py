@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.errors import ConfigError
-from analysis.instruments.qk_map import Normalisation, attentionviz_normalisation, collect_qk, joint_pca, qk_map, qk_map_table
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.instruments.qk_map import Normalisation, attentionviz_normalisation, collect_qk, joint_pca, qk_map, qk_map_table
 
 
 def tied_model(model, site_name):

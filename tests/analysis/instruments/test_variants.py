@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.instruments.attention_cost import pairs, time_kinds
-from analysis.instruments.variants import compare_kinds, kept_weights, kind_table
-from model.attention import sample_sizes
-from model.attention import dense_pattern, positional_table
+from informer_lab.analysis.instruments.attention_cost import pairs, time_kinds
+from informer_lab.analysis.instruments.variants import compare_kinds, kept_weights, kind_table
+from informer_lab.model.attention import sample_sizes
+from informer_lab.model.attention import dense_pattern, positional_table
 from tests.cli.helpers import cli
 from tests.conftest import SAMPLE_CSV
 
@@ -51,7 +51,7 @@ def test_exact_m_is_minus_the_mean_log_weight_of_the_row(causal):
 @pytest.mark.parametrize("kind, options", [("window", {"window": 3}), ("strided", {}), ("block", {"blocks": 4}),
                                            ("logsparse", {}), ("fixed", {"block": 5})])
 def test_the_kept_weight_is_the_rows_sum_over_the_allowed_pairs(kind, options, causal, monkeypatch):
-    monkeypatch.setattr("analysis.instruments.variants.SCORE_NUMBERS", 200)  # several chunks of queries
+    monkeypatch.setattr("informer_lab.analysis.instruments.variants.SCORE_NUMBERS", 200)  # several chunks of queries
     Q, K = _qk()
     rows = _rows(Q, K, causal)
     B, H, L, _ = Q.shape
@@ -67,7 +67,7 @@ def test_the_kept_weight_is_the_rows_sum_over_the_allowed_pairs(kind, options, c
 
 
 def test_lsh_keeps_the_weight_on_its_buckets_and_adaptive_its_soft_mask(monkeypatch):
-    monkeypatch.setattr("analysis.instruments.variants.SCORE_NUMBERS", 300)
+    monkeypatch.setattr("informer_lab.analysis.instruments.variants.SCORE_NUMBERS", 300)
     Q, K = _qk(L=24)
     rows = _rows(Q, K, False)
     table = kind_table("lsh", Q, K, causal=False, seed=3, options={"buckets": 4, "chunk": 4})

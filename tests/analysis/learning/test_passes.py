@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.compare.baselines import fit_linear_baseline
-from analysis.compare.comparison import compare_forecasts
-from analysis.learning.passes import Pass, run_passes, window_range
-from analysis.learning.training import predict
-from analysis.learning.windows import WindowDataset, limit_windows
+from informer_lab.analysis.compare.baselines import fit_linear_baseline
+from informer_lab.analysis.compare.comparison import compare_forecasts
+from informer_lab.analysis.learning.passes import Pass, run_passes, window_range
+from informer_lab.analysis.learning.training import predict
+from informer_lab.analysis.learning.windows import WindowDataset, limit_windows
 
 
 def test_a_window_range_holds_exactly_those_windows(tiny_prepared):

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from analysis.learning.schedules import FLOOR, START, choose_rate, learning_rate_at, range_rates
-from analysis.learning.training import TrainSettings
+from informer_lab.analysis.learning.schedules import FLOOR, START, choose_rate, learning_rate_at, range_rates
+from informer_lab.analysis.learning.training import TrainSettings
 
 
 def test_the_cosine_schedule_warms_up_holds_and_decays_to_its_floor():
@@ -45,8 +45,8 @@ def test_a_time_budget_ends_training_and_the_checkpoint_records_what_trained_it(
     """Against a clock this test controls (every reading 0.1 s later than the last), not the machine's: the budget of
     3 s stops the run before a step that would leave no room for the validation pass, whatever else the machine
     is doing; the checkpoint records the budget and the steps it allowed."""
-    import analysis.learning.training as training
-    from analysis.learning.workflow import ModelSize, train_on_frame
+    import informer_lab.analysis.learning.training as training
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
 
     ticks = {"now": 0.0}
 
@@ -68,7 +68,7 @@ def test_a_time_budget_ends_training_and_the_checkpoint_records_what_trained_it(
 
 
 def test_the_range_test_sets_the_peak_it_chose(tiny_prepared):
-    from analysis.learning.training import config_for, train
+    from informer_lab.analysis.learning.training import config_for, train
 
     config = config_for(tiny_prepared, d_model=8, n_heads=2, d_ff=16, e_layers=(2,), d_layers=1)
     result = train(tiny_prepared, config, TrainSettings(epochs=1, max_steps_per_epoch=3, find_lr=True, seed=1))

@@ -3,8 +3,8 @@
 def test_validation_and_test_passes_report_their_windows(tiny_prepared):
     """Long inputs: a pass over every window takes minutes, so it reports how far it has got; the step reports
     stay what they were."""
-    from analysis.learning.training import TrainProgress, TrainSettings, config_for, train
-    from analysis.learning.windows import WindowDataset
+    from informer_lab.analysis.learning.training import TrainProgress, TrainSettings, config_for, train
+    from informer_lab.analysis.learning.windows import WindowDataset
     reports: list[TrainProgress] = []
     config = config_for(tiny_prepared, d_model=8, n_heads=2, e_layers=(1,), d_layers=1, d_ff=8, dropout=0.0)
     train(tiny_prepared, config, TrainSettings(epochs=1, max_steps_per_epoch=2, batch_size=16),

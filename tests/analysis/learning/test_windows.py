@@ -7,13 +7,13 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.data import (
+from informer_lab.analysis.data import (
     prepare,
     time_features,
 )
-from analysis.errors import DataError
-from analysis.learning.windows import WindowDataset, collate, forecast_batch, split_batches
-from model.batch import Batch
+from informer_lab.analysis.errors import DataError
+from informer_lab.analysis.learning.windows import WindowDataset, collate, forecast_batch, split_batches
+from informer_lab.model.batch import Batch
 from tests.analysis.data.helpers import generic_spec, make_frame
 
 

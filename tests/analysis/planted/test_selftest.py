@@ -5,13 +5,13 @@ import pytest
 import torch
 from captum.attr import IntegratedGradients
 
-from analysis.instruments.attribution import forecast_function
-from analysis.data import DataSpec, load_csv, prepare
-from analysis.planted.selftest import LEARNED, self_test
-from analysis.planted.synth import SynthSpec, generate
-from analysis.learning.training import TrainSettings, config_for, train
-from analysis.learning.windows import WindowDataset
-from model import Informer
+from informer_lab.analysis.instruments.attribution import forecast_function
+from informer_lab.analysis.data import DataSpec, load_csv, prepare
+from informer_lab.analysis.planted.selftest import LEARNED, self_test
+from informer_lab.analysis.planted.synth import SynthSpec, generate
+from informer_lab.analysis.learning.training import TrainSettings, config_for, train
+from informer_lab.analysis.learning.windows import WindowDataset
+from informer_lab.model import Informer
 
 QUICK = dict(ig_windows=6, n_steps=16, profile_windows=128, sweep_windows=None)
 
@@ -117,7 +117,7 @@ def _scripted(prepared, answer, top_on_planted):
 def test_instrument_rows_pass_on_their_point_estimate_not_on_a_bound_of_their_interval(planted):
     """ig_top over 8 windows: 5 of 8 on the planted cell gives 0.625 ≥ 0.5 with a lower bound under 0.5 — it passes;
     3 of 8 gives 0.375 < 0.5 with an upper bound over 0.5 — it fails. A rule on either bound would flip one."""
-    from analysis.planted.selftest import IG_TOP, _ig_rows
+    from informer_lab.analysis.planted.selftest import IG_TOP, _ig_rows
 
     frame, answer, prepared, result = planted
     for hits, passes in ((5, True), (3, False)):
@@ -129,7 +129,7 @@ def test_instrument_rows_pass_on_their_point_estimate_not_on_a_bound_of_their_in
 
 
 def test_a_decoy_that_draws_the_attribution_is_reported(planted):
-    from analysis.planted.selftest import _ig_rows
+    from informer_lab.analysis.planted.selftest import _ig_rows
 
     frame, answer, prepared, result = planted
     columns = list(prepared.columns)

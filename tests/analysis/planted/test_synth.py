@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from pandas.tseries.frequencies import to_offset
 
-from analysis.data import load_csv
-from analysis.errors import ConfigError
-from analysis.planted.known_answer import bayes_forecasts, planted_cells
-from analysis.planted.synth import Answer, SynthSpec, answer_json, generate
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.planted.known_answer import bayes_forecasts, planted_cells
+from informer_lab.analysis.planted.synth import Answer, SynthSpec, answer_json, generate
 
 
 def _lagged_regression(y: np.ndarray, sources: dict[str, np.ndarray], max_lag: int) -> dict[tuple[str, int], float]:
@@ -119,7 +119,7 @@ def test_any_frequency_reads_back_as_that_frequency(freq):
 
 
 def test_planted_cells_point_at_the_lag_in_the_window():
-    from analysis.data import DataSpec, prepare
+    from informer_lab.analysis.data import DataSpec, prepare
 
     frame, answer = generate(SynthSpec(kind="driver", rows=3000, lags=(12,), driver_lag=4, seed=0))
     prepared = prepare(load_csv(frame.to_csv(index=False).encode()), DataSpec("y", "MS", 48, 24, 12))

@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.offline import get_plotlyjs
 
-from analysis.reports.report import (MAX_TABLE_ROWS, REMOVABLE_SHARE, SPARSITY_SEEDS, Report, ReportSection,
+from informer_lab.analysis.reports.report import (MAX_TABLE_ROWS, REMOVABLE_SHARE, SPARSITY_SEEDS, Report, ReportSection,
                              checkpoint_provenance, checkpoint_report, data_fingerprint, frame_provenance,
                              project_version, render_html, study_report, values_fingerprint, write_report)
 from tests.conftest import ROOT, SAMPLE_CSV, TINY_SIZE, TINY_SPEC
@@ -144,13 +144,13 @@ def test_project_version_is_the_commit_else_a_version_file_else_unknown(tmp_path
     def no_git(*args, **kwargs):
         raise FileNotFoundError("git")
 
-    monkeypatch.setattr("analysis.reports.report.subprocess.run", no_git)
+    monkeypatch.setattr("informer_lab.analysis.reports.report.subprocess.run", no_git)
     assert project_version(tmp_path) == "1.2.3" and project_version(ROOT) == "unknown"
 
 
 def test_provenance_holds_the_config_schema_digests_and_fingerprints(tiny_trained, sample_frame):
-    from model import InformerConfig
-    from study.plan import fingerprint
+    from informer_lab.model import InformerConfig
+    from informer_lab.study.plan import fingerprint
 
     checkpoint, _, folder = tiny_trained
     data = SAMPLE_CSV.read_bytes()
@@ -177,12 +177,12 @@ def test_provenance_holds_the_config_schema_digests_and_fingerprints(tiny_traine
 
 
 def test_a_checkpoint_report_holds_the_analysis_functions_numbers(tiny_trained, sample_frame):
-    from analysis.heads.ablation import REMOVABLE, head_sweep
-    from analysis.compare.comparison import headline_errors
-    from analysis.attention.pyramid import pyramid_report
-    from analysis.attention.sparsity import sparsity_report
-    from analysis.learning.windows import limit_windows
-    from analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.analysis.heads.ablation import REMOVABLE, head_sweep
+    from informer_lab.analysis.compare.comparison import headline_errors
+    from informer_lab.analysis.attention.pyramid import pyramid_report
+    from informer_lab.analysis.attention.sparsity import sparsity_report
+    from informer_lab.analysis.learning.windows import limit_windows
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 
     checkpoint, _, folder = tiny_trained
     data = SAMPLE_CSV.read_bytes()
@@ -204,9 +204,9 @@ def test_a_checkpoint_report_holds_the_analysis_functions_numbers(tiny_trained, 
     bars = sections["Errors"].figures[0].data[0]  # the figure draws the table's numbers with its intervals
     assert list(bars.y) == list(errors["mse"]) and list(bars.x) == list(errors["model"])
     assert f"MSE {float(sweep['mse'].iloc[0]):.6g}" in sections["Single-head ablation"].text
-    from analysis.anatomy.rollout import record_pieces, rollout, window_graph
-    from analysis.attention.recording import window_batch
-    from analysis.circuits.composition import composition_scores
+    from informer_lab.analysis.anatomy.rollout import record_pieces, rollout, window_graph
+    from informer_lab.analysis.attention.recording import window_batch
+    from informer_lab.analysis.circuits.composition import composition_scores
 
     pieces = record_pieces(model, window_batch(prepared, "test", [2]), 3)
     expected = rollout(window_graph(model, pieces, 0), range(1, 13)).inputs.mean(axis=0)
@@ -244,14 +244,14 @@ def make_study(out: Path):
     """A finished study folder written as study.runner.run_study writes it (study.json, status.json, runs.csv,
     runs/<run>/, tables/*.csv, findings.json), its tasks run in-process instead of on Ray: seeds 0 and 1 trained
     and analysed, seed 2 recorded as failed. Returns the plan."""
-    from analysis.data import DataSpec, ReadOptions
-    from analysis.learning.training import TrainSettings
-    from analysis.learning.workflow import ModelSize
-    from study import folder as disk
-    from study.findings import summarise
-    from study.plan import StudyPlan, fingerprint
-    from study.tables import join_tables
-    from study.tasks import train_run
+    from informer_lab.analysis.data import DataSpec, ReadOptions
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize
+    from informer_lab.study import folder as disk
+    from informer_lab.study.findings import summarise
+    from informer_lab.study.plan import StudyPlan, fingerprint
+    from informer_lab.study.tables import join_tables
+    from informer_lab.study.tasks import train_run
 
     data = SAMPLE_CSV.read_bytes()
     plan = StudyPlan(csv=str(SAMPLE_CSV), fingerprint=fingerprint(data), options=ReadOptions(),

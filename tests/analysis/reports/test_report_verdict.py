@@ -1,9 +1,9 @@
 """The report's first section says whether the model learned; a study's findings carry the same warning."""
 import pandas as pd
 
-from analysis.reports.report import checkpoint_report, render_html
-from analysis.reports.verdict import study_warning
-from study.findings import _against_seasonal_naive
+from informer_lab.analysis.reports.report import checkpoint_report, render_html
+from informer_lab.analysis.reports.verdict import study_warning
+from informer_lab.study.findings import _against_seasonal_naive
 
 
 def test_a_checkpoint_report_opens_with_the_model_against_the_baselines(tiny_trained, sample_frame):

@@ -7,10 +7,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from analysis.heads.ablation import head_sweep, random_masking
-from analysis.data import load_csv
-from analysis.heads.masking import mean_contexts
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.heads.ablation import head_sweep, random_masking
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.heads.masking import mean_contexts
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.ui.helpers import array
 from tests.conftest import SAMPLE_CSV
 
@@ -121,7 +121,7 @@ def test_single_head_sweep_draws_one_row_per_site_and_head_and_the_analysis_numb
 
 
 def test_with_enough_windows_the_sweep_bars_carry_intervals_and_the_lists_are_controlled(open_app, tiny_trained):
-    from analysis.heads.lists import head_lists
+    from informer_lab.analysis.heads.lists import head_lists
 
     at = open_app(ABLATION_PAGE)  # the whole split by default
     at = _run_study(at, "abl_run_sweep", "Single-head sweep", charts=3)
@@ -216,8 +216,8 @@ def test_a_study_job_reports_its_parts_and_a_failure_as_its_message():
     """The background job alone (no Streamlit): progress by part, the result combined, a typed error kept."""
     import threading
 
-    from analysis.errors import ConfigError
-    from ui.ablation.jobs import StudyJob
+    from informer_lab.analysis.errors import ConfigError
+    from informer_lab.ui.ablation.jobs import StudyJob
 
     gate = threading.Event()
     job = StudyJob("demo", [("first", lambda: 1), ("second", lambda: gate.wait(10) and 2)], sum).start()

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.anatomy.rollout import record_pieces, rollout, window_graph
-from analysis.attention.recording import window_batch
-from analysis.data import load_csv
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.anatomy.rollout import record_pieces, rollout, window_graph
+from informer_lab.analysis.attention.recording import window_batch
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 from tests.ui.helpers import array, figure, grid, markdown_tables
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.instruments.attribution import input_attribution
-from ui.compute import one_thread
-from analysis.data import load_csv
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.instruments.attribution import input_attribution
+from informer_lab.ui.compute import one_thread
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.ui.helpers import charts, grid, metric
 from tests.conftest import SAMPLE_CSV
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.circuits.composition import composition_scores
+from informer_lab.analysis.circuits.composition import composition_scores
 from tests.ui.helpers import array, figure, grid
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.compare.comparison import compare_forecasts
-from analysis.data import load_csv
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.compare.comparison import compare_forecasts
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.ui.helpers import array, charts, metric, sidebar_text
 from tests.conftest import SAMPLE_CSV
 
@@ -48,12 +48,11 @@ def test_what_the_tab_remembers_never_starts_a_comparison(open_app, tiny_trained
     """a window count chosen for another model persisted in the tab and launched a 6-minute job on opening
     the page. Remembered settings of another model, or of this one whose result is no longer kept, show the button;
     only its click computes."""
-    import analysis.compare.comparison
-    import ui.compare.cache
-
+    import informer_lab.analysis.compare.comparison as comparison
+    import informer_lab.ui.compare.cache as compare_cache
     calls = []
-    real = analysis.compare.comparison.compare_forecasts
-    monkeypatch.setattr(ui.compare.cache, "compare_forecasts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = comparison.compare_forecasts
+    monkeypatch.setattr(compare_cache, "compare_forecasts", lambda *a, **k: calls.append(1) or real(*a, **k))
     at = open_app(PAGE)
     at.session_state["cp_params"] = dict(model="runs/another@1", data="x", split="test", windows=512, twin=None)
     at.run()
@@ -140,8 +139,8 @@ def test_the_second_model_joins_the_comparison_on_the_same_windows(open_app, tin
                                                                    with_second):
     """Picked on the Forecast screen, the second model is already chosen here (one choice per tab); its row
     carries the numbers of its own forecasts moved onto these windows and into this model's scale."""
-    from analysis.compare.pairing import aligned_forecasts
-    from analysis.learning.training import predict
+    from informer_lab.analysis.compare.pairing import aligned_forecasts
+    from informer_lab.analysis.learning.training import predict
     at = open_app("ui/forecast/page.py")
     at.selectbox(key="second_model").set_value(with_second).run()
     at.switch_page(PAGE).run()
@@ -167,7 +166,7 @@ def test_the_second_model_joins_the_comparison_on_the_same_windows(open_app, tin
 
 
 def test_scoring_the_first_windows_only_and_the_progress_reported(open_app, tiny_trained):
-    from analysis.learning.windows import limit_windows
+    from informer_lab.analysis.learning.windows import limit_windows
     at = open_app(PAGE)
     at.radio(key="cp_windows").set_value(512)
     at = _run(at, "test")

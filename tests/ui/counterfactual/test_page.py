@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.instruments.counterfactual import counterfactual
-from analysis.data import load_csv
-from analysis.instruments.window_edits import Edit, window_frame
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.instruments.counterfactual import counterfactual
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.instruments.window_edits import Edit, window_frame
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 from tests.ui.helpers import array, charts, metric
 

@@ -9,7 +9,7 @@ import pandas as pd
 from tests.corpus.form_cases import xlsx_bytes
 from tests.corpus.long_tables import TRICKY, csv_of, long_frame
 from tests.ui.helpers import csv_bytes, errors, metric, sidebar_text
-from ui import state
+from informer_lab.ui import state
 
 
 def _upload(at, name: str, data: bytes, kind: str = "text/csv"):

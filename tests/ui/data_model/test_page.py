@@ -10,7 +10,7 @@ import pytest
 
 from tests.ui.helpers import DATA_PAGE, MASK_PAGE, csv_bytes, errors, metric, sidebar_text, table, table_with
 
-from ui import state
+from informer_lab.ui import state
 
 
 def _upload_csv(at, name: str, data: bytes):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from tests.ui.helpers import MASK_PAGE, csv_bytes, errors, metric, sidebar_text
-from ui import state
+from informer_lab.ui import state
 
 # One daylight-saving spring gap (02:00 does not exist) in 300 hours of local time, and two empty cells.
 STAMPS = pd.date_range("2021-03-20", periods=301, freq="h").delete(194)  # 2021-03-28 02:00

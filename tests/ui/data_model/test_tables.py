@@ -5,10 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.errors import ConfigError
-from analysis.learning.training import TrainProgress
-from ui.data_model.tables import check_run_name, downsample_minmax, loss_curves, parse_e_layers
-from ui.tables import progress_fraction
+from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.learning.training import TrainProgress
+from informer_lab.ui.data_model.tables import check_run_name, downsample_minmax, loss_curves, parse_e_layers
+from informer_lab.ui.tables import progress_fraction
 
 
 def test_loss_curves_recover_each_step_loss_from_running_means():

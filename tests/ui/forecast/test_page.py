@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.data import load_csv
-from analysis.learning.forecasting import forecast_future
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.learning.forecasting import forecast_future
 from tests.ui.helpers import FORECAST_PAGE, array, charts, table
 from tests.conftest import SAMPLE_CSV
 
@@ -38,8 +38,8 @@ def test_plotted_column_and_history_length(open_app):
 
 
 def test_better_than_naive_says_what_the_paired_interval_allows(open_app, tiny_trained):
-    from analysis.compare.comparison import headline_errors
-    from analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.analysis.compare.comparison import headline_errors
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
     at = open_app(FORECAST_PAGE)
     checkpoint = tiny_trained[0]
     errors = headline_errors(checkpoint.model, prepare_for_checkpoint(checkpoint, load_csv(SAMPLE_CSV)), seed=0)
@@ -65,10 +65,10 @@ def test_better_than_naive_says_what_the_paired_interval_allows(open_app, tiny_t
 
 def test_a_second_model_side_by_side_same_rows_and_paired_test_errors(open_app, tiny_trained, tiny_second,
                                                                       with_second):
-    from analysis.compare.comparison import headline_errors
-    from analysis.compare.pairing import aligned_forecasts
-    from analysis.learning.training import predict
-    from analysis.learning.workflow import prepare_for_checkpoint
+    from informer_lab.analysis.compare.comparison import headline_errors
+    from informer_lab.analysis.compare.pairing import aligned_forecasts
+    from informer_lab.analysis.learning.training import predict
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
     at = open_app(FORECAST_PAGE)
     at.selectbox(key="second_model").set_value(with_second).run()
     assert not at.exception, at.exception
@@ -97,16 +97,15 @@ def test_a_second_model_side_by_side_same_rows_and_paired_test_errors(open_app, 
 def test_a_long_test_split_is_scored_only_on_its_button(open_app, tiny_trained, monkeypatch):
     """Past AUTO_INPUT_ROWS (a seq_len-1440 model's ~11,000 test windows) opening the page forecasts nothing; the
     button scores the first 512 windows, the same numbers headline_errors gives on them."""
-    import analysis.compare.comparison
-    from analysis.compare.comparison import headline_errors
-    from analysis.learning.windows import limit_windows
-    from analysis.learning.workflow import prepare_for_checkpoint
-    import ui.forecast.tables
-
-    monkeypatch.setattr(ui.forecast.tables, "AUTO_INPUT_ROWS", 0)
+    import informer_lab.analysis.compare.comparison as comparison
+    from informer_lab.analysis.compare.comparison import headline_errors
+    from informer_lab.analysis.learning.windows import limit_windows
+    from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
+    import informer_lab.ui.forecast.tables as forecast_tables
+    monkeypatch.setattr(forecast_tables, "AUTO_INPUT_ROWS", 0)
     calls = []
-    real = analysis.compare.comparison.predict
-    monkeypatch.setattr(analysis.compare.comparison, "predict", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = comparison.predict
+    monkeypatch.setattr(comparison, "predict", lambda *a, **k: calls.append(1) or real(*a, **k))
     at = open_app(FORECAST_PAGE)
     assert not at.exception and not calls and not at.metric
     assert any("Score on the test split" in i.value for i in at.info)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.data import load_csv
-from analysis.heads.masking import head_mask, masked_window_forecast, mean_contexts
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.heads.masking import head_mask, masked_window_forecast, mean_contexts
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.ui.helpers import FORECAST_PAGE, MASK_PAGE, array, charts, checkbox, metric, table
 from tests.conftest import SAMPLE_CSV
 

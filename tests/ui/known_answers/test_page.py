@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.ui.helpers import DATA_PAGE, errors, run_until
-from ui import state
+from informer_lab.ui import state
 
 PAGE = "ui/known_answers/page.py"
 
@@ -44,11 +44,11 @@ def test_the_known_answer_source_generates_a_series_with_its_answer(open_app):
 @pytest.fixture
 def planted_run(runs_dir, tmp_path):
     """A quick model on a generated seasonal AR (lag 12): (the runs folder name, data ref, bytes, answer)."""
-    from analysis.data import DataSpec, load_csv
-    from analysis.planted.synth import SynthSpec, generate
-    from analysis.learning.training import TrainSettings
-    from analysis.learning.workflow import ModelSize, train_on_frame
-    from ui import frames
+    from informer_lab.analysis.data import DataSpec, load_csv
+    from informer_lab.analysis.planted.synth import SynthSpec, generate
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
+    from informer_lab.ui import frames
 
     frame_df, answer = generate(SynthSpec(rows=3000, lags=(12,), seed=2))
     data = frame_df.to_csv(index=False).encode()
@@ -88,7 +88,7 @@ def test_the_self_test_runs_against_the_answer_of_the_active_data(open_app, runs
 def test_without_an_answer_the_screen_asks_for_one_and_refuses_a_foreign_file(open_app):
     import json
 
-    from analysis.planted.synth import SynthSpec, answer_json, generate
+    from informer_lab.analysis.planted.synth import SynthSpec, answer_json, generate
 
     at = open_app(PAGE)
     assert any("has no planted answer" in i.value for i in at.info)

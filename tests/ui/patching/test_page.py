@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.data import load_csv
-from analysis.instruments.patching import activation_patching
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.instruments.patching import activation_patching
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 from tests.ui.helpers import charts, grid
 
@@ -60,8 +60,8 @@ def test_a_revin_model_is_not_promised_an_exact_memory_patch(open_app, runs_dir,
     memory patch exact, and the difference it shows is really not 0."""
     import shutil
 
-    from analysis.learning.training import TrainSettings
-    from analysis.learning.workflow import ModelSize, train_on_frame
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
     from tests.conftest import TINY_SIZE
 
     shutil.rmtree(runs_dir / "sample")

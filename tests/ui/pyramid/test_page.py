@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.data import load_csv
-from analysis.attention.pyramid import pyramid_report
-from analysis.learning.workflow import prepare_for_checkpoint
-from ui.pyramid import cache as screen_cache
-from ui.pyramid import tables as views
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.attention.pyramid import pyramid_report
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.ui.pyramid import cache as screen_cache
+from informer_lab.ui.pyramid import tables as views
 from tests.ui.helpers import array, charts, figure, grid, markdown_tables
 from tests.conftest import SAMPLE_CSV
 

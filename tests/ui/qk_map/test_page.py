@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.instruments.counterfactual import counterfactual
-from analysis.data import load_csv
-from analysis.instruments.qk_map import qk_map
-from analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.analysis.instruments.counterfactual import counterfactual
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.instruments.qk_map import qk_map
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 from tests.ui.helpers import array, charts
 

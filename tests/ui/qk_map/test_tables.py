@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.instruments.qk_map import qk_map, qk_map_table
-from ui.qk_map.tables import MAX_DRAWN, drawn_points
+from informer_lab.analysis.instruments.qk_map import qk_map, qk_map_table
+from informer_lab.ui.qk_map.tables import MAX_DRAWN, drawn_points
 
 
 def test_a_map_over_the_drawing_limit_is_cut_to_it_keeping_every_selected_query(tiny_trained, tiny_prepared):
@@ -36,8 +36,8 @@ def test_a_small_limit_keeps_the_selected_queries_and_fills_up_with_others(tiny_
 def test_a_click_on_any_trace_names_the_map_point_drawn_there(tiny_trained, tiny_prepared):
     """Streamlit reports a click as (curve, index in that trace): it must lead to the point whose coordinates are
     drawn there, for keys, queries and the ringed selected queries alike."""
-    from ui.qk_map.charts import map_figure
-    from ui.qk_map.tables import clicked_point
+    from informer_lab.ui.qk_map.charts import map_figure
+    from informer_lab.ui.qk_map.tables import clicked_point
     m = qk_map(tiny_trained[0].model, tiny_prepared, "test", "encoder.0.0", 2, windows=32, seed=0)
     points = drawn_points(m, seed=0, limit=1_000)
     figure = map_figure(points, {"kind": None}, {"kind": "query or key"}, "map", (0.5, 0.2))
@@ -52,7 +52,7 @@ def test_a_click_on_any_trace_names_the_map_point_drawn_there(tiny_trained, tiny
 
 
 def test_the_default_window_count_keeps_a_map_under_a_million_points():
-    from ui.qk_map.tables import default_windows
+    from informer_lab.ui.qk_map.tables import default_windows
     choices = (64, 256, 1024)
     assert [choices[default_windows(choices, L)] for L in (48, 96, 1440, 5760, 20_000)] == [256, 256, 256, 64, 64]
 

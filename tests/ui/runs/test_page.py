@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from analysis.learning.runs import curves, read_runs, runs_table
+from informer_lab.analysis.learning.runs import curves, read_runs, runs_table
 from tests.ui.helpers import sidebar_text
 
 PAGE = "ui/runs/page.py"
@@ -49,7 +49,7 @@ def test_runs_page_lists_draws_and_activates(open_app, with_second, runs_dir):
 
 
 def test_runs_page_checks_a_run_against_the_baselines(open_app):
-    from ui import model_check
+    from informer_lab.ui import model_check
 
     model_check._JOBS.clear()
     at = open_app(PAGE)
@@ -64,6 +64,6 @@ def test_runs_page_checks_a_run_against_the_baselines(open_app):
 
 def test_runs_page_without_runs_says_how_to_make_one(open_app, runs_dir, monkeypatch, tmp_path):
     monkeypatch.setenv("INFORMER_LAB_RUNS", str(tmp_path / "empty"))
-    monkeypatch.setattr("ui.settings.SAMPLE_CHECKPOINT", tmp_path / "none")
+    monkeypatch.setattr("informer_lab.ui.settings.SAMPLE_CHECKPOINT", tmp_path / "none")
     at = open_app(PAGE)
     assert any("No runs in" in i.value for i in at.info)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ui.charts import SCATTER_CELLS, one_per_cell
-from ui.sparsity.charts import MAX_SCATTER_POINTS, exact_vs_sampled_figure
+from informer_lab.ui.charts import SCATTER_CELLS, one_per_cell
+from informer_lab.ui.sparsity.charts import MAX_SCATTER_POINTS, exact_vs_sampled_figure
 
 
 def _queries(n: int, u: int) -> tuple[pd.DataFrame, np.ndarray]:
@@ -63,7 +63,7 @@ def test_one_point_per_cell_by_hand():
 
 
 def test_the_score_heatmap_places_evenly_spaced_queries_by_a_start_and_a_step():
-    from ui.sparsity.charts import score_heatmap
+    from informer_lab.ui.sparsity.charts import score_heatmap
     n = 5760
     stamps = pd.date_range("2017-08-25", periods=n, freq="15min")
     pos = pd.DataFrame({"position": np.arange(n), "timestamp": stamps, "span_start": stamps, "span_end": stamps,
@@ -78,8 +78,8 @@ def test_the_score_heatmap_places_evenly_spaced_queries_by_a_start_and_a_step():
 
 
 def test_the_selected_series_line_of_a_long_input_keeps_each_buckets_extremes():
-    from ui.charts import MAX_LINE_POINTS
-    from ui.sparsity.charts import selected_series_figure
+    from informer_lab.ui.charts import MAX_LINE_POINTS
+    from informer_lab.ui.sparsity.charts import selected_series_figure
     n = 5856
     values = np.sin(np.arange(n) / 50.0)
     values[4321] = 9.0  # a spike survives

@@ -5,11 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.data import load_csv
-from analysis.attention.sparsity import sparsity_report
-from analysis.learning.workflow import prepare_for_checkpoint
-from ui.sparsity import cache as screen_cache
-from ui.sparsity import tables as views
+from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.attention.sparsity import sparsity_report
+from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
+from informer_lab.ui.sparsity import cache as screen_cache
+from informer_lab.ui.sparsity import tables as views
 from tests.ui.helpers import array, charts, figure, grid, markdown_tables
 from tests.conftest import SAMPLE_CSV
 
@@ -215,7 +215,7 @@ def test_grid_pick_reads_the_clicked_cell():
 
 
 def test_side_by_side_compares_the_two_selections_on_the_same_rows(open_app, reports, tiny_second, with_second):
-    from analysis.compare.pairing import selection_overlap
+    from informer_lab.analysis.compare.pairing import selection_overlap
     at = open_app(PAGE)
     at.selectbox(key="second_model").set_value(with_second).run()
     at.slider(key="sp_window_test").set_value(4).run()

@@ -2,10 +2,10 @@
 study command parses back to the same options (a long table's picked series included, ids with commas and quotes)."""
 from __future__ import annotations
 
-from analysis.data import ReadOptions
-from cli import build_parser
-from cli_commands._common import read_options
-from ui.studies.launch import read_flags
+from informer_lab.analysis.data import ReadOptions
+from informer_lab.cli import build_parser
+from informer_lab.cli_commands._common import read_options
+from informer_lab.ui.studies.launch import read_flags
 
 
 def test_reading_options_survive_the_trip_through_the_study_command():
@@ -15,7 +15,7 @@ def test_reading_options_survive_the_trip_through_the_study_command():
     parsed = read_options(args)
     for name in ("datetime_column", "repair", "freq", "dayfirst", "decimal", "sheet", "id_column"):
         assert getattr(parsed, name) == getattr(options, name), name
-    from analysis.data.long_tables import pick
+    from informer_lab.analysis.data.long_tables import pick
 
     assert pick(parsed.series, ["a,b", 'say "hi"', "plain", "other"], None) == list(options.series)
 
@@ -24,7 +24,7 @@ def test_a_study_process_is_reaped_when_it_ends_without_the_page_asking(tmp_path
     """A finished study's process must not stay a zombie until the server exits (the page may never run again)."""
     import time
 
-    from ui.studies import launch
+    from informer_lab.ui.studies import launch
 
     monkeypatch.setenv("INFORMER_LAB_STUDIES", str(tmp_path))
     process = launch.start("quick", "data.csv", b"date,y\n", ReadOptions(), ["--no-such-flag"], "0", [], ["errors"],

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.data import DataSpec, ReadOptions
-from analysis.learning.training import TrainSettings
-from analysis.learning.workflow import ModelSize
-from study.plan import StudyPlan, fingerprint
-from study.runner import run_study
+from informer_lab.analysis.data import DataSpec, ReadOptions
+from informer_lab.analysis.learning.training import TrainSettings
+from informer_lab.analysis.learning.workflow import ModelSize
+from informer_lab.study.plan import StudyPlan, fingerprint
+from informer_lab.study.runner import run_study
 from tests.conftest import SAMPLE_CSV, TINY_SIZE, TINY_SPEC
 from tests.ui.helpers import sidebar_text
 

@@ -20,8 +20,8 @@ MIXES = {"logsparse-window-lsh": dict(encoder_attention="logsparse", decoder_att
 @pytest.fixture(params=list(MIXES))
 def kinds_run(request, sample_frame, tiny_spec, runs_dir):
     """The runs folder's `sample` replaced by a tiny model trained a few steps with another mix of kinds."""
-    from analysis.learning.training import TrainSettings
-    from analysis.learning.workflow import ModelSize, train_on_frame
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
     from tests.conftest import TINY_SIZE
 
     shutil.rmtree(runs_dir / "sample")

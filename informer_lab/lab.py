@@ -12,7 +12,7 @@ A page that stops early (a message and `state.stop_page()`) still gets the sideb
 """
 import streamlit as st
 
-from ui import deferred, nav, screen_report, state
+from informer_lab.ui import deferred, nav, screen_report, state
 
 st.set_page_config(page_title="Informer Lab", page_icon=":material/query_stats:", layout="wide")
 page = st.navigation(nav.pages(), expanded=True)  # every screen listed (15: folded past 10 by default)
@@ -23,7 +23,7 @@ try:
 except state.PageStopped:
     pass  # the page has drawn why it stopped
 if deferred.model_stack_loaded():
-    from ui import sidebar  # torch (see above)
+    from informer_lab.ui import sidebar  # torch (see above)
 
     sidebar.draw()
 else:
