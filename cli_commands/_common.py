@@ -9,6 +9,8 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from informer_lab.home import resolve_run
+
 from ._choices import ATTENTION_KINDS, FILLS, SCHEDULES, TRAIN_DEFAULTS
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
 
@@ -132,9 +134,10 @@ def open_csv(args: argparse.Namespace, checkpoint: Checkpoint | None = None) -> 
     return frame
 
 
-def add_training_options(p: argparse.ArgumentParser) -> None:
+def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = True) -> None:
     """What to forecast, the windows, the model's size and the training settings (`train` and `study`)."""
-    p.add_argument("--target", required=True, help="column to forecast")
+    p.add_argument("--target", required=target_required,
+                   help="column to forecast" + ("" if target_required else " (default: the file's only numeric column)"))
     p.add_argument("--features", choices=("M", "S", "MS"), default="M",
                    help="M: all in, all out; S: target only; MS: all in, target out")
     p.add_argument("--seq-len", type=positive_int, default=96)
@@ -236,23 +239,10 @@ def baseline_check_note(checkpoint: Checkpoint, prepared: PreparedData) -> None:
         print(f"warning: {warning}")
 
 
-def resolve_checkpoint(path: Path) -> Path:
-    """A folder as given; a bare name that is no folder here names a run in the lab's home (informer_lab.home), and
-    `sample` the shipped sample model when the home has no run of that name."""
-    if path.exists() or len(path.parts) != 1:
-        return path
-    from informer_lab.home import SAMPLE_CHECKPOINT, runs_dir
-
-    run = runs_dir() / path.name
-    if run.exists():
-        return run
-    return SAMPLE_CHECKPOINT if path.name == "sample" and SAMPLE_CHECKPOINT.is_dir() else path
-
-
 def open_checkpoint(path: Path) -> Checkpoint:
     from informer_lab.analysis.checkpoints.folder import load_checkpoint
 
-    return load_checkpoint(resolve_checkpoint(path))
+    return load_checkpoint(resolve_run(path))
 
 
 def open_checkpoint_and_data(args: argparse.Namespace) -> tuple[Checkpoint, PreparedData]:

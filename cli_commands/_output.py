@@ -17,8 +17,9 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.errors import DataError, InformerLabError
 from informer_lab.analysis.outputs import OutputError, check_file_target, check_folder_target, describe_os_error, write_bytes
+from informer_lab.home import resolve_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,6 +80,17 @@ def write_data(data: bytes, out: Path | str, option: str = "--out") -> str:
     return str(out)
 
 
+def check_inputs(args: argparse.Namespace) -> None:
+    """A data file or checkpoint that is not there is named before a command imports its analyses (torch alone
+    takes seconds of CPU): the same words the readers use."""
+    data = getattr(args, "csv", None)
+    if isinstance(data, Path) and not data.exists():
+        raise DataError(f"file not found: {str(data)[:120]!r}")
+    checkpoint = getattr(args, "checkpoint", None)
+    if isinstance(checkpoint, Path) and not resolve_run(checkpoint).exists():
+        raise DataError(f"checkpoint folder {str(checkpoint)[:120]} does not exist")
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed command: outputs checked first; with an output to '-', the command's own lines go to stderr;
     warnings never reach the terminal (logged with --verbose); an OSError becomes one line (OutputError); an error
@@ -90,6 +102,7 @@ def run_command(args: argparse.Namespace) -> int:
             warnings.simplefilter("ignore")
         try:
             check_outputs(args)
+            check_inputs(args)
             quiet = any(str(v) == STDOUT for v in output_arguments(args).values())
             _STDOUT.append(sys.stdout)
             try:

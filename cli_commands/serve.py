@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from informer_lab.source import command
+
 from ._common import int_in
 
 PORT = int_in(1, 65535)
@@ -45,7 +47,7 @@ def run_list(args) -> int:
 
     labs = running.running()
     if not labs:
-        print("No lab is running (informer-lab starts one).")
+        print(f"No lab is running ({command('ui')} starts one).")
         return 0
     print(f"{'port':>5}  {'pid':>7}  {'started':16}  url / folder")
     for lab in labs:
@@ -63,14 +65,14 @@ def run_stop(args) -> int:
     elif args.target is None:
         if len(labs) > 1:
             raise ValueError(f"{len(labs)} labs are running (ports {', '.join(str(lab.port) for lab in labs)}); "
-                             f"name one: informer-lab stop PORT, or informer-lab stop all")
+                             f"name one: {command('stop PORT')}, or {command('stop all')}")
         chosen = labs
     else:
         if not args.target.isdigit():
             raise ValueError(f"stop takes a port or all, not {args.target!r}")
         chosen = [lab for lab in labs if lab.port == int(args.target)]
         if not chosen:
-            raise ValueError(f"no lab of yours runs on port {args.target} (informer-lab list shows the running ones)")
+            raise ValueError(f"no lab of yours runs on port {args.target} ({command('list')} shows the running ones)")
     if not chosen:
         print("No lab is running.")
         return 0

@@ -64,10 +64,23 @@ def studies_dir() -> Path:
     return _configured(STUDIES_ENV) or lab_home().path / "studies"
 
 
+def resolve_run(path: Path) -> Path:
+    """A checkpoint folder as given; a bare name that is no folder here names a run in the lab's home, and `sample`
+    the shipped sample model when the home has no run of that name (`--checkpoint NAME`)."""
+    path = Path(path)
+    if path.exists() or len(path.parts) != 1:
+        return path
+    run = runs_dir() / path.name
+    if run.exists():
+        return run
+    return SAMPLE_CHECKPOINT if path.name == "sample" and SAMPLE_CHECKPOINT.is_dir() else path
+
+
 def benchmarks_dir() -> Path:
     """The folder holding one folder per instrument benchmark (`informer-lab benchmark --out`), read by the Known
     answers screen."""
     return lab_home().path / "instrument_benchmarks"
 
 
-__all__ = ["HOME_ENV", "benchmarks_dir", "SAMPLE_CHECKPOINT", "SAMPLE_CSV", "Home", "RUNS_ENV", "STUDIES_ENV", "is_checkout", "lab_home", "runs_dir", "studies_dir"]
+__all__ = ["HOME_ENV", "benchmarks_dir", "SAMPLE_CHECKPOINT", "SAMPLE_CSV", "Home", "RUNS_ENV", "STUDIES_ENV", "is_checkout", "lab_home", "resolve_run", "runs_dir",
+           "studies_dir"]

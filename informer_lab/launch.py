@@ -14,6 +14,7 @@ no such file beside it; tests/cli/test_launcher.py checks the two agree).
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -25,10 +26,11 @@ import webbrowser
 
 from . import running
 from .home import lab_home
-from .source import SERVER_APP, child_env
+from .source import SERVER_APP, child_env, command
 
 DEFAULT_PORT = 8501
 PORTS_TRIED = 50  # 8501 … 8550, as Jupyter tries 50 ports
+START_TRIES = 3  # ports tried when another process takes the chosen one before the server binds it
 HEALTH_TIMEOUT_S = 180.0  # a cold first start on a loaded two-core machine imports Streamlit's server in ~10 s
 LOOPBACK = "127.0.0.1"
 
@@ -77,7 +79,7 @@ def choose_port(requested: int | None, host: str) -> int:
         if port_is_free(port, host):
             return port
     raise LaunchError(f"no free port from {DEFAULT_PORT} to {DEFAULT_PORT + PORTS_TRIED - 1}; "
-                      f"stop a lab (informer-lab list, informer-lab stop) or choose one with --port")
+                      f"stop a lab ({command('list')}, {command('stop')}) or choose one with --port")
 
 
 def server_command(port: int, host: str) -> list[str]:
@@ -106,16 +108,38 @@ def is_healthy(port: int, host: str = LOOPBACK) -> bool:
         return False
 
 
-def wait_healthy(port: int, server: subprocess.Popen, host: str = LOOPBACK,
-                 timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
+def answers_as(port: int, start_id: str, host: str = LOOPBACK) -> bool:
+    """The server answering on `port` is the one started with `start_id`: its start route (open like the health
+    route, ui/access.py) answers that id's digest. Another process on the port (a lab started meanwhile, any other
+    server) does not."""
+    from informer_lab.ui.access import START_PATH, start_digest
+
+    try:
+        with _opener().open(f"http://{reachable_host(host)}:{port}{START_PATH}", timeout=2) as answer:
+            return answer.status == 200 and answer.read(200).decode(errors="replace") == start_digest(start_id)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def wait_ready(port: int, server: subprocess.Popen, start_id: str, host: str = LOOPBACK,
+               timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
+    """True once the server this launcher started answers on `port`, healthy; False when it exits or the time is
+    up. Whatever else answers on the port meanwhile is not taken for it."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if server.poll() is not None:
             return False
-        if is_healthy(port, host):
+        if answers_as(port, start_id, host) and is_healthy(port, host):
             return True
         time.sleep(0.2)
     return False
+
+
+def exit_code(code: int) -> int:
+    """The launcher's exit code for the server's: 0 when a stop ended it (`informer-lab stop`: SIGTERM; Ctrl-C:
+    SIGINT), however the server reported the signal (−15, 128 + 15, or 241 = −15 mod 256); else the server's own."""
+    asked = {signal.SIGTERM, signal.SIGINT}
+    return 0 if code == 0 or any(code in (-s, 128 + s, 256 - s) for s in asked) else code
 
 
 def has_display() -> bool:
@@ -163,7 +187,7 @@ def reuse(browser: bool) -> int | None:
         if is_healthy(lab.port, lab.host):
             print(f"Informer Lab is already running at {lab.url} (pid {lab.pid}, started "
                   f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(lab.started))} in {lab.folder}).\n"
-                  f"  informer-lab ui --new starts another; informer-lab stop {lab.port} stops it.", flush=True)
+                  f"  {command('ui --new')} starts another; {command(f'stop {lab.port}')} stops it.", flush=True)
             if browser:
                 open_browser(lab.url)
             return 0
@@ -174,48 +198,74 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt  # SIGTERM to the launcher stops the server as Ctrl-C does
 
 
+def _start(port: int, host: str, home) -> tuple[subprocess.Popen, str]:
+    """The server on `port` as a child in its own process group (running in the lab's home), and its start id."""
+    from informer_lab.ui.access import START_ENV
+
+    start_id = secrets.token_hex(16)
+    # The server runs in the lab's home: Streamlit reads a .streamlit/config.toml from its working folder, and the
+    # folder a user starts the lab from should not change how it is served (a checkout's home is the checkout).
+    server = subprocess.Popen(server_command(port, host), start_new_session=True, cwd=home,
+                              env={**child_env(), START_ENV: start_id})
+    running.write(running.Lab(port=port, pid=server.pid, started=time.time(), folder=os.getcwd(), home=str(home),
+                              url=_local_url(host, port), proc_start=running.process_start(server.pid), host=host))
+    return server, start_id
+
+
+def _stop(server: subprocess.Popen, port: int) -> list[int]:
+    survivors = running.stop_tree(server.pid) if server.poll() is None else []
+    server.poll()
+    running.forget(port)
+    return survivors
+
+
 def serve(port: int | None = None, host: str = LOOPBACK, browser: bool = True, window: bool = False,
           new: bool = False) -> int:
     if not new:
         reused = reuse(browser and not window)
         if reused is not None:
             return reused
-    chosen = choose_port(port, host)
     signal.signal(signal.SIGTERM, _interrupt)
-    if port is None and chosen != DEFAULT_PORT:
-        print(f"Port {DEFAULT_PORT} is taken; serving on port {chosen} instead.", flush=True)
     home = lab_home().path
     home.mkdir(parents=True, exist_ok=True)
-    # The server runs in the lab's home: Streamlit reads a .streamlit/config.toml from its working folder, and the
-    # folder a user starts the lab from should not change how it is served (a checkout's home is the checkout).
-    server = subprocess.Popen(server_command(chosen, host), start_new_session=True, cwd=home, env=child_env())
-    url = _local_url(host, chosen)
-    lab = running.Lab(port=chosen, pid=server.pid, started=time.time(), folder=os.getcwd(),
-                      home=str(home), url=url, proc_start=running.process_start(server.pid), host=host)
-    running.write(lab)
+    server, chosen = None, None
     try:
-        if not wait_healthy(chosen, server, host):
+        for attempt in range(1, START_TRIES + 1):
+            chosen = choose_port(port, host)
+            if port is None and chosen != DEFAULT_PORT and attempt == 1:
+                print(f"Port {DEFAULT_PORT} is taken; serving on port {chosen} instead.", flush=True)
+            server, start_id = _start(chosen, host, home)
+            if wait_ready(chosen, server, start_id, host):
+                break
             code = server.poll()
-            raise LaunchError(f"the server did not start (exit code {code}); its messages are above" if code is not None
-                              else f"the server did not answer on port {chosen} within {HEALTH_TIMEOUT_S:.0f} s")
+            survivors = _stop(server, chosen)
+            if survivors:
+                print(f"warning: processes {survivors} did not stop", file=sys.stderr, flush=True)
+            if code is None:
+                raise LaunchError(f"the server did not answer on port {chosen} within {HEALTH_TIMEOUT_S:.0f} s")
+            if port_is_free(chosen, host):
+                raise LaunchError(f"the server did not start (exit code {code}); its messages are above")
+            taken = f"port {chosen} was taken by another process after the launcher chose it"
+            if port is not None or attempt == START_TRIES:
+                raise LaunchError(f"{taken}; start again" + (" with another --port" if port is not None else ""))
+            print(f"{taken[0].upper()}{taken[1:]}; trying the next free port.", flush=True)
+        url = _local_url(host, chosen)
         served = "" if host == LOOPBACK else " (served to the network: open the token URL printed above)"
-        print(f"Informer Lab is serving at {url}{served} (pid {server.pid}; lab home {lab.home}).\n"
-              f"  Ctrl-C stops it; informer-lab list shows the running labs.", flush=True)
+        print(f"Informer Lab is serving at {url}{served} (pid {server.pid}; lab home {home}).\n"
+              f"  Ctrl-C stops it; {command('list')} shows the running labs.", flush=True)
         if window and open_window(url):
             return 0  # the window was closed: stop the server (finally)
         if browser or window:
             open_browser(url)
-        return server.wait()
+        return exit_code(server.wait())
     except KeyboardInterrupt:
         print("\nStopping Informer Lab…", flush=True)
         return 0
     finally:
-        survivors = running.stop_tree(server.pid) if server.poll() is None else []
-        server.poll()
-        running.forget(chosen)
+        survivors = _stop(server, chosen) if server is not None else []
         if survivors:
             print(f"warning: processes {survivors} did not stop", file=sys.stderr, flush=True)
 
 
-__all__ = ["DEFAULT_PORT", "LAUNCHER_OPTIONS", "LaunchError", "SERVER_OPTIONS", "choose_port", "has_display",
-           "is_healthy", "port_is_free", "reuse", "serve", "server_command"]
+__all__ = ["DEFAULT_PORT", "LAUNCHER_OPTIONS", "LaunchError", "SERVER_OPTIONS", "answers_as", "choose_port",
+           "exit_code", "has_display", "is_healthy", "port_is_free", "reuse", "serve", "server_command", "wait_ready"]

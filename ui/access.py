@@ -26,8 +26,10 @@ Also, on every request:
   the grant redirects only to a path of this server (never `//host/…`, a scheme, a backslash or a control
   character, which would leave the lab or break the response header).
 * **Offline.** Nothing asks another host for anything (`keep_streamlit_offline`).
-* **Health.** `/_stcore/health` and `/healthz` (the same check) are the only paths open without the token: they
-  answer "ok" and nothing else.
+* **Health.** `/_stcore/health` and `/healthz` (the same check) are open without the token: they answer "ok" and
+  nothing else. So is `/_informer_lab/start`, for the launcher alone: the SHA-256 of the start id it gave this
+  server (INFORMER_LAB_START_ID), so that it never takes another process answering on its port for its own server;
+  404 when the server was started without one.
 * **Tokens.** A token set by the user must have at least 16 characters (the server refuses to start otherwise);
   wrong guesses from one peer wait longer and longer (0.25 s doubling up to 8 s).
 * **Proxies.** While local, a request that a proxy forwarded for a peer off this machine (`Forwarded`,
@@ -56,6 +58,7 @@ COOKIE = "informer_lab_token"
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 HEALTH = "/_stcore/health"  # Streamlit's own check ("ok" once the server is ready)
 OPEN_PATHS = frozenset({HEALTH, "/healthz"})  # "ok" and nothing else: probes may call them
+START_PATH, START_ENV = "/_informer_lab/start", "INFORMER_LAB_START_ID"  # which start this server is (the launcher)
 MIN_TOKEN = 16  # characters a user-set token must have
 FORWARDED = ("forwarded", "x-forwarded-for", "x-real-ip")
 FIRST_DELAY, MAX_DELAY = 0.25, 8.0  # seconds a wrong guess waits: doubling per failure from one peer
@@ -238,6 +241,9 @@ class AccessMiddleware:
         if not access.host_allowed(headers.get("host", "")):
             await self._refuse(scope, send, 400, b"Host not allowed: this lab answers only its own names.\n")
             return
+        if scope.get("path") == START_PATH:
+            await self._start_id(scope, send)
+            return
         if scope.get("path") in OPEN_PATHS:  # the health check alone, whatever the policy
             if kind == "http":
                 await self.app({**scope, "path": HEALTH, "raw_path": HEALTH.encode(), "query_string": b""}, receive,
@@ -281,6 +287,13 @@ class AccessMiddleware:
         else:
             await _send_http(send, 401, b"An access token is required.\n", [(b"content-type", b"text/plain")])
 
+    async def _start_id(self, scope, send) -> None:
+        start = os.environ.get(START_ENV, "")
+        if scope["type"] != "http" or not start:
+            await self._refuse(scope, send, 404, b"")
+            return
+        await _send_http(send, 200, start_digest(start).encode(), [(b"content-type", b"text/plain")])
+
     async def _refuse(self, scope, send, status: int, text: bytes) -> None:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
@@ -318,6 +331,11 @@ class AccessMiddleware:
         cookie = f"{COOKIE}={self.access.cookie_value()}; Path=/; HttpOnly; SameSite=Strict{secure}"
         await _send_http(send, 303, b"", [(b"location", location.encode("latin-1", "replace")),
                                           (b"set-cookie", cookie.encode())])
+
+
+def start_digest(start_id: str) -> str:
+    """What `START_PATH` answers for a start id (the launcher compares it with its own)."""
+    return hashlib.sha256(f"informer-lab-start:{start_id}".encode()).hexdigest()
 
 
 def keep_streamlit_offline() -> None:

@@ -184,7 +184,7 @@ class TrainJob(ProgressJob):
 
     def work(self) -> None:
         _, result = train_on_frame(self._frame, self.spec, self.size, self.settings, out=self.out,
-                                   progress=self._report, should_stop=self._stop.is_set)
+                                   progress=self._report, should_stop=self._stop.is_set, check_baselines=True)
         self.summary = {"test": result.test.as_dict() if result.test else None, "stopped": result.stopped,
                         "device": result.device, "epochs": len(result.history)}
         self.status = "stopped" if result.stopped == "user" else "done"

@@ -100,6 +100,20 @@ class BaselineCheck:
     def has_intervals(self) -> bool:
         return bool(np.isfinite(self.table["delta_mse_lo"].iloc[1:]).all())
 
+    def record(self) -> dict:
+        """What a checkpoint keeps of the check (metrics.json's `baselines`): strict JSON, a missing interval as
+        null. mse: each forecaster's MSE; delta_mse: model − each baseline [point, low, high]."""
+        def number(value) -> float | None:
+            return float(value) if np.isfinite(value) else None
+
+        rows = self.table.set_index("name")
+        return {"split": self.split, "windows": self.windows, "total_windows": self.total_windows,
+                "stride": self.stride, "seed": self.seed, "intervals": self.has_intervals,
+                "mse": {name: number(rows.loc[name, "mse"]) for name in rows.index},
+                "delta_mse": {name: [number(rows.loc[name, c]) for c in ("delta_mse", "delta_mse_lo", "delta_mse_hi")]
+                              for name in BASELINES},
+                "worse": list(self.worse), "not_better": list(self.not_better), "warning": self.warning()}
+
     def as_dict(self) -> dict:
         return {"table": self.table.to_dict(orient="records"), "windows": self.windows,
                 "total_windows": self.total_windows, "stride": self.stride, "span": self.span, "split": self.split,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,13 @@ class RunRecord:
                 table[column] = pd.Series(dtype=float)
         table = table[["epoch", "train_loss", "val_loss", "learning_rate"]].apply(pd.to_numeric, errors="coerce")
         return table.dropna(subset=["epoch"]).reset_index(drop=True)
+
+    @property
+    def baselines(self) -> dict:
+        """What training kept of the check against seasonal naive and the linear baseline (metrics.json's
+        `baselines`, analysis.compare.verdict.BaselineCheck.record); empty when it was not checked."""
+        value = self.metrics.get("baselines")
+        return value if isinstance(value, dict) else {}
 
     def test_metric(self, name: str) -> float:
         value = (self.metrics.get("test") or {}).get(name)
@@ -83,6 +91,21 @@ def read_runs(root: Path) -> list[RunRecord]:
                                                                  r.name))
 
 
+def run_name_from(text: str) -> str:
+    """A run name made of `text` (a file's stem and a time): letters, digits, '_', '-' and '.', at most 56
+    characters (room for a "-2" suffix), starting with a letter or a digit."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.-")[:56].rstrip("_.-")
+    return name or "run"
+
+
+def free_run_name(root: Path, base: str) -> str:
+    """`base`, or `base-2`, `base-3`, … : the first name no folder of `root` has."""
+    name, n = base, 2
+    while (Path(root) / name).exists():
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
 def _attention(config: dict) -> str:
     kinds = [config.get(k, "?") for k in ("encoder_attention", "decoder_attention", "cross_attention")]
     return "/".join(map(str, kinds))
@@ -102,10 +125,31 @@ def runs_table(records: list[RunRecord]) -> pd.DataFrame:
             "RevIN": bool(r.config.get("revin", False)), "epochs": len(history),
             "stopped": r.metrics.get("stopped", ""), "best val loss": best_val,
             "test MSE": r.test_metric("mse"), "test MAE": r.test_metric("mae"),
+            "seasonal naive MSE": _baseline_mse(r, "seasonal_naive"), "linear MSE": _baseline_mse(r, "linear"),
+            "against the baselines": against_baselines(r.baselines),
             "modified": pd.Timestamp(r.modified, unit="s") if math.isfinite(r.modified) else pd.NaT,
             "problem": r.problem or "",
         })
     return pd.DataFrame(rows)
+
+
+def _baseline_mse(record: RunRecord, name: str) -> float:
+    value = (record.baselines.get("mse") or {}).get(name)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+
+def against_baselines(record: dict) -> str:
+    """A few words on a run's check against the baselines: 'better than both', 'worse than seasonal naive', …"""
+    names = {"seasonal_naive": "seasonal naive", "linear": "the linear baseline"}
+    if not isinstance(record.get("mse"), dict):
+        return "not checked"
+    worse = [names.get(n, str(n)) for n in record.get("worse") or []]
+    even = [names.get(n, str(n)) for n in record.get("not_better") or [] if n not in (record.get("worse") or [])]
+    parts = ([f"worse than {' and '.join(worse)}"] if worse else []) + ([f"not better than {' and '.join(even)}"]
+                                                                       if even else [])
+    windows = record.get("windows")
+    on = f" ({windows:,} test windows)" if isinstance(windows, int) and not isinstance(windows, bool) else ""
+    return ("; ".join(parts) or "better than both") + on
 
 
 def curves(records: list[RunRecord]) -> pd.DataFrame:
@@ -121,4 +165,5 @@ def curves(records: list[RunRecord]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)[["run", "epoch", "split", "loss"]]
 
 
-__all__ = ["MAX_JSON_BYTES", "RunRecord", "curves", "read_run", "read_runs", "runs_table"]
+__all__ = ["MAX_JSON_BYTES", "RunRecord", "against_baselines", "curves", "free_run_name", "read_run", "read_runs",
+           "run_name_from", "runs_table"]

@@ -113,7 +113,10 @@ def train_on_csv(csv: str | Path | bytes, spec: DataSpec, size: ModelSize, setti
 
 def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings: TrainSettings, *,
                    out: str | Path | None = None, progress=None, should_stop=None,
-                   config_overrides: dict | None = None) -> tuple[Checkpoint, TrainResult]:
+                   config_overrides: dict | None = None, check_baselines: bool = False) -> tuple[Checkpoint, TrainResult]:
+    """Prepare, train and (if `out`) save. With `check_baselines`, the model's test MSE against seasonal naive and
+    the linear baseline (analysis.compare.verdict) is kept in its metrics as `baselines`, so that a list of runs
+    says which beat them without reading any data again."""
     prepared = prepare(frame, spec)
     config: InformerConfig = config_for(prepared, **size.as_dict(), **(config_overrides or {}))
     result = train(prepared, config, settings, progress=progress, should_stop=should_stop)
@@ -121,6 +124,10 @@ def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings
     metrics = {"test": result.test.as_dict(), "history": [h.__dict__ for h in result.history],
                "stopped": result.stopped, "device": result.device, "seconds_per_epoch": result.seconds_per_epoch,
                "data": frame.name, "training": result.record(settings)}
+    if check_baselines:
+        from informer_lab.analysis.compare.verdict import check_against_baselines
+
+        metrics["baselines"] = check_against_baselines(result.model, prepared, seed=settings.seed).record()
     repair = None if frame.repairs.empty else frame.repairs.to_dict()
     checkpoint = Checkpoint(model=result.model, schema=schema, metrics=metrics, repair=repair)
     if out is not None:

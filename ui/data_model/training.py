@@ -11,6 +11,7 @@ from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.outputs import OutputError, check_folder_target, describe_os_error
 from informer_lab.analysis.learning.attention_options import ATTENTION_KINDS, describe_parameters, parse_attention_options, \
     split_option_text
+from informer_lab.analysis.learning.runs import free_run_name
 from informer_lab.analysis.learning.training import TrainSettings
 from informer_lab.analysis.learning.workflow import ModelSize
 from informer_lab.ui import settings, sidebar, state, widgets
@@ -138,11 +139,8 @@ def _run_name(name: str, target: str, spec: DataSpec) -> str:
         if (runs / run_name).exists():
             raise InformerLabError(f"a run named {run_name!r} already exists in {runs}; choose another name")
         return run_name
-    base = tables.default_run_name(target, spec.features, spec.seq_len, spec.label_len, spec.pred_len, "").rstrip("-")
-    run_name, n = base, 2
-    while (runs / run_name).exists():
-        run_name, n = f"{base}-{n}", n + 1
-    return run_name
+    return free_run_name(runs, tables.default_run_name(target, spec.features, spec.seq_len, spec.label_len,
+                                                       spec.pred_len, "").rstrip("-"))
 
 
 SPARSE_KINDS = tuple(k for k in ATTENTION_KINDS if k not in ("prob", "full"))
