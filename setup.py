@@ -4,7 +4,7 @@ The repository keeps its top-level folders (analysis/, model/, ui/, study/, cli_
 informer_lab/); the wheel maps each into the package (`informer_lab.analysis` is analysis/, and so on), as a
 checkout's `informer_lab` spans them at run time (informer_lab/__init__.py). pyproject.toml holds the rest.
 Known trap: setuptools' editable installs of remapped packages have broken before (setuptools issues 2662, 4248);
-tests/launcher/test_wheel.py installs both ways and compares what they import.
+tests/launcher/test_install.py installs both ways and compares what they import.
 """
 from pathlib import Path
 

@@ -9,7 +9,7 @@
 - Ctrl-C (or `informer-lab stop`) stops the server and every process it started; the record is removed.
 
 The server's settings are the ones `.streamlit/config.toml` gives a checkout, passed as flags (an installed copy has
-no such file beside it; tests/cli/test_launcher.py checks the two agree).
+no such file beside it; tests/launcher/test_launcher.py checks the two agree).
 """
 from __future__ import annotations
 

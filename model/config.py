@@ -69,7 +69,7 @@ class InformerConfig:
     # compared on the same keys are paired comparisons. Every query still sees U uniform keys.
     sample_block: int = 512
     mark_bias: bool = True  # the official time-feature Linear has a bias
-    # --- Imported models (analysis/imports): each field names one way Time-Series-Library (TSL) or Hugging Face
+    # --- Imported models (analysis/checkpoints/imports): each field names one way Time-Series-Library (TSL) or Hugging Face
     # transformers (HF) computes differently; the defaults are Informer2020's (and the paper's) behaviour.
     # Where mix=True mixes: "decoder_self" (Informer2020) or "all" sites (TSL's AttentionLayer reads every inner
     # attention's [B, H, L, D] output as [B, L, H·D], encoder and cross-attention included).

@@ -51,3 +51,38 @@ def test_the_notebook_tour_runs():
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "test MSE" in out and "encoder.0.0.scores" in out and "delta_mse" in out
+
+
+TOPS = ("analysis", "model", "ui", "study", "cli_commands", "informer_lab", "tests", "benchmarks", "docs", "examples",
+        "sample_data", ".ci", ".streamlit")
+MAPPED = ("analysis", "model", "ui", "study", "cli_commands", "sample_data")  # informer_lab/<these> in a wheel
+
+
+def test_every_path_a_document_or_comment_names_exists():
+    """A path of the repository named in a document, a comment or a docstring (`analysis/compare/verdict.py`) is
+    there; the wheel's `informer_lab/analysis/…` is the checkout's `analysis/…`."""
+    pattern = re.compile(r"(?<![\w./-])((?:%s)/[\w./-]*[\w/])" % "|".join(map(re.escape, TOPS)))
+    files = [*ROOT.glob("*.md"), *ROOT.glob("*/*.md"), ROOT / "requirements.txt", ROOT / "requirements-dev.txt",
+             ROOT / "pyproject.toml", ROOT / ".ci" / "run",
+             *(p for p in ROOT.rglob("*.py") if not {".git", "build", ".venv"} & set(p.relative_to(ROOT).parts))]
+    missing = {}
+    for path in files:
+        for found in pattern.findall(path.read_text()):
+            named = found.rstrip(".")
+            parts = named.split("/")
+            if parts[0] == "informer_lab" and len(parts) > 1 and parts[1] in MAPPED:
+                named = "/".join(parts[1:])
+            if not any(c in named for c in "<>*{}") and not (ROOT / named).exists():
+                missing.setdefault(str(path.relative_to(ROOT)), []).append(found)
+    assert missing == {}
+
+
+def test_the_python_api_page_runs_in_a_checkout(tmp_path):
+    """The Python blocks of docs/python-api.md in order, from an empty folder, against this checkout (the install
+    test runs them against the installed wheel)."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "python-api.md").read_text(), re.S)
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", "\n".join(blocks)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Test MSE (standardised)" in done.stdout and "delta_mse" in done.stdout

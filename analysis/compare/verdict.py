@@ -1,7 +1,7 @@
 """Has the model learned anything? Its test MSE beside seasonal naive and the linear baseline, with paired intervals.
 
 What a head, a query or an input cell does says little about a model that forecasts worse than repeating last
-season (DESIGN.md §5: DLinear, 2023, finds simple baselines often win). Every analysis states this check first.
+season (DLinear, 2023, finds simple baselines often win). Every analysis states this check first.
 
 Cheap at any length: at most `max_windows` windows of the split, and at most ROWS input rows in all (a seq_len-1440
 model scores 69 windows), spread evenly over the split (every stride-th window). Intervals: 95 % over the windows

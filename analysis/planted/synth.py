@@ -1,6 +1,6 @@
 """Series with a planted answer: linear processes whose best forecast, relevant inputs and events are known.
 
-Every kind is a set of linear equations, one per column, driven by Gaussian innovations (DESIGN.md §6):
+Every kind is a set of linear equations, one per column, driven by Gaussian innovations:
 
     seasonal_ar  y_t = φ₁·y_{t−s₁} (+ φ₂·y_{t−s₂}) + e_t                       one or two seasonal lags
     driver       y_t = a·y_{t−s} + b·d_{t−k} + e_t,  d_t = ρ·d_{t−1} + η_t      an exogenous driver at lag k

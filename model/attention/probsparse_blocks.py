@@ -95,7 +95,7 @@ def shared_sample_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, d
     M_bar = Q.new_empty(BH, L_Q) if need_scores or torch.is_grad_enabled() else None
     selected = torch.empty(BH, u, dtype=torch.long, device=Q.device)
     rows = Q.new_empty(BH, u, L_K) if need_rows else None
-    if takes_small_path(BH, L_Q, L_K, U, n_all):  # a dozen kernels over every head (model/attention/probsparse_small)
+    if takes_small_path(BH, L_Q, L_K, U, n_all):  # a dozen kernels over every head (model/attention/probsparse_small.py)
         out = Q.new_empty(BH, L_Q, D)
         M_bar = M_bar if M_bar is not None else Q.new_empty(BH, L_Q)
         # One thread, the calling one: at L = 96 (B 4, H 8, D 64) the heads split between two Python threads took

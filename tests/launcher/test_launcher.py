@@ -145,3 +145,85 @@ def test_no_command_means_ui(monkeypatch):
     entry.main(["evaluate", "--help"])
     assert seen == [(["ui"], "informer-lab"), (["ui", "--port", "8600", "--no-browser"], "informer-lab"),
                     (["--version"], "informer-lab"), (["evaluate", "--help"], "informer-lab")]
+
+
+class _OtherServer:
+    """Another process's server on a loopback port: healthy, and it knows no start id but `start_id`'s (or none)."""
+
+    def __init__(self, start_id: str | None = None):
+        import http.server
+        import threading
+
+        from informer_lab.ui.access import HEALTH, START_PATH, start_digest
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = {HEALTH: b"ok", START_PATH: start_digest(start_id).encode() if start_id else None}.get(self.path)
+                self.send_response(200 if body else 404)
+                self.end_headers()
+                self.wfile.write(body or b"")
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer((launch.LOOPBACK, 0), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_healthy_server_is_taken_for_the_lab_only_with_its_start_id():
+    other = _OtherServer(start_id="theirs")
+    waiting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # ours, never binding
+    try:
+        assert launch.is_healthy(other.port)
+        assert launch.answers_as(other.port, "theirs") and not launch.answers_as(other.port, "ours")
+        assert not launch.wait_ready(other.port, waiting, "ours", timeout_s=1.5)
+    finally:
+        other.close()
+        waiting.kill()
+        waiting.wait()
+
+
+def test_a_port_taken_after_it_was_chosen_is_said_not_claimed(runtime, tmp_path, monkeypatch, capsys):
+    """The server cannot bind the port another process took meanwhile and exits: the launcher says so, tries the
+    next port, and after its tries stops with that reason, never reporting the other process as the lab."""
+    other = _OtherServer()
+    monkeypatch.setenv(home.HOME_ENV, str(tmp_path / "home"))
+    monkeypatch.setattr(launch, "choose_port", lambda port, host: other.port)
+    monkeypatch.setattr(launch, "server_command", lambda port, host: [sys.executable, "-c", "raise SystemExit(1)"])
+    try:
+        with pytest.raises(launch.LaunchError, match=f"port {other.port} was taken by another process after the "
+                                                     "launcher chose it; start again"):
+            launch.serve(browser=False, new=True)
+        out = capsys.readouterr().out
+        assert out.count("trying the next free port") == launch.START_TRIES - 1 and "is serving" not in out
+        assert running.running() == []
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize("code, expected", [(0, 0), (-15, 0), (-2, 0), (241, 0), (143, 0), (130, 0), (254, 0),
+                                            (1, 1), (2, 2), (-9, -9)])
+def test_the_launcher_exits_0_when_a_stop_ended_the_server(code, expected):
+    assert launch.exit_code(code) == expected
+
+
+def test_commands_are_shown_as_the_lab_was_started(monkeypatch):
+    """`python cli.py` in a checkout (or as cli.py was run), `informer-lab` installed or as the launcher ran it; a
+    process the lab starts (its server, a study) inherits the way."""
+    from informer_lab import source
+
+    monkeypatch.delenv(source.COMMAND_ENV, raising=False)
+    assert source.command("runs") == ("python cli.py runs" if source.CHECKOUT else "informer-lab runs")
+    with source.started_as("informer-lab"):
+        assert source.command("train --csv F") == "informer-lab train --csv F"
+        assert source.child_env({})[source.COMMAND_ENV] == "informer-lab"
+    monkeypatch.setenv(source.COMMAND_ENV, "python -m informer_lab")  # a server the launcher started that way
+    assert source.command("list") == "python -m informer_lab list"
+    monkeypatch.setattr(source, "CHECKOUT", None)
+    monkeypatch.delenv(source.COMMAND_ENV)
+    assert source.command("list") == "informer-lab list"

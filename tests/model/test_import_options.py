@@ -1,4 +1,4 @@
-"""The InformerConfig options that imported models switch on (analysis/imports): defaults unchanged, each checked."""
+"""The InformerConfig options that imported models switch on (analysis/checkpoints/imports): defaults unchanged, each checked."""
 import pytest
 import torch
 

@@ -94,7 +94,7 @@ def test_the_key_index_is_expanded_from_the_draws_only_when_read():
 
 @pytest.mark.parametrize("need_rows", [False, True])
 def test_one_key_sample_small_or_chunked_sliced_or_not_is_the_math(monkeypatch, need_rows):
-    """A call whose queries share one key sample takes the few-kernel path when small (model/attention/probsparse_small)
+    """A call whose queries share one key sample takes the few-kernel path when small (model/attention/probsparse_small.py)
     and the chunked path when not; both are the mathematics, on inputs sliced out of longer ones (not contiguous: the
     variants instrument's memory probe passes such) as on contiguous ones."""
     import informer_lab.model.attention.probsparse_small as small

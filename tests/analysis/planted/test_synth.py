@@ -1,4 +1,4 @@
-"""The generator's answers against the maths of the processes (DESIGN.md §6), not against the generator's own code."""
+"""The generator's answers against the maths of the processes, not against the generator's own code."""
 import json
 
 import numpy as np
