@@ -33,10 +33,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from informer_lab.model import Batch, Informer, key_generator, recording
+from informer_lab.model import Batch, Informer, key_generator, patching, recording
 
 from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.discoveries import Q, benjamini_hochberg
+from informer_lab.analysis.heads.mask_scoring import default_max_rows
 from informer_lab.analysis.instruments.patching import patched_heads
 from informer_lab.analysis.intervals import mean_interval, overlap_span, window_means
 from informer_lab.analysis.learning.windows import WindowDataset, collate
@@ -127,6 +128,43 @@ def exact_patches(model: Informer, clean: Batch, corrupt: Batch, seed: int = 0) 
     return metric.T.reshape(K, S, H).cpu().numpy()
 
 
+@torch.no_grad()
+def exact_position_patches(model: Informer, clean: Batch, corrupt: Batch, seed: int = 0,
+                           sites: list[str] | None = None, max_rows: int | None = None) -> dict[str, np.ndarray]:
+    """{site: [K, L_Q, H]}: m of every exact (head, query position) patch, per pair: B's run with A's context of head
+    h at query q alone (one patched context per variant, variants and pairs batched up to `max_rows` rows a call, each
+    call with the key sample of `seed`: the same sample as B's own run, whose other positions and sites are kept).
+    The reference AtP's per-position estimates are judged against: Σ L_Q·H forward rows per pair."""
+    device = next(model.parameters()).device
+    names = [site.name for site in model.sites if sites is None or site.name in sites]
+    K = clean.x_enc.shape[0]
+    with recording(*(f"{n}.context" for n in names)) as rec_A:
+        f_A = model(clean.to(device), generator=key_generator(seed)).double()
+    with recording(*(f"{n}.context" for n in names)) as rec_B:
+        f_B = model(corrupt.to(device), generator=key_generator(seed)).double()
+    per_call = max(1, (max_rows or default_max_rows(model)) // K)
+    out = {}
+    for name in names:
+        c_A, c_B = rec_A.records[f"{name}.context"], rec_B.records[f"{name}.context"]  # [K, L_Q, H, D]
+        _, L, H, _ = c_B.shape
+        variants = [(q, h) for q in range(L) for h in range(H)]
+        values = np.zeros((K, L, H))
+        for start in range(0, len(variants), per_call):
+            chunk = variants[start:start + per_call]
+            patched = c_B.repeat(len(chunk), 1, 1, 1)  # variant-major: rows v·K … v·K + K − 1
+            for v, (q, h) in enumerate(chunk):
+                patched[v * K:(v + 1) * K, q, h] = c_A[:, q, h]
+            tiled = Batch(*(t.repeat(len(chunk), *[1] * (t.dim() - 1))
+                            for t in (corrupt.x_enc, corrupt.mark_enc, corrupt.x_dec, corrupt.mark_dec)))
+            with patching({f"{name}.context": patched}):
+                f = model(tiled.to(device), generator=key_generator(seed)).double()
+            m = restored_metric(f, f_A.repeat(len(chunk), 1, 1), f_B.repeat(len(chunk), 1, 1)).view(len(chunk), K)
+            for v, (q, h) in enumerate(chunk):
+                values[:, q, h] = m[v].cpu().numpy()
+        out[name] = values
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class AtPResult:
     """AtP against exact patching over pairs of windows.
@@ -192,5 +230,5 @@ def atp_vs_exact(model: Informer, prepared: PreparedData, split: str = "test", *
     return AtPResult(chosen, table, pd.concat(rows, ignore_index=True), heads, rho, atp_seconds, exact_seconds)
 
 
-__all__ = ["AtPResult", "PairSet", "atp_estimates", "atp_vs_exact", "exact_patches", "independent_pairs", "pair_windows",
-           "restored_metric"]
+__all__ = ["AtPResult", "PairSet", "atp_estimates", "atp_vs_exact", "exact_patches", "exact_position_patches",
+           "independent_pairs", "pair_windows", "restored_metric"]

@@ -9,7 +9,8 @@ from torch import nn
 
 from informer_lab.model import Batch, Informer, InformerConfig
 
-from informer_lab.analysis.circuits.attribution import atp_estimates, atp_vs_exact, exact_patches, pair_windows
+from informer_lab.analysis.circuits.attribution import (atp_estimates, atp_vs_exact, exact_patches,
+                                                       exact_position_patches, pair_windows)
 from informer_lab.analysis.data import load_csv
 from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
@@ -50,6 +51,23 @@ def test_atp_equals_exact_patching_where_the_forecast_is_linear_in_the_context()
     np.testing.assert_allclose(atp[:, cross], exact[:, cross], rtol=1e-5, atol=1e-7)
     assert np.abs(exact[:, cross]).max() > 1e-3  # not trivially zero
     np.testing.assert_allclose(positions["cross.0"].sum(axis=1), atp[:, cross[0]], rtol=1e-10)
+
+
+def test_exact_position_patches_equal_atp_where_linear_and_each_patch_is_one_position():
+    """Per (head, query position): exact = AtP where the forecast is linear in the context (the cross site of the
+    linear model), in every chunking of the variants; a patch of one position of an encoder head moves the forecast
+    but less than patching the head whole."""
+    model = linear_after_cross()
+    A, B = pair_batches(model)
+    _, positions = atp_estimates(model, A, B, seed=1)
+    for max_rows in (3, 7, 10_000):  # one variant a call, chunks that split a site's variants, all at once
+        exact = exact_position_patches(model, A, B, seed=1, sites=["cross.0"], max_rows=max_rows)
+        np.testing.assert_allclose(exact["cross.0"], positions["cross.0"], rtol=1e-5, atol=1e-8)
+    assert np.abs(exact["cross.0"]).max() > 1e-4
+    encoder = exact_position_patches(model, A, B, seed=1, sites=["encoder.0.0"])["encoder.0.0"]  # [K, L, H]
+    heads = exact_patches(model, A, B, seed=1)[:, 0]  # the same site, whole heads
+    assert encoder.shape == (3, model.config.seq_len, model.config.n_heads) and np.abs(encoder).max() > 0
+    assert np.abs(encoder).max() < np.abs(heads).max()
 
 
 def test_atp_misses_where_a_patch_moves_a_saturated_softmax():
