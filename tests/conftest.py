@@ -1,11 +1,67 @@
-"""Shared fixtures: the bundled sample data and a tiny model trained on it in seconds (CPU)."""
+"""Shared fixtures: the bundled sample data and a tiny model trained on it in seconds (CPU); and the run's own check
+that no process a test started outlives it."""
 from __future__ import annotations
 
+import os
+import signal
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+RUN_MARK = "INFORMER_LAB_TEST_RUN"  # in the environment of every process the tests start (they inherit it)
+LEFTOVER_GRACE_S = 15.0  # how long a process the tests started may take to end after the last test
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # the run's main process (pytest-xdist's workers inherit the mark)
+        os.environ.setdefault(RUN_MARK, f"{os.getpid()}-{time.time_ns()}")
+
+
+def started_by_this_run(mark: str) -> dict[int, str]:
+    """Live processes (not zombies) whose environment carries this run's mark: every process a test started,
+    however it was started (a server in its own session, a Ray worker, a browser), even once re-parented. Linux."""
+    found, wanted = {}, f"{RUN_MARK}={mark}".encode()
+    for entry in Path("/proc").glob("[0-9]*") if sys.platform.startswith("linux") else ():
+        pid = int(entry.name)
+        if pid == os.getpid():
+            continue
+        try:
+            if wanted not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            found[pid] = command[:160]
+    return found
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fails the run when a process a test started is still alive after the last test (and a grace period), and
+    ends it: a test's teardown must stop what it starts, also when it fails or times out."""
+    if hasattr(session.config, "workerinput") or RUN_MARK not in os.environ:
+        return
+    mark = os.environ[RUN_MARK]
+    deadline = time.monotonic() + LEFTOVER_GRACE_S
+    left = started_by_this_run(mark)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left = started_by_this_run(mark)
+    if not left:
+        return
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    listing = "\n".join(f"  {pid}: {command}" for pid, command in sorted(left.items()))
+    session.config.get_terminal_writer().line(
+        f"\nprocesses started by the tests were still running after them (now killed):\n{listing}", red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
 
 # A model small enough to train in a few seconds, big enough to have every site: 2 encoder layers
