@@ -89,41 +89,57 @@ def test_mix_writes_are_each_heads_alone_through_the_projection(tiny_prepared):
         torch.testing.assert_close(p.writes["decoder_self.0"][h], write, atol=1e-6, rtol=0)
 
 
-def test_a_share_is_the_product_of_the_frozen_layernorm_matrices(tiny_prepared):
-    """Two decoder layers: cross.0's head 1 passes norm2 and norm3 of layer 0, the three norms of layer 1 and the
-    closing norm; each is diag(γ)(I − 11ᵀ/d)/σ at its row, σ from the norm's own input in the model's forward."""
+def _norm_path(kind: str, layer: int, layers: int) -> list[str]:
+    """The decoder LayerNorms a write of site (kind, layer) passes on its way to the projection, in order."""
+    path = ([f"layers.{layer}.norm1"] if kind == "decoder_self" else []) + [f"layers.{layer}.norm2",
+                                                                           f"layers.{layer}.norm3"]
+    for later in range(layer + 1, layers):
+        path += [f"layers.{later}.norm1", f"layers.{later}.norm2", f"layers.{later}.norm3"]
+    return path + ["norm"]
+
+
+def test_every_heads_share_is_the_product_of_the_frozen_layernorm_matrices(tiny_prepared):
+    """Two decoder layers, every head of every decoder site: the share is W_proj · Π diag(γ)(I − 11ᵀ/d)/σ · W_O[h] ·
+    context[h], each norm on the write's path with its own σ from its input in the model's forward pass (cross.0's
+    heads pass norm2 and norm3 of layer 0, the three norms of layer 1 and the closing norm; decoder_self.0's heads
+    norm1 of layer 0 too), times the rescale factor. A σ left out for any one head fails it."""
     model = fresh_model(tiny_prepared, d_layers=2, revin=True)
     batch = batch_of(tiny_prepared, 2)
     inputs = {}
     handles = [module.register_forward_pre_hook(lambda m, a, name=name: inputs.__setitem__(name, a[0].detach()))
                for name, module in model.decoder.named_modules() if isinstance(module, torch.nn.LayerNorm)]
+    sites = [site for site in model.sites if site.kind != "encoder"]
     try:
-        with recording("cross.0.context") as rec, torch.no_grad():
+        with recording(*(f"{site.name}.context" for site in sites)) as rec, torch.no_grad():
             model(batch, generator=key_generator(SEED))
     finally:
         for handle in handles:
             handle.remove()
     p = decoder_pass(model, batch, SEED)
-    d, D, h = 16, 4, 1
-    path = ["layers.0.norm2", "layers.0.norm3", "layers.1.norm1", "layers.1.norm2", "layers.1.norm3", "norm"]
-    att = model.decoder.layers[0].cross_attention
-    W_O = att.out_projection.weight.double()[:, h * D:(h + 1) * D]  # [d, D]
+    d, D = 16, 4
     with torch.no_grad():
         _, statistics = model.normalise(batch)
         factor = rescale_factor(model, batch, statistics).double()
     centre = torch.eye(d, dtype=torch.float64) - 1.0 / d
-    for b in range(2):
-        for t in (0, 7, 11):
-            q = 24 + t  # the decoder row of forecast step t
-            M = torch.eye(d, dtype=torch.float64)
-            for name in path:
-                norm, z = model.decoder.get_submodule(name), inputs[name].double()
-                row = z[b, z.shape[1] - (36 - q)]  # the model may keep only the last rows after its last self-attention
-                sigma = torch.sqrt(row.var(unbiased=False) + norm.eps)
-                M = torch.diag(norm.weight.double()) @ centre / sigma @ M
-            share = factor[b, 0] * (model.projection.weight.double() @ M @ W_O
-                                    @ rec.records["cross.0.context"][b, q, h].double())
-            torch.testing.assert_close(p.shares["cross.0"][h][b, t], share, atol=1e-6, rtol=1e-5)
+    checked = 0
+    for site in sites:
+        att = model.attention_layer(site)
+        for h in range(model.config.n_heads):
+            W_O = att.out_projection.weight.double()[:, h * D:(h + 1) * D]  # [d, D]
+            for b in range(2):
+                for t in (0, 7, 11):
+                    q = 24 + t  # the decoder row of forecast step t
+                    M = torch.eye(d, dtype=torch.float64)
+                    for name in _norm_path(site.kind, site.layer, 2):
+                        norm, z = model.decoder.get_submodule(name), inputs[name].double()
+                        row = z[b, z.shape[1] - (36 - q)]  # the model may keep only the last rows late on
+                        sigma = torch.sqrt(row.var(unbiased=False) + norm.eps)
+                        M = torch.diag(norm.weight.double()) @ centre / sigma @ M
+                    share = factor[b, 0] * (model.projection.weight.double() @ M @ W_O
+                                            @ rec.records[f"{site.name}.context"][b, q, h].double())
+                    torch.testing.assert_close(p.shares[site.name][h][b, t], share, atol=1e-6, rtol=1e-5)
+                    checked += 1
+    assert checked == 4 * 4 * 2 * 3  # four decoder sites × four heads × two windows × three steps
 
 
 def test_parts_sum_to_the_forecast_in_data_units_and_gated_heads_are_zero(tiny_trained, tiny_prepared):

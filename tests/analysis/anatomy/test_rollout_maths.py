@@ -192,3 +192,32 @@ def test_flow_never_exceeds_a_cut_of_the_rollout_graph():
     assert raw.max() <= 1.0 + 1e-6
     assert raw[0, :-1].max() <= g.alpha + 1e-6
     np.testing.assert_allclose(f.inputs.sum() + f.label, 1.0)
+
+
+def test_the_rollout_graph_holds_the_routed_p_of_the_windows_own_winners(tiny_trained, tiny_prepared):
+    """window_graph(distil="routed") takes P from the max-pool's winners of that window's own distilling input,
+    worked out here by torch's own modules (circular Conv1d, the model's BatchNorm and ELU, MaxPool1d's indices),
+    not the structural P it would equal if the winners were ignored."""
+    from informer_lab.analysis.attention.recording import window_batch
+
+    model = tiny_trained[0].model
+    pieces = record_pieces(model, window_batch(tiny_prepared, "test", [0, 40]), seed=0)
+    distil = model.encoder.replicas[0].distils[0]
+    d = model.config.d_model
+    conv = nn.Conv1d(d, d, 3, padding=distil.conv.padding[0], padding_mode="circular")
+    conv.load_state_dict(distil.conv.state_dict())
+    for window in (0, 1):
+        P = window_graph(model, pieces, window, distil="routed").encoder[0][0][1]
+        x = pieces.distil_inputs["encoder.0.distil0"][window]  # [L, d]
+        L = x.shape[0]
+        with torch.no_grad():
+            z = distil.activation(distil.norm(conv(x.T[None].float())))
+            _, winners = nn.MaxPool1d(3, 2, 1, return_indices=True)(z)
+        taps = tap_inputs(L, distil.conv.padding[0])
+        brute = np.zeros((winners.shape[-1], L))
+        for c in range(d):
+            for j, k in enumerate(winners[0, c].numpy()):
+                for i in taps[k]:
+                    brute[j, i] += 1 / (3 * d)
+        np.testing.assert_allclose(P, brute, atol=1e-12)
+        assert np.abs(P - structural_transfer(L, distil.conv.padding[0])).max() > 0.01
