@@ -23,7 +23,10 @@ def composition_note(result) -> str:
     scored = int(table["score"].notna().sum())
     return (f"{above} of {scored} sender → receiver scores lie above the 95 % quantile of random matrices of the same "
             "shapes: about 5 % would by chance alone. LayerNorm gains are folded into the receivers and the "
-            "distilling convolution's channel map (BatchNorm folded in) into the encoder's layer-to-layer pairs.")
+            "distilling convolution's channel map (BatchNorm folded in) into the encoder's layer-to-layer pairs. "
+            "Read a score against its random baseline, not against 1: random matrices score about 1/√d_model, two "
+            "heads with D equal singular values, one reading exactly what the other writes, 1/√D, and a head with "
+            "itself about the random level (it need not read what it writes).")
 
 
 def atp_summary(result) -> str:
