@@ -47,12 +47,14 @@ import pandas as pd
 import torch
 
 from informer_lab.analysis.circuits.scores import (COLUMNS, DRAWS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS, SHARE,
-                                      TIME_ONLY, head_rows, interval_row, learned_row, metric_tables, removal_scores,
+                                      TIME_ONLY, head_rows, interval_row, learned_row, random_head_rows, metric_tables, removal_scores,
                                       report, scored_windows, spread, summary_table, true_mask, white_box,
                                       window_forecaster)
 from informer_lab.analysis.learning.training import TrainSettings, config_for, train
+from informer_lab.analysis.planted.selftest import LEARNED
 
 KINDS = ("seasonal_ar", "driver", "spikes")
+MODEL_COLUMNS = ("kind", "seed", "mse", "bayes_mse", "learned")
 FLOW_EDGES = 400_000  # as the self-test: flow is scored where one window's graph has at most this many edges
 
 Progress = Callable[[int, int], None]
@@ -118,12 +120,15 @@ class BenchmarkSettings:
 
 @dataclass(frozen=True, eq=False)
 class BenchmarkResult:
-    """scores: the long table (COLUMNS); notes: what was skipped or chosen, per run; seconds: wall time."""
+    """scores: the long table (COLUMNS); models: kind, seed, mse, bayes_mse, learned (one row per trained model; one
+    that did not learn is reported here and not scored); notes: what was skipped or chosen, per run; seconds: wall
+    time."""
 
     scores: pd.DataFrame
     settings: BenchmarkSettings
     notes: tuple[str, ...]
     seconds: float
+    models: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(MODEL_COLUMNS)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,6 +296,7 @@ def score_heads(model, prepared, answer, settings: BenchmarkSettings, *, kind: s
         return rows, notes
     planted, label = head[0] * H + head[1], head_label(model, *head)
     notes = [f"{kind} seed {seed}: planted head {label}"]
+    rows += random_head_rows(kind, seed, model.n_sites * H)
 
     def by_head(sites, heads, values) -> np.ndarray:  # one score per (site, head), in gate order
         scores = np.zeros(model.n_sites * H)
@@ -321,7 +327,7 @@ def score_heads(model, prepared, answer, settings: BenchmarkSettings, *, kind: s
     tick()
     try:
         scores, why = _atp_scores(model, prepared, settings, seed)
-    except Exception as err:  # noqa: BLE001 — another engineer's module in progress: reported, not fatal
+    except Exception as err:  # noqa: BLE001 — AtP failing on one model is reported, not fatal to the benchmark
         scores, why = None, f"skipped: AtP failed ({type(err).__name__}: {str(err)[:120]})"
     if scores is None:
         notes.append(f"{kind} seed {seed}: atp {why}")
@@ -347,7 +353,7 @@ def run_benchmark(settings: BenchmarkSettings = BenchmarkSettings(), *, progress
         if progress is not None:
             progress(min(done, total), total)
 
-    rows, notes = [], []
+    rows, notes, models = [], [], []
     for kind in settings.kinds:
         for seed in settings.seeds:
             say(f"{kind} seed {seed}: training")
@@ -356,7 +362,14 @@ def run_benchmark(settings: BenchmarkSettings = BenchmarkSettings(), *, progress
             model, prepared, frame, answer = train_run(kind, seed, settings)
             trained = time.perf_counter() - began
             tick()
-            rows.append(learned_row(model, prepared, frame, answer, kind, seed, trained))
+            fit = learned_row(model, prepared, frame, answer, kind, seed, trained)
+            rows.append(fit["row"])
+            models.append({"kind": kind, "seed": seed, **fit["model"]})
+            if not fit["model"]["learned"]:  # what it reads would say nothing of the instruments
+                notes.append(f"{kind} seed {seed}: not scored, the model did not learn (test MSE "
+                             f"{fit['row']['value']:.2f}× the Bayes MSE, bound {LEARNED:g}×)")
+                done = base + 2 + settings.windows + len(HEAD_INSTRUMENTS)
+                continue
             say(f"{kind} seed {seed}: input instruments")
             found, why = score_inputs(model, prepared, answer, settings, kind=kind, seed=seed, tick=tick)
             rows += found
@@ -369,29 +382,10 @@ def run_benchmark(settings: BenchmarkSettings = BenchmarkSettings(), *, progress
     if progress is not None and done < total:
         progress(total, total)
     scores = pd.DataFrame(rows, columns=list(COLUMNS))
-    return BenchmarkResult(scores, settings, tuple(notes), time.perf_counter() - started)
-
-
-def benchmark_report(result: BenchmarkResult):
-    """The offline HTML report: a table per metric, instruments × kinds, mean over seeds (scores.report)."""
-    provenance = {**result.settings.describe(), "wall time": f"{result.seconds:.0f} s",
-                  "torch threads": torch.get_num_threads()}
-    return report(result.scores, result.notes, provenance, __doc__.split("\n\n", 1)[1].strip())
-
-
-def write_benchmark(result: BenchmarkResult, folder: str | Path) -> tuple[Path, Path]:
-    """Write FOLDER/scores.csv and FOLDER/report.html. → their paths."""
-    from informer_lab.analysis.outputs import write_bytes
-    from informer_lab.analysis.reports.html import write_report
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    scores = folder / "scores.csv"
-    write_bytes(scores, result.scores.to_csv(index=False).encode("utf-8"), "--out")
-    html = write_report(benchmark_report(result), folder / "report.html")
-    return scores, html
+    return BenchmarkResult(scores, settings, tuple(notes), time.perf_counter() - started,
+                           pd.DataFrame(models, columns=list(MODEL_COLUMNS)))
 
 
 __all__ = ["BenchmarkResult", "BenchmarkSettings", "COLUMNS", "HEAD_INSTRUMENTS", "INPUT_INSTRUMENTS",
-           "INPUT_METRICS", "KINDS", "benchmark_report", "input_maps", "metric_tables", "run_benchmark", "score_heads",
-           "score_inputs", "summary_table", "synth_spec", "train_run", "write_benchmark"]
+           "INPUT_METRICS", "KINDS", "MODEL_COLUMNS", "input_maps", "metric_tables", "run_benchmark", "score_heads",
+           "score_inputs", "summary_table", "synth_spec", "train_run"]

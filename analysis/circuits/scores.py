@@ -251,13 +251,16 @@ def spread(time_scores: np.ndarray, columns: int) -> np.ndarray:
 # Rows and tables
 # --------------------------------------------------------------------------------------------
 def learned_row(model, prepared, frame, answer, kind: str, seed: int, seconds: float) -> dict:
-    """The model's test MSE over the Bayes MSE of the same windows (the self-test's `learned` row)."""
+    """{"row": the model's test MSE over the Bayes MSE of the same windows (the self-test's `learned` row) as a scores
+    row, "model": its mse, bayes_mse and learned}."""
     from informer_lab.analysis.planted.selftest import LEARNED, _learned
 
     row = _learned(model, prepared, frame, answer, seed)
-    return {"kind": kind, "seed": seed, "instrument": "model", "metric": "mse_over_bayes", "value": row["figure"],
-            "low": row["lo"], "high": row["hi"], "windows": 0,
-            "note": f"{row['detail']}; learned (≤ {LEARNED:g}): {bool(row['passed'])}; trained in {seconds:.0f} s"}
+    return {"row": {"kind": kind, "seed": seed, "instrument": "model", "metric": "mse_over_bayes",
+                    "value": row["figure"], "low": row["lo"], "high": row["hi"], "windows": 0,
+                    "note": f"{row['detail']}; learned (≤ {LEARNED:g}): {bool(row['passed'])}; trained in "
+                            f"{seconds:.0f} s"},
+            "model": {"mse": row["model_mse"], "bayes_mse": row["bayes_mse"], "learned": bool(row["passed"])}}
 
 
 def interval_row(kind, seed, instrument: str, metric: str, values, span: int, note: str = "") -> dict:
@@ -294,6 +297,14 @@ def head_rows(kind, seed, instrument: str, scores: np.ndarray | None, planted: i
     rank = rank_of(scores, planted)
     return [{**base, "metric": "top1", "value": float(rank == 1.0), "note": note},
             {**base, "metric": "rank", "value": rank, "note": note}]
+
+
+def random_head_rows(kind, seed, heads: int) -> list[dict]:
+    """The head instruments' control: a ranking of the `heads` heads drawn at random ranks the planted head first with
+    probability 1/heads and at (heads + 1)/2 on average (exact expectations, no draw)."""
+    base = {"kind": kind, "seed": seed, "instrument": "random", "low": math.nan, "high": math.nan, "windows": 0,
+            "note": f"a uniformly random ranking of {heads} heads (expectation)"}
+    return [{**base, "metric": "top1", "value": 1.0 / heads}, {**base, "metric": "rank", "value": (heads + 1) / 2}]
 
 
 def summary_table(scores: pd.DataFrame) -> pd.DataFrame:
@@ -357,5 +368,5 @@ def report(scores: pd.DataFrame, notes, provenance: dict, about: str):
 
 __all__ = ["COLUMNS", "DRAWS", "Forecast", "HEAD_INSTRUMENTS", "HEAD_METRICS", "INPUT_INSTRUMENTS", "INPUT_METRICS",
            "METRIC_TEXT", "ROUNDING", "SHARE", "TIME_ONLY", "aup", "auprc", "aur", "head_rows", "interval_row",
-           "learned_row", "metric_tables", "pr_curve", "random_cells", "rank_of", "removal_scores", "report", "scaled",
+           "learned_row", "metric_tables", "pr_curve", "random_cells", "random_head_rows", "rank_of", "removal_scores", "report", "scaled",
            "scored_windows", "spread", "summary_table", "top_cells", "true_mask", "white_box", "window_forecaster"]

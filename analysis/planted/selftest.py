@@ -130,10 +130,10 @@ def _learned(model, prepared, frame, answer, seed) -> dict:
     est, lo, hi = interval.estimate, interval.lo, interval.hi
     model_mse, bayes_mse = values.mean(axis=0)
     theory = answer.bayes_for(prepared.target_columns, spec.pred_len)
-    return row("learned", "test MSE vs Bayes", float(est), float(lo), float(hi), f"≤ {LEARNED:g}× the Bayes MSE",
-               bool(est <= LEARNED),
-               f"model {model_mse:.4f}, Bayes forecast {bayes_mse:.4f} on the same {len(windows)} test windows "
-               f"(theory {theory:.4f})", "learned")
+    return {**row("learned", "test MSE vs Bayes", float(est), float(lo), float(hi), f"≤ {LEARNED:g}× the Bayes MSE",
+                  bool(est <= LEARNED),
+                  f"model {model_mse:.4f}, Bayes forecast {bayes_mse:.4f} on the same {len(windows)} test windows "
+                  f"(theory {theory:.4f})", "learned"), "model_mse": float(model_mse), "bayes_mse": float(bayes_mse)}
 
 
 def _spread(windows: list[int], spec) -> int:
