@@ -65,7 +65,8 @@ def register(sub) -> None:
 def run(args) -> int:
     import torch
 
-    from informer_lab.analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, summary_table, write_benchmark
+    from informer_lab.analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, summary_table
+    from informer_lab.analysis.circuits.benchmark_files import write_benchmark
 
     if args.quick:
         settings = BenchmarkSettings.quick(kinds=args.kinds or ("seasonal_ar",), seeds=args.seeds or (0,))
@@ -81,13 +82,13 @@ def run(args) -> int:
             print(f"\n{text} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
     result = run_benchmark(settings, progress=bar, say=say)
-    scores, html = write_benchmark(result, args.out)
+    files = write_benchmark(result, args.out)
     print_summary(summary_table(result.scores))
     for note in result.notes:
         if "skipped" in note or "not scored" in note:
             print(f"note: {note}")
     print(f"{len(settings.kinds)} kind(s) × {len(settings.seeds)} seed(s) in {result.seconds / 60:.1f} min; "
-          f"written {scores} and {html}")
+          f"written {', '.join(map(str, files.values()))}")
     return 0
 
 

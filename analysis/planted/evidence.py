@@ -93,7 +93,7 @@ def instrument_verdicts(scores: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
         for metric in sorted(set(scores.loc[scores["instrument"] == inst.benchmark, "metric"])):
             mine = _per_model(scores, inst.benchmark, metric, learned)
             theirs = _per_model(scores, "random", metric, learned)
-            paired = mine.join(theirs, rsuffix="_random", how="inner").dropna()
+            paired = pd.concat([mine.rename("mine"), theirs.rename("random")], axis=1, join="inner").dropna()
             n = len(paired)
             value = float(mine.mean()) if len(mine.dropna()) else math.nan
             if n >= MIN_MODELS:

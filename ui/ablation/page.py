@@ -11,7 +11,7 @@ import streamlit as st
 
 from informer_lab.analysis.heads.ablation import HeadSweep
 from informer_lab.analysis.heads.masking import BASELINE
-from informer_lab.ui import state, widgets
+from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.ablation import jobs, tables
 from informer_lab.ui.ablation.tables import STUDIES
 from informer_lab.ui.cache import mean_contexts_for, mean_windows
@@ -44,6 +44,7 @@ st.caption("Remove heads (zero: context set to 0; mean: replaced by its mean con
            f"{mean_windows(config.seq_len)} train windows) and score the forecast over many windows. Every number is "
            "MSE on the standardised scale (train-split scaler), and every mask of a study is **paired**: it "
            "sees the same ProbSparse key samples as the baseline, so differences are not sampling noise.")
+evidence.note('ablation')
 
 net = checkpoint.model
 n_heads = net.n_sites * net.config.n_heads

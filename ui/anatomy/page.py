@@ -13,7 +13,7 @@ from informer_lab.analysis.anatomy.rollout import rollout
 from informer_lab.analysis.anatomy.transfer import FORMS
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.instruments.window_edits import window_frame
-from informer_lab.ui import state, widgets
+from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.anatomy import cache, charts, lens_view, tables
 from informer_lab.ui.charts import stamps
 from informer_lab.ui.tables import file_stem
@@ -30,6 +30,7 @@ st.caption("Attention rollout (Abnar & Zuidema 2020): each attention layer moves
            "decoder's cross-attention sends α into the encoder's memory and keeps 1 − α on the decoder's own tokens "
            "(the label share). Flow is the maximum flow through the same graph. Neither sees the value embedding's "
            "own k = 3 convolution.")
+evidence.note('rollout', 'flow', 'lens', 'direct_share')
 
 c = st.columns([1, 3.4], gap="medium")
 split = c[0].radio("Split", ["val", "test"], index=1, horizontal=True, key="an_split", persist_state="session")

@@ -9,7 +9,7 @@ import streamlit as st
 
 from informer_lab.analysis.instruments.attribution import BASELINES
 from informer_lab.analysis.errors import InformerLabError
-from informer_lab.ui import state, widgets
+from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.attribution import cache, charts, tables as views
 from informer_lab.ui.cache import n_windows
 from informer_lab.ui.tables import file_stem
@@ -26,6 +26,7 @@ st.caption("Integrated Gradients of one forecast value f(x) (one window, horizon
            "∫₀¹ ∂f/∂x[t, c](b + α(x − b)) dα. Completeness says they add up to f(x) − f(b). "
            "The decoder's label part follows x, the time marks stay fixed, and every path point uses the same key "
            "sample (the seed).")
+evidence.note('integrated_gradients', 'gradient_importance')
 
 model, data, prepared, seed, checkpoint, config = state.require_page()
 targets = list(prepared.target_columns)

@@ -4,7 +4,7 @@ along chosen receivers only). Each tab is drawn only while open; the patching ru
 import streamlit as st
 
 from informer_lab.analysis.errors import InformerLabError
-from informer_lab.ui import state, widgets
+from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.circuits import cache, charts, tables
 from informer_lab.analysis.circuits.attribution import independent_pairs
 from informer_lab.ui.tables import file_stem
@@ -15,6 +15,7 @@ st.caption("Which heads work together: which encoder heads write what the cross-
            "steer its queries. Composition reads the weights; attribution patching estimates every patch at once "
            "from one backward pass and is checked against exact patching; path patching lets a patch reach only "
            "the receivers chosen, every other head frozen at its value in the corrupted run.")
+evidence.note('composition', 'atp', 'path_patching')
 stem = file_stem(f"circuits-{model.ref.name}")
 PAIR_CHOICES = (16, 64, 128)
 

@@ -11,7 +11,7 @@ import streamlit as st
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.instruments.window_edits import window_frame
 from informer_lab.source import command
-from informer_lab.ui import state, widgets
+from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.charts import stamps
 from informer_lab.ui.counterfactual import cache, charts, tables
 from informer_lab.ui.tables import file_stem
@@ -22,6 +22,7 @@ st.caption("Edit the encoder window, then compare the model's run on the window 
            "**same key sample**: every difference below is the edit's. Sizes are in units of the column's training "
            "standard deviation unless *absolute* is chosen. The decoder's known part is the end of the encoder "
            "window, so an edit there reaches the model twice, as it would in data.")
+evidence.note('counterfactual')
 
 model, data, prepared, seed, checkpoint, config = state.require_page()
 columns = list(prepared.columns)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from informer_lab.analysis.heads.names import head_name
-from informer_lab.ui import second_model, state, widgets
+from informer_lab.ui import evidence, second_model, state, widgets
 from informer_lab.ui.cache import mean_windows
 from informer_lab.ui.head_masking import cache, charts, tables
 from informer_lab.ui.tables import file_stem
@@ -18,6 +18,7 @@ model, data, prepared, seed, checkpoint, config = state.require_page()
 st.caption("A switched-off head is silenced on every row of its per-head context, after the ProbSparse lazy "
            "fill and before the output projection: *zero* sets its context to 0, *mean* replaces it with its "
            f"mean context per position over up to {mean_windows(config.seq_len)} train windows.")
+evidence.note('ablation')
 
 sites = checkpoint.model.sites
 H = config.n_heads

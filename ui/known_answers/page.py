@@ -12,7 +12,7 @@ from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.planted.known_answer import check_fits
 from informer_lab.analysis.planted.synth import Answer, answer_json
 from informer_lab.source import command
-from informer_lab.ui import state, widgets
+from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.data_model.known_answer import answer_of, remember, summary
 from informer_lab.ui.known_answers import benchmark, charts, jobs, tables
 from informer_lab.ui.tables import file_stem
@@ -23,6 +23,7 @@ st.caption("Before reading what an instrument says about a model, test it where 
            "instrument's reading set against the answer, with a 95 % interval. Below, for any model and data, the "
            "two baselines of attention as explanation. CLI: "
            f"`{command('selftest …')}` and `{command('faithfulness …')}`.")
+evidence.note('faithfulness')
 model, data, prepared, seed, checkpoint, config = state.require_page()
 
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.instruments.patching import PATCH_POINTS
-from informer_lab.ui import state, widgets
+from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.patching import cache, charts, tables
 from informer_lab.ui.tables import file_stem
 
@@ -23,6 +23,7 @@ st.caption("Run a clean window **A** and a corrupted input **B**, then run B aga
            "the lazy fill, where a head mask acts) taken from A. *Restored* per horizon step = the patch's effect "
            "along the direction from B's forecast to A's, as a share of that direction: 0 is B, 1 is A. All runs "
            "share one key sample, so the patch is the only difference.")
+evidence.note('patching')
 
 model, data, prepared, seed, checkpoint, config = state.require_page()
 # RevIN and per-window scaling map the forecast back with B's own statistics, a path around every hook site: there a

@@ -12,7 +12,7 @@ import streamlit as st
 
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.compare.pairing import side_by_side
-from informer_lab.ui import attention_rows as attention_rows_view, second_model, state, widgets
+from informer_lab.ui import attention_rows as attention_rows_view, evidence, second_model, state, widgets
 from informer_lab.ui.charts import stamps
 from informer_lab.ui.pyramid import cache, charts, tables as views
 from informer_lab.ui.tables import file_stem
@@ -29,6 +29,7 @@ st.caption("Between encoder layers, distilling (Conv1d k=3 circular → BatchNor
               "⌊(L + 1)/2⌋ + 1 (L + 2 conv outputs; the paper's padding 1 gives ⌊(L − 1)/2⌋ + 1). ")
            + "In an encoder stack, replica r reads only the last seq_len / 2^r input steps and has one layer fewer; "
              "the replicas' outputs are joined along time.")
+evidence.note('pyramid')
 H = config.n_heads
 
 c = st.columns([1, 3.4, 1.6], gap="medium")

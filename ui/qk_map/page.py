@@ -12,7 +12,7 @@ import streamlit as st
 
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.instruments.qk_map import qk_map_table
-from informer_lab.ui import state, widgets
+from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.qk_map import cache, charts, tables
 from informer_lab.ui.tables import file_stem
 from informer_lab.ui.widgets import clickable_chart
@@ -29,6 +29,7 @@ st.caption("The queries and keys of one head over many windows, projected **join
            "unchanged: a shift of all keys adds a constant to each row's logits); c makes both clouds equally spread. "
            "Rings: the queries ProbSparse selected (its top-u) in their window. The buttons above the map colour it "
            "by kind, input step, hour, weekday, sampled M̄ or window.")
+evidence.note('qk_map')
 
 model, data, prepared, seed, checkpoint, config = state.require_page()
 sites = [s.name for s in checkpoint.model.sites]

@@ -14,7 +14,7 @@ import streamlit as st
 
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.compare.pairing import selection_overlap
-from informer_lab.ui import attention_rows as attention_rows_view, second_model, state, widgets
+from informer_lab.ui import attention_rows as attention_rows_view, evidence, second_model, state, widgets
 from informer_lab.ui.charts import stamps
 from informer_lab.ui.sparsity import cache, charts, tables as views
 from informer_lab.ui.tables import file_stem
@@ -29,6 +29,7 @@ st.caption("ProbSparse ranks each query by M̄ = max_j s_ij − mean_j s_ij (s =
            "keys, and gives only the top u = factor·⌈ln L_Q⌉ queries a softmax row; every other (*lazy*) query "
            "returns a stand-in. Here every site is recorded on one window and compared with the exact "
            "M = ln Σ_j exp(s_ij) − mean_j s_ij over all (allowed) keys.")
+evidence.note('attention', 'sparsity')
 
 model, data, prepared, seed, checkpoint, config = state.require_page()
 H = config.n_heads

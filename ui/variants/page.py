@@ -8,7 +8,7 @@ import streamlit as st
 from informer_lab.analysis.instruments.attention_cost import LENGTHS
 from informer_lab.analysis.instruments.variants import KINDS, LEARNED
 from informer_lab.source import command
-from informer_lab.ui import state, widgets
+from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.tables import file_stem
 from informer_lab.ui.variants import charts, jobs, tables
 
@@ -20,6 +20,7 @@ st.caption("The model's encoder and decoder self-attention replaced by each effi
            "of full attention's weight the pairs it reads hold. Cross-attention keeps its own. To train with a "
            f"kind: `{command('train --attention KIND')}`; a study compares trained kinds over seeds "
            f"(`--grid attention=prob,logsparse,lsh`). CLI: `{command('variants …')}`.")
+evidence.note('variants')
 model, data, prepared, seed, checkpoint, config = state.require_page()
 
 c = st.columns([3, 1, 1], vertical_alignment="bottom")

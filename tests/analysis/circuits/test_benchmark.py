@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 import torch
 
-from informer_lab.analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, write_benchmark
+from informer_lab.analysis.circuits.benchmark import BenchmarkSettings, run_benchmark
+from informer_lab.analysis.circuits.benchmark_files import write_benchmark
 from informer_lab.analysis.circuits.scores import (COLUMNS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS, aup, auprc, aur,
                                       head_rows, metric_tables, rank_of, removal_scores, top_cells)
 
@@ -128,7 +129,8 @@ def quick(tmp_path_factory):
 
 
 def test_a_quick_benchmark_writes_every_instruments_scores_and_the_report(quick):
-    result, (scores_path, html_path) = quick
+    result, files = quick
+    scores_path, html_path = files["scores.csv"], files["report.html"]
     scores = pd.read_csv(scores_path)
     assert list(scores.columns) == list(COLUMNS)
     for instrument in ("model", *INPUT_INSTRUMENTS, "lag_profile", *HEAD_INSTRUMENTS):
