@@ -3,9 +3,51 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import add_checkpoint_and_csv, int_in, non_negative_int
+import argparse
+
+from ._common import HEAD, add_checkpoint_and_csv, int_in, seed_int, shown
 
 MAX_DEFAULT_RECEIVERS = 8
+MAX_RECEIVERS = 64  # each receiver is one path-patching run over every pair
+WHATS = ("q", "k", "v", "out")  # analysis.circuits.paths.WHATS
+
+
+def head_of(text: str, parts: int) -> list[str]:
+    """SITE:HEAD (parts 2) or SITE:HEAD:WHAT (parts 3, WHAT also after a dot) split and checked for its form."""
+    items = str(text).strip().replace(".q", ":q").replace(".k", ":k").replace(".v", ":v").replace(".out", ":out")
+    found = items.split(":")
+    if len(text) > 200 or len(found) != parts or not found[0]:
+        form = "SITE:HEAD" if parts == 2 else "SITE:HEAD:WHAT"
+        raise argparse.ArgumentTypeError(f"expected {form}, e.g. {'cross.0:2' if parts == 2 else 'cross.0:2:q'}, "
+                                         f"got {shown(text)}")
+    try:
+        HEAD(found[1])
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: the head: {err}") from None
+    if parts == 3 and found[2] not in WHATS:
+        raise argparse.ArgumentTypeError(f"a receiver reads one of {', '.join(WHATS)}, got {shown(text)}")
+    return found
+
+
+def sender_text(text: str) -> str:
+    """An argparse type: SITE:HEAD."""
+    head_of(text, 2)
+    return str(text).strip()
+
+
+def receivers_list(text: str) -> list[str]:
+    """An argparse type: SITE:HEAD:WHAT separated by commas, 1 to MAX_RECEIVERS distinct ones."""
+    items = list(dict.fromkeys(r.strip() for r in str(text).split(",", MAX_RECEIVERS * 4) if r.strip()))
+    if not items or len(items) > MAX_RECEIVERS:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_RECEIVERS} receivers separated by commas, got "
+                                         f"{shown(text)}")
+    for item in items:
+        head_of(item, 3)
+    return items
+
+
+receivers_list.items = MAX_RECEIVERS
+sender_text.chars = 200
 
 
 def register(sub) -> None:
@@ -21,15 +63,16 @@ def register(sub) -> None:
     p.add_argument("--path-pairs", type=int_in(1, 4096), default=None,
                    help="pairs for path patching (default: as many as fit one seq_len + pred_len apart, 4 to 32, so "
                         "that they are independent stretches and an interval exists)")
-    p.add_argument("--sender", default=None,
+    p.add_argument("--sender", default=None, type=sender_text,
                    help="path patching's sender SITE:HEAD (default: of the heads with heads after them, the one whose "
                         "exact patch moves the forecast most on average)")
-    p.add_argument("--receivers", default=None,
-                   help="comma-separated SITE:HEAD:WHAT, WHAT in q, k, v, out; each receiver is one path (default: "
-                        f"the output of each head after the sender, at most {MAX_DEFAULT_RECEIVERS})")
+    p.add_argument("--receivers", default=None, type=receivers_list,
+                   help=f"comma-separated SITE:HEAD:WHAT, WHAT in q, k, v, out; each receiver is one path (at most "
+                        f"{MAX_RECEIVERS}; default: the output of each head the sender reaches, at most "
+                        f"{MAX_DEFAULT_RECEIVERS})")
     p.add_argument("--draws", type=int_in(10, 100_000), default=200,
                    help="random matrices per shape for the composition baseline (default 200)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="key-sample and random-baseline seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="key-sample and random-baseline seed")
     p.set_defaults(func=run)
 
 
@@ -53,7 +96,7 @@ def run(args) -> int:
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model
-    receivers = [r.strip() for r in args.receivers.split(",") if r.strip()] if args.receivers else None
+    receivers = args.receivers
     if args.sender is not None:  # checked before any work
         from informer_lab.analysis.circuits.paths import resolve_receivers, resolve_sender
 

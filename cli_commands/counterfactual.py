@@ -5,14 +5,14 @@ from pathlib import Path
 
 
 from ._choices import EDIT_KINDS
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
+from ._common import seed_int, add_checkpoint_and_csv, bounded_text, non_negative_int, open_checkpoint_and_data, write_table
 
 
 def register(sub) -> None:
     p = sub.add_parser("counterfactual", help="edit one window (spike, shift, ...) and compare forecast and top-u")
     add_checkpoint_and_csv(p)
     p.add_argument("--window", required=True, type=non_negative_int, help="window of the split, 0-based")
-    p.add_argument("--edit", required=True,
+    p.add_argument("--edit", required=True, type=bounded_text(chars=1000),
                    help=f"one of {', '.join(EDIT_KINDS)}, e.g. none, spike:t=40,size=3, shift:t=60,size=-1, "
                         "scale:factor=1.5, trend:slope=0.1, zero:column=NAME, shuffle:column=NAME,seed=0, "
                         "paste:window=N,t=10,length=20 (t: step in the window; size and slope in training stds of "
@@ -20,7 +20,7 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, type=Path,
                    help="folder to write forecast.csv, selection.csv, scores.csv and inputs.csv into")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed, the same for both runs")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed, the same for both runs")
     p.set_defaults(func=run)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
+from ._common import seed_int, add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
 
 
 def register(sub) -> None:
@@ -17,7 +17,7 @@ def register(sub) -> None:
     p.add_argument("--mode", choices=("zero", "mean"), default="zero", help="ablation the sweep compares with")
     p.add_argument("--max-windows", type=positive_int, default=None,
                    help="use only the first N windows of the split (default: all)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import add_checkpoint_and_csv, int_in, non_negative_int, open_checkpoint_and_data, write_table
+from ._common import seed_int, add_checkpoint_and_csv, int_in, open_checkpoint_and_data, write_table
 
 
 def register(sub) -> None:
@@ -22,7 +22,7 @@ def register(sub) -> None:
     p.add_argument("--fit-windows", type=int_in(1, 100_000), default=256,
                    help="train windows the tuned encoder lens is fitted on (default 256)")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

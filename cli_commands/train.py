@@ -4,19 +4,20 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from ._common import (ConsoleProgress, add_csv_options, add_training_options, non_negative_int, open_csv,
-                      positive_int, training_choices)
+from ._common import (seed_int, ConsoleProgress, add_csv_options, add_training_options, open_csv,
+                      threads_int, training_choices)
 
 
 def register(sub) -> None:
     p = sub.add_parser("train", help="train on a CSV, write a checkpoint folder")
     add_csv_options(p)
     add_training_options(p)
-    p.add_argument("--seed", type=non_negative_int, default=0)
-    p.add_argument("--threads", type=positive_int, default=1,
+    p.add_argument("--seed", type=seed_int, default=0)
+    p.add_argument("--threads", type=threads_int(), default=1,
                    help="torch threads on the CPU (default 1: on a busy two-core machine a second thread makes every "
                         "kernel wait for a descheduled core; a training step measured 216 ms on one thread and "
-                        "4,100 ms on two while other work ran; on an idle machine 2 may be faster)")
+                        "4,100 ms on two while other work ran; on an idle machine 2 may be faster; at most the CPUs "
+                        "this process may use)")
     p.add_argument("--out", required=True, type=Path, help="checkpoint folder to write")
     p.set_defaults(func=run)
 

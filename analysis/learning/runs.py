@@ -6,12 +6,12 @@ instead of being skipped silently.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from informer_lab.analysis import jsonfile
 
 MAX_JSON_BYTES = 8 << 20  # a run's config, schema or metrics file larger than this is not read (metrics: ~1 KB/epoch)
 
@@ -43,12 +43,7 @@ class RunRecord:
 
 
 def _read_json(path: Path) -> dict:
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise ValueError(f"{path.name} is over {MAX_JSON_BYTES >> 20} MB")
-    value = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(value, dict):
-        raise ValueError(f"{path.name} does not hold a JSON object")
-    return value
+    return jsonfile.read(path, max_bytes=MAX_JSON_BYTES)
 
 
 def read_run(folder: Path) -> RunRecord:

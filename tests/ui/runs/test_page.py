@@ -23,7 +23,7 @@ def test_read_runs_tables_and_curves(runs_dir, tmp_path):
     records = read_runs(tmp_path / "r")
     assert sorted(r.name for r in records) == ["b", "broken", "no-config"]
     problems = {r.name: r.problem for r in records}
-    assert "metrics.json does not hold a JSON object" in problems["broken"]
+    assert "metrics.json must hold a JSON object" in problems["broken"]
     assert problems["no-config"] == "config.json is missing" and problems["b"] is None
     table = runs_table(records).set_index("run")
     metrics = json.loads((runs_dir / "sample" / "metrics.json").read_text())
