@@ -54,10 +54,20 @@ def run_ui(args) -> int:
         raise ValueError(str(err)) from None  # one line on stderr, exit 2 (cli.main)
 
 
-def run_list(args) -> int:
+def _survey():
+    """The trusted labs; a note on stderr for each record skipped (informer_lab.running.survey)."""
+    import sys
+
     from informer_lab import running
 
-    labs = running.running()
+    found = running.survey()
+    for line in found.skipped:
+        print(f"note: {line}", file=sys.stderr)
+    return found.labs
+
+
+def run_list(args) -> int:
+    labs = _survey()
     if not labs:
         print("No lab is running (informer-lab starts one).")
         return 0
@@ -71,7 +81,7 @@ def run_list(args) -> int:
 def run_stop(args) -> int:
     from informer_lab import running
 
-    labs = running.running()
+    labs = _survey()
     if args.target == "all":
         chosen = labs
     elif args.target is None:
