@@ -194,12 +194,19 @@ def resolve_checkpoint(path: Path) -> Path:
     `sample` the shipped sample model when the home has no run of that name."""
     if path.exists() or len(path.parts) != 1:
         return path
-    from informer_lab.home import SAMPLE_CHECKPOINT, runs_dir
+    from informer_lab.home import FIX, SAMPLE_CHECKPOINT, HomeError, folder_problem, runs_dir
 
-    run = runs_dir() / path.name
+    runs = runs_dir()
+    run = runs / path.name
     if run.exists():
         return run
-    return SAMPLE_CHECKPOINT if path.name == "sample" and SAMPLE_CHECKPOINT.is_dir() else path
+    if path.name == "sample" and SAMPLE_CHECKPOINT.is_dir():
+        return SAMPLE_CHECKPOINT
+    problem = folder_problem(runs)
+    if problem is not None:
+        raise HomeError(f"no checkpoint folder {path} here, and the lab's runs folder {runs} {problem}: give the "
+                        f"checkpoint's path, or {FIX}")
+    return path
 
 
 def open_checkpoint(path: Path) -> Checkpoint:

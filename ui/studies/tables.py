@@ -27,10 +27,12 @@ class StudyFolder:
 
 def study_folders(root: Path) -> list[StudyFolder]:
     """The study folders under `root` (those with a readable study.json), newest first."""
-    if not root.is_dir():
+    try:
+        folders = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: -p.stat().st_mtime)
+    except OSError:  # missing, a file, a loop, unreadable: no studies
         return []
     out = []
-    for folder in sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: -p.stat().st_mtime):
+    for folder in folders:
         try:
             plan = read_plan(folder)
         except (ValueError, KeyError, TypeError):
