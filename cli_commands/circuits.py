@@ -77,12 +77,22 @@ def register(sub) -> None:
 
 
 def default_receivers(model, sender: str) -> list[str]:
-    from informer_lab.analysis.circuits.paths import execution_order
+    """The output of each head the sender reaches, in execution order, at most MAX_DEFAULT_RECEIVERS."""
+    from informer_lab.analysis.circuits.reach import reachable
 
-    order = execution_order(model)
-    site = sender.rpartition(":")[0]
-    later = sorted((s for s in model.sites if order[s.name] > order[site]), key=lambda s: order[s.name])
-    return [f"{s.name}:{h}:out" for s in later for h in range(model.config.n_heads)][:MAX_DEFAULT_RECEIVERS]
+    site = next(s for s in model.sites if s.name == sender.rpartition(":")[0])
+    return [f"{s.name}:{h}:out" for s, what in reachable(model, site) if what == "out"
+            for h in range(model.config.n_heads)][:MAX_DEFAULT_RECEIVERS]
+
+
+def senders_reaching(model, receivers) -> list[str]:
+    """The sites whose heads reach every receiver (all sites with a site after them, when none are given)."""
+    from informer_lab.analysis.circuits.reach import why_unreached
+
+    sites = {s.name: s for s in model.sites}
+    return [s.name for s in model.sites
+            if all(why_unreached(s, sites[r.site], r.what) is None for r in receivers or ())
+            and any(why_unreached(s, t, "out") is None for t in model.sites)]
 
 
 def run(args) -> int:
@@ -97,12 +107,17 @@ def run(args) -> int:
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model
     receivers = args.receivers
-    if args.sender is not None:  # checked before any work
-        from informer_lab.analysis.circuits.paths import resolve_receivers, resolve_sender
+    from informer_lab.analysis.circuits.paths import resolve_receivers, resolve_sender
+    from informer_lab.analysis.circuits.reach import check_reachable
+    from informer_lab.analysis.errors import ConfigError
 
-        resolve_sender(model, args.sender)
-        if receivers:
-            resolve_receivers(model, receivers)
+    wanted = resolve_receivers(model, receivers) if receivers else ()  # checked before any work
+    if args.sender is not None:
+        check_reachable(model, *resolve_sender(model, args.sender), wanted)
+    candidates = senders_reaching(model, wanted)
+    if not candidates:
+        raise ConfigError(f"no head reaches every receiver of --receivers {','.join(receivers)}: choose receivers "
+                          "that one sender's patch can reach, or give --sender")
     args.out.mkdir(parents=True, exist_ok=True)
     composition = composition_scores(model, draws=args.draws, seed=args.seed)
     write_table(composition.table, args.out / "composition.csv")
@@ -110,12 +125,8 @@ def run(args) -> int:
     write_table(atp.table, args.out / "atp.csv")
     write_table(atp.heads, args.out / "atp_heads.csv")
     sender = args.sender
-    if sender is None:  # the head with the largest exact patch among those with heads after them
-        from informer_lab.analysis.circuits.paths import execution_order
-
-        order = execution_order(model)
-        last = max(order.values())
-        upstream = atp.heads[atp.heads["site"].map(order) < last]
+    if sender is None:  # the head with the largest exact patch among those that reach the receivers
+        upstream = atp.heads[atp.heads["site"].isin(candidates)]
         top = upstream.assign(size=upstream["exact"].abs()).sort_values("size", ascending=False).iloc[0]
         sender = f"{top['site']}:{int(top['head'])}"
     receivers = receivers or default_receivers(model, sender)
