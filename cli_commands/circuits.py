@@ -102,7 +102,7 @@ def run(args) -> int:
     from informer_lab.analysis.circuits.composition import composition_scores
     from informer_lab.analysis.circuits.paths import path_patching
 
-    from ._common import open_checkpoint_and_data, write_table
+    from ._common import open_checkpoint_and_data
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model
@@ -118,12 +118,8 @@ def run(args) -> int:
     if not candidates:
         raise ConfigError(f"no head reaches every receiver of --receivers {','.join(receivers)}: choose receivers "
                           "that one sender's patch can reach, or give --sender")
-    args.out.mkdir(parents=True, exist_ok=True)
     composition = composition_scores(model, draws=args.draws, seed=args.seed)
-    write_table(composition.table, args.out / "composition.csv")
     atp = atp_vs_exact(model, prepared, args.split, pairs=args.pairs, seed=args.seed)
-    write_table(atp.table, args.out / "atp.csv")
-    write_table(atp.heads, args.out / "atp_heads.csv")
     sender = args.sender
     if sender is None:  # the head with the largest exact patch among those that reach the receivers
         upstream = atp.heads[atp.heads["site"].isin(candidates)]
@@ -135,7 +131,11 @@ def run(args) -> int:
               for r in receivers]
     path = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
         columns=["sender", "receiver", "step", "delta", "low", "high"])
-    write_table(path, args.out / "path.csv")
+    from informer_lab.analysis.outputs import write_folder
+
+    write_folder(args.out, {name: table.to_csv(index=False).encode("utf-8") for name, table in  # put in place whole
+                            (("composition.csv", composition.table), ("atp.csv", atp.table),
+                             ("atp_heads.csv", atp.heads), ("path.csv", path))})
 
     scored = composition.table.dropna(subset=["score"])
     above = int(scored["above_q95"].sum())

@@ -5,7 +5,7 @@ from pathlib import Path
 
 
 from ._choices import EDIT_KINDS
-from ._common import seed_int, add_checkpoint_and_csv, bounded_text, non_negative_int, open_checkpoint_and_data, write_table
+from ._common import seed_int, add_checkpoint_and_csv, bounded_text, non_negative_int, open_checkpoint_and_data
 
 
 def register(sub) -> None:
@@ -29,9 +29,11 @@ def run(args) -> int:
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     c = counterfactual(checkpoint.model, prepared, args.split, args.window, args.edit, args.seed, rows=False)
-    for name, table in (("forecast", c.forecast), ("selection", c.selection), ("scores", c.scores),
-                        ("inputs", c.inputs)):
-        write_table(table, args.out / f"{name}.csv")
+    from informer_lab.analysis.outputs import write_folder
+
+    write_folder(args.out, {f"{name}.csv": table.to_csv(index=False).encode("utf-8") for name, table in
+                            (("forecast", c.forecast), ("selection", c.selection), ("scores", c.scores),
+                             ("inputs", c.inputs))})  # put in place whole: never files of two runs
     prob = c.selection[c.selection["attention"] == "prob"]
     changed = int(c.inputs["changed"].sum())
     moved = (f"top-u Jaccard {prob['jaccard'].min():.3f} … {prob['jaccard'].max():.3f} over {len(prob)} ProbSparse heads"

@@ -380,16 +380,15 @@ def benchmark_report(result: BenchmarkResult):
 
 
 def write_benchmark(result: BenchmarkResult, folder: str | Path) -> tuple[Path, Path]:
-    """Write FOLDER/scores.csv and FOLDER/report.html. → their paths."""
-    from informer_lab.analysis.outputs import write_bytes
-    from informer_lab.analysis.reports.html import write_report
+    """Write FOLDER/scores.csv and FOLDER/report.html, the folder put in place whole (analysis.outputs.write_folder:
+    a kill leaves the earlier benchmark or this one, never files of both). → their paths."""
+    from informer_lab.analysis.outputs import write_folder
+    from informer_lab.analysis.reports.html import render_html
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    scores = folder / "scores.csv"
-    write_bytes(scores, result.scores.to_csv(index=False).encode("utf-8"), "--out")
-    html = write_report(benchmark_report(result), folder / "report.html")
-    return scores, html
+    write_folder(folder, {"scores.csv": result.scores.to_csv(index=False).encode("utf-8"),
+                          "report.html": render_html(benchmark_report(result)).encode("utf-8")})
+    return folder / "scores.csv", folder / "report.html"
 
 
 __all__ = ["BenchmarkResult", "BenchmarkSettings", "COLUMNS", "HEAD_INSTRUMENTS", "INPUT_INSTRUMENTS",
