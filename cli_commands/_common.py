@@ -33,8 +33,8 @@ def add_csv_options(parser: argparse.ArgumentParser, *, help: str = DATA_HELP, r
     parser.add_argument("--csv", "--data", dest="csv", required=required, type=Path, help=help)
     read = parser.add_argument_group("reading the data")
     read.add_argument("--datetime-column", default=None, type=text(1000, items=2, what="columns"),
-                      help="the timestamp column (default: found by its content); integer years are read as a yearly "
-                           "series, and two columns as one date: year,quarter, year,month or year,week")
+                      help="the timestamp column (default: found by its content); integer years are read as years, "
+                           "and two columns as one date: year,quarter, year,month or year,week")
     read.add_argument("--repair", choices=FILLS, default=None,
                       help="none: refuse gaps, repeated or unsorted timestamps and missing cells; interpolate / ffill: "
                            "regularise them and fill missing cells, listing every change (default: as the "
@@ -71,6 +71,20 @@ def open_csv(args: argparse.Namespace, checkpoint: Checkpoint | None = None) -> 
     from informer_lab.analysis.data import load_csv
 
     trained = (checkpoint.repair or {}) if checkpoint is not None else {}
+    read = (checkpoint.metrics or {}).get("read") if checkpoint is not None else None
+    series = read.get("series") if isinstance(read, dict) else None
+    if getattr(args, "series", None) is None and isinstance(series, list) and series and \
+            all(isinstance(s, str) for s in series):
+        import csv
+        import io
+
+        line = io.StringIO()
+        csv.writer(line).writerow(series)
+        args.series = line.getvalue().strip()
+        if getattr(args, "id_column", None) is None and isinstance(read.get("id_column"), str):
+            args.id_column = read["id_column"]
+        print(f"note: read --series {args.series} of the long table, as the model's training data was (its "
+              "metrics.json); --series names others", file=sys.stderr)
     if args.repair is None and trained.get("fill", "none") != "none":
         args.repair = trained["fill"]
         args.freq = args.freq or trained.get("freq") or None

@@ -20,7 +20,7 @@ def run(args) -> int:
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     m = evaluate(checkpoint.model, prepared, args.split, seed=args.seed, attention=args.attention)
-    print(f"{args.split} mse {m.mse:.6f} mae {m.mae:.6f} (standardised); "
-          f"mse {m.mse_original:.6f} mae {m.mae_original:.6f} (original units); every {args.split} window "
-          f"({m.windows:,})")
+    windows = f"{m.windows:,} window{'s' if m.windows != 1 else ''}"
+    print(f"{args.split} mse {m.mse:.6f} mae {m.mae:.6f} (standardised, the mean over columns); "
+          f"{m.original_text(digits=6)}; every {args.split} window ({windows})")
     return 0

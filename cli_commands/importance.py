@@ -22,6 +22,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from informer_lab.analysis.errors import count
+
     from informer_lab.analysis.heads.ablation import single_head_sweep
     from informer_lab.analysis.heads.importance import head_importance, rank_correlation
 
@@ -35,7 +37,7 @@ def run(args) -> int:
     rho = rank_correlation(result.table, sweep)
     extra = "" if result.convergence_delta is None else f"; IG convergence delta {result.convergence_delta:.3g}"
     print(f"spearman rank correlation of importance with single-head delta_mse: {rho:.4f} "
-          f"({len(table)} heads, {result.windows} {args.split} windows{extra}); written to {args.out}")
+          f"({len(table)} heads, {count(result.windows, args.split + ' window')}{extra}); written to {args.out}")
     tested = int(result.table["excess_p"].notna().sum())
     if tested:
         print(f"above the null reference (the same head against the errors of windows half the split away): "

@@ -32,6 +32,8 @@ def _interval(row, name: str) -> str:
 
 
 def run(args) -> int:
+    from informer_lab.analysis.errors import count
+
     from informer_lab.analysis.anatomy.direct import direct_shares, top_heads
     from informer_lab.analysis.anatomy.lens import forecast_lens
 
@@ -40,7 +42,7 @@ def run(args) -> int:
     result = forecast_lens(model, prepared, args.split, windows=args.windows, seed=args.seed,
                            fit_windows=args.fit_windows)
     write_table(result.table, args.out)
-    lines = [f"{len(result.windows)} of {result.total} {args.split} windows (one in {result.stride}); MSE over the "
+    lines = [f"{len(result.windows)} of {count(result.total, args.split + ' window')} (one in {result.stride}); MSE over the "
              f"horizon against the truth, and against the model's forecast (standardised units):"]
     for row in result.overall.itertuples():
         lines.append(f"  {row.lens} {row.layer}: {row.mse:.4f}{_interval(row, 'mse')}, to the forecast "

@@ -24,6 +24,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from informer_lab.analysis.errors import count
+
     from informer_lab.analysis.instruments.qk_map import qk_map, qk_map_table
 
     from informer_lab.analysis.heads.names import head_name
@@ -35,7 +37,7 @@ def run(args) -> int:
     n_queries = int(m.is_query.sum())
     how = "raw vectors" if args.raw else (f"queries × {m.normalisation.scale:.4f}, keys ÷ it and translated onto the "
                                           f"queries' centroid")
-    print(f"{head_name(m.site, m.head)} ({m.attention}), {len(m.windows)} {args.split} windows: {n_queries} queries and "
+    print(f"{head_name(m.site, m.head)} ({m.attention}), {count(len(m.windows), args.split + ' window')}: {n_queries} queries and "
           f"{m.n_points - n_queries} keys; {how}; PCA explains {m.explained[0]:.1%} + {m.explained[1]:.1%}; "
           f"written to {args.out}")
     return 0

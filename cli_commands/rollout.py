@@ -45,6 +45,8 @@ def validation_path(out: Path, given: Path | None) -> Path | None:
 
 
 def run(args) -> int:
+    from informer_lab.analysis.errors import count
+
     import numpy as np
 
     from informer_lab.analysis.anatomy.relevance import validate, windows_relevance
@@ -59,7 +61,7 @@ def run(args) -> int:
                                alpha=args.alpha, head=args.head, steps=args.step, seed=args.seed,
                                progress=step_bar("rollout"))
     write_table(result.table, args.out)
-    lines = [f"{len(result.windows)} {args.split} windows × {', '.join(methods)} × {', '.join(distils)}, α = "
+    lines = [f"{count(len(result.windows), args.split + ' window')} × {', '.join(methods)} × {', '.join(distils)}, α = "
              f"{args.alpha}, {'head ' + str(args.head) if args.head is not None else 'mean of the heads'}; "
              f"{len(result.table):,} rows written to {args.out}"]
     for (method, distil), inputs in result.inputs.items():

@@ -23,6 +23,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from informer_lab.analysis.errors import count
+
     from informer_lab.analysis.attention.sparsity import sparsity_report
 
     windows = list(args.windows)
@@ -36,7 +38,7 @@ def run(args) -> int:
     if args.heads_out is not None:
         write_table(report.heads, args.heads_out)
         written.append(str(args.heads_out))
-    print(f"{len(report.queries)} query rows over {len(report.rows)} sites and {len(windows)} windows "
+    print(f"{len(report.queries)} query rows over {len(report.rows)} sites and {count(len(windows), 'window')} "
           f"({args.seeds} seeds) written to {', '.join(written)}")
     if len(report.agreement):
         columns = ["overlap_at_u_mean", "spearman_mean", "overlap_at_u_all_keys_mean", "spearman_all_keys_mean",

@@ -54,7 +54,6 @@ def run(args) -> int:
           f"({result.seconds_per_epoch:.1f} with validation)")
     print(f"trained with {settings.describe()}" + (f"; range test chose lr {result.learning_rate:.2g}"
                                                     if result.range_test is not None else ""))
-    print(f"test mse {t.mse:.4f} mae {t.mae:.4f} (standardised); "
-          f"mse {t.mse_original:.4f} mae {t.mae_original:.4f} (original units)")
+    print(f"test mse {t.mse:.4f} mae {t.mae:.4f} (standardised, the mean over columns); {t.original_text()}")
     print(f"checkpoint written to {args.out}")
     return 0

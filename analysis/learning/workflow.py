@@ -119,6 +119,8 @@ def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings
     metrics = {"test": result.test.as_dict(), "history": [h.__dict__ for h in result.history],
                "stopped": result.stopped, "device": result.device, "seconds_per_epoch": result.seconds_per_epoch,
                "data": frame.name, "training": result.record(settings)}
+    if frame.long is not None:  # the series read from a long table: its later readers read the same (--series)
+        metrics["read"] = {"id_column": frame.long.id_column, "series": list(frame.long.chosen)}
     repair = None if frame.repairs.empty else frame.repairs.to_dict()
     checkpoint = Checkpoint(model=result.model, schema=schema, metrics=metrics, repair=repair)
     if out is not None:
