@@ -19,6 +19,9 @@ def short(message: str, limit: int = MESSAGE_CHARS) -> str:
     tail = tail.split(" ", 1)[1] if " " in tail[:40] else tail
     return f"{head} … {tail}"
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 window', '2 windows', '1,024 windows': a number with its noun in the right number."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 class InformerLabError(Exception):

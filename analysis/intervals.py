@@ -158,6 +158,17 @@ class WindowMeans:
     windows: int
     level: float = LEVEL
     overlap: int = 1
+    cut: np.ndarray | None = None  # where the interval was cut at the figure's limits (floor, ceiling: them)
+    floor: np.ndarray | None = None
+    ceiling: np.ndarray | None = None
+
+    def notes(self) -> list[str]:
+        """Per column: '' or where the interval was cut ('cut at 0, the figure's limit': an MSE is never negative)."""
+        if self.cut is None:
+            return [""] * np.size(self.estimate)
+        parts = zip(*(np.ravel(a) for a in (self.cut, self.floor, self.ceiling, self.lo, self.hi)))
+        return [f"cut at {' and '.join(f'{b:g}' for b, hit in ((f, lo == f), (c, hi == c)) if hit)}, the figure's "
+                "limit" if cut else "" for cut, f, c, lo, hi in parts]
 
     def p_values(self, null: float | np.ndarray = 0.0, alternative: str = "two-sided") -> np.ndarray:
         """p-values of H0: mean = null (two-sided), ≤ null ("greater": the mean is above it) or ≥ null ("less").
@@ -213,10 +224,13 @@ def t_p_values(estimate, se, dof, null=0.0, alternative: str = "two-sided") -> n
     return np.where(dof >= MIN_DOF, np.minimum(p, 1.0), np.nan)
 
 
-def window_means(values, *, span: int, level: float = LEVEL, memory: bool = True) -> WindowMeans:
+def window_means(values, *, span: int, level: float = LEVEL, memory: bool = True, floor=None,
+                 ceiling=None) -> WindowMeans:
     """Means of the columns of per-window values [n] or [n, k] (window order = time order), each with its t
     interval from the cosine estimator of the long-run variance (module docstring). span: how many windows share
-    rows with one window (`overlap_span`); memory: also test for dependence beyond it (`memory_span`)."""
+    rows with one window (`overlap_span`); memory: also test for dependence beyond it (`memory_span`). floor,
+    ceiling: the figure's limits (0 for an MSE, 1 for a share; a number or one per column, NaN for none): an
+    interval is cut there, never claiming values the figure cannot take, and `WindowMeans.cut` says where."""
     from scipy import stats
     from scipy.fft import dct
 
@@ -237,15 +251,18 @@ def window_means(values, *, span: int, level: float = LEVEL, memory: bool = True
     shown = dof >= MIN_DOF
     quantile = stats.t.ppf(0.5 + level / 2, np.maximum(dof, 1))
     half = np.where(shown, quantile * se, np.nan)
-    return WindowMeans(estimate.reshape(shape), (estimate - half).reshape(shape), (estimate + half).reshape(shape),
+    lo, hi = estimate - half, estimate + half
+    low, high = (np.broadcast_to(np.asarray(np.nan if b is None else b, np.float64).ravel(), (k,))
+                 for b in (floor, ceiling))
+    cut = (lo < low) | (hi > high)
+    lo, hi = np.where(lo < low, low, lo), np.where(hi > high, high, hi)
+    return WindowMeans(estimate.reshape(shape), lo.reshape(shape), hi.reshape(shape),
                        np.where(shown, se, np.nan).reshape(shape), dof.reshape(shape), spans.reshape(shape), n,
-                       level, max(1, int(span)))
+                       level, max(1, int(span)), cut.reshape(shape), low.reshape(shape), high.reshape(shape))
 
 
-def mean_intervals(values: np.ndarray, *, span: int, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray,
-                                                                                     np.ndarray]:
-    """(estimate, lo, hi) of `window_means`, each shaped like a row of `values`."""
-    m = window_means(values, span=span, level=level)
+def mean_intervals(values: np.ndarray, *, span: int, level: float = LEVEL, **limits) -> tuple[np.ndarray, ...]:
+    m = window_means(values, span=span, level=level, **limits)  # (estimate, lo, hi), each shaped like a row
     return m.estimate, m.lo, m.hi
 
 
@@ -262,8 +279,7 @@ class Interval:
 
 
 def mean_interval(values, *, span: int, level: float = LEVEL) -> Interval:
-    """The mean of per-window values [n] with its interval (`window_means`)."""
-    m = window_means(np.asarray(values, dtype=np.float64)[:, None], span=span, level=level)
+    m = window_means(np.asarray(values, dtype=np.float64)[:, None], span=span, level=level)  # `window_means`, one
     return Interval(float(m.estimate[0]), float(m.lo[0]), float(m.hi[0]), level, int(m.dof[0]), m.reasons()[0])
 
 
@@ -300,17 +316,14 @@ def median_interval(values, *, level: float = LEVEL) -> Interval:
 
 
 def add_interval_columns(table: pd.DataFrame, metric: str, lo: np.ndarray, hi: np.ndarray) -> pd.DataFrame:
-    """A copy with `<metric>_lo` and `<metric>_hi` right after `metric`."""
-    out = table.copy()
+    out = table.copy()  # with `<metric>_lo` and `<metric>_hi` right after `metric`
     at = out.columns.get_loc(metric) + 1
     out.insert(at, f"{metric}_hi", np.asarray(hi, dtype=np.float64))
     out.insert(at, f"{metric}_lo", np.asarray(lo, dtype=np.float64))
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Over seeds
-# ---------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------- Over seeds
 MIN_SEEDS = 3  # fewer seeds give no interval: with 2, the t quantile is 12.7 and the interval says nothing
 
 
@@ -379,7 +392,7 @@ def interval_sign(lo: float, hi: float, scale: float = 1.0, tol: float = 1e-9) -
     return 1 if lo > eps else -1 if hi < -eps else 0
 
 
-__all__ = ["BIAS", "Interval", "LEVEL", "METHOD", "MIN_DOF", "MIN_SEEDS", "WindowMeans", "across_seeds", "add_interval_columns",
-           "cosine_dof", "interval_sign", "mean_interval", "mean_intervals", "median_interval", "memory_span",
-           "no_interval_reason", "overlap_span", "pairwise_mean_interval", "ratio_interval", "t_p_values",
-           "window_means", "windows_needed"]
+__all__ = ["BIAS", "Interval", "LEVEL", "METHOD", "MIN_DOF", "MIN_SEEDS", "WindowMeans", "across_seeds",
+           "add_interval_columns", "cosine_dof", "interval_sign", "mean_interval", "mean_intervals", "median_interval",
+           "memory_span", "no_interval_reason", "overlap_span", "pairwise_mean_interval", "ratio_interval",
+           "t_p_values", "window_means", "windows_needed"]

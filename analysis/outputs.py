@@ -9,6 +9,10 @@
 - A character device (/dev/null, /dev/stdout, a terminal) or a named pipe, given directly or through a symlink, is
   written through, never replaced by a regular file; a pipe with no reader is refused rather than waited on.
 
+- A folder of several files (`write_folder`) is written whole into a hidden sibling and renamed into place in one
+  step (analysis.checkpoints.store's exchange): a kill leaves the old folder or the new one, never files of two
+  runs side by side; what a killed write left behind is removed by the next write to that folder.
+
 OSError texts become one line naming the path and the reason (`describe_os_error`).
 """
 from __future__ import annotations
@@ -122,9 +126,11 @@ def check_file_target(path: str | os.PathLike, option: str = "--out") -> str:
     return "replace"
 
 
-def check_folder_target(path: str | os.PathLike, option: str = "--out", *, checkpoint: bool = False) -> None:
+def check_folder_target(path: str | os.PathLike, option: str = "--out", *, checkpoint: bool = False,
+                        holds: tuple[str, ...] | None = None) -> None:
     """OutputError unless `path` can be (or already is) a folder we may write into; for a checkpoint, a folder
-    that exists must be empty or a checkpoint (it is replaced)."""
+    that exists must be empty or a checkpoint (it is replaced); with `holds`, the names of the files the command
+    writes, it must hold none but those (it is replaced whole, `write_folder`)."""
     if str(path) == "-":
         raise OutputError(f"{option} - writes to standard output, but this command writes a folder; give a folder")
     path = Path(path)
@@ -138,20 +144,21 @@ def check_folder_target(path: str | os.PathLike, option: str = "--out", *, check
     if not stat.S_ISDIR(mode):
         what = "a file" if stat.S_ISREG(mode) else "a device or pipe"
         raise OutputError(f"{option} {_shown(path)} is {what}, not a folder; give a folder name")
-    if checkpoint:
+    if checkpoint or holds is not None:
         try:
-            from informer_lab.analysis.checkpoints.checks import KNOWN  # the checkpoint's files (imports the model)
-
-            other = sorted(p.name for p in path.iterdir() if p.name not in KNOWN or not p.is_file())
+            if holds is None:
+                from informer_lab.analysis.checkpoints.checks import KNOWN as holds  # a checkpoint's (imports torch)
+            other = sorted(p.name for p in path.iterdir() if p.name not in holds or not p.is_file())
         except OSError as err:
             raise OutputError(f"{option} {describe_os_error(err, path, 'read')}") from None
         if other:
-            raise OutputError(f"{option} {_shown(path)} is a folder that is not a checkpoint (it holds "
-                              f"{', '.join(repr(n[:40]) for n in other[:3])}); give a new or empty folder, or a "
-                              "checkpoint folder to replace")
+            what = "a checkpoint" if checkpoint else "an earlier output of this command"
+            raise OutputError(f"{option} {_shown(path)} is a folder that is not {what} (it holds "
+                              f"{', '.join(repr(n[:40]) for n in other[:3])}); give a new or empty folder, or "
+                              f"{what} to replace")
     real = Path(os.path.realpath(path))
     _check_writable(real, path, option)
-    if checkpoint:  # a checkpoint is saved beside the folder first, then swapped in
+    if checkpoint or holds is not None:  # saved beside the folder first, then swapped in
         _check_writable(real.parent, path, option)
 
 
@@ -202,4 +209,17 @@ def _write_through(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-__all__ = ["OutputError", "check_file_target", "check_folder_target", "describe_os_error", "write_bytes"]
+__all__ = ["OutputError", "check_file_target", "check_folder_target", "describe_os_error", "write_bytes",
+           "write_folder"]
+
+
+def write_folder(path: str | os.PathLike, files: dict[str, bytes], option: str = "--out") -> Path:
+    """The folder `path` holding exactly `files` (name → bytes), put in place whole (module docstring). A folder
+    there already may hold only files of these names (an earlier output of the same command); OutputError
+    otherwise, naming the option."""
+    from informer_lab.analysis.checkpoints.store import write_folder as put_in_place
+
+    try:
+        return put_in_place(path, files, holds=tuple(files), what=f"an output folder of {option}", error=OutputError)
+    except OSError as err:
+        raise OutputError(describe_os_error(err, path)) from None

@@ -23,3 +23,14 @@ SYNTH_KINDS = ("seasonal_ar", "driver", "spikes", "regime")  # analysis.planted.
 
 # TrainSettings' defaults (analysis.learning.training.TrainSettings), shown by --help
 TRAIN_DEFAULTS = {"epochs": 6, "batch_size": 32, "learning_rate": 3e-3, "schedule": "cosine", "patience": 3}
+
+# The model's size limits a checkpoint may hold (analysis.checkpoints.checks: INT_RANGES, MAX_REPLICAS,
+# MAX_REPLICA_LAYERS): train, study and import refuse a size beyond them while they parse their arguments
+SIZE_RANGES = {"seq_len": (1, 100_000), "label_len": (0, 100_000), "pred_len": (1, 100_000), "d_model": (1, 8192),
+               "n_heads": (1, 256), "d_layers": (1, 16), "d_ff": (1, 65536), "factor": (1, 1000)}
+MAX_REPLICAS, MAX_REPLICA_LAYERS = 8, 16
+STUDY_MAX_RUNS = 2000  # study.plan.MAX_RUNS
+GRID_KEYS = ("attention", "factor", "d_model", "n_heads", "d_ff", "e_layers", "d_layers", "dropout", "seq_len",
+             "label_len", "pred_len", "features", "learning_rate", "batch_size", "epochs", "revin")  # study.plan
+SYNTH_LIMITS = {"rows": 2_000_000, "irrelevant": 64, "decoys": 8}  # analysis.planted.synth: MAX_ROWS, MAX_IRRELEVANT,
+# MAX_DECOYS

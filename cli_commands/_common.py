@@ -3,7 +3,6 @@ _output.py)."""
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -11,7 +10,9 @@ from typing import TYPE_CHECKING
 
 from informer_lab.home import resolve_run
 
-from ._choices import ATTENTION_KINDS, FILLS, SCHEDULES, TRAIN_DEFAULTS
+from ._choices import ATTENTION_KINDS, FILLS, MAX_REPLICA_LAYERS, MAX_REPLICAS, SCHEDULES, SIZE_RANGES, TRAIN_DEFAULTS
+from ._types import (COUNT_MAX, LIST_MAX, bounded_text, int_in, int_list, non_negative_int, number_in, number_list,  # noqa: F401
+                     positive_int, seed_int, seeds, shown, text, threads_int)  # the commands import their types from here
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
 
 if TYPE_CHECKING:  # the analyses are imported when a command runs, not to parse its arguments
@@ -19,54 +20,9 @@ if TYPE_CHECKING:  # the analyses are imported when a command runs, not to parse
     from informer_lab.analysis.data import PreparedData, ReadOptions, SeriesFrame
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number ≥ 1, got {value}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {value}")
-    return value
-
-
-def int_in(low: int, high: int):
-    """An argparse type: a whole number in [low, high], the bound named when it is passed."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected a whole number from {low:,} to {high:,}, got {value:,}")
-        return value
-    return parse
-
-
-def number_in(low: float, high: float, *, low_open: bool = False, high_open: bool = False):
-    """An argparse type: a finite number in [low, high] (open ends where said)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
-        below = value <= low if low_open else value < low
-        above = value >= high if high_open else value > high
-        if not math.isfinite(value) or below or above:
-            span = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-            raise argparse.ArgumentTypeError(f"expected a finite number in {span}, got {text[:40]!r}")
-        return value
-    return parse
-
+SIZE = {name: int_in(max(1, low), high) for name, (low, high) in SIZE_RANGES.items()}  # the checkpoint's limits
+HEAD = int_in(0, SIZE_RANGES["n_heads"][1] - 1)  # a head of a site
+STEP = int_in(1, SIZE_RANGES["pred_len"][1])  # a horizon step, 1-based
 
 DATA_HELP = ("the data: CSV (any separator; .csv.gz / .bz2 / .xz, or a .zip holding one), a spreadsheet (.xlsx: "
              "the first sheet, or --sheet) or Parquet; wide (a time column, one column per variable) or long (an id "
@@ -78,14 +34,14 @@ def add_csv_options(parser: argparse.ArgumentParser, *, help: str = DATA_HELP, r
     (`required=False` for a command that reads it only in some of its forms, and checks that itself)."""
     parser.add_argument("--csv", "--data", dest="csv", required=required, type=Path, help=help)
     read = parser.add_argument_group("reading the data")
-    read.add_argument("--datetime-column", default=None,
-                      help="the timestamp column (default: found by its content); integer years are read as a yearly "
-                           "series, and two columns as one date: year,quarter, year,month or year,week")
+    read.add_argument("--datetime-column", default=None, type=text(1000, items=2, what="columns"),
+                      help="the timestamp column (default: found by its content); integer years are read as years, "
+                           "and two columns as one date: year,quarter, year,month or year,week")
     read.add_argument("--repair", choices=FILLS, default=None,
                       help="none: refuse gaps, repeated or unsorted timestamps and missing cells; interpolate / ffill: "
                            "regularise them and fill missing cells, listing every change (default: as the "
                            "checkpoint's training data was read, its repair.json; else none)")
-    read.add_argument("--freq", default=None, help="the grid a repair regularises to, a pandas alias such as h, "
+    read.add_argument("--freq", default=None, type=bounded_text(chars=40), help="the grid a repair regularises to, a pandas alias such as h, "
                                                    "15min, D, W-SUN, MS (default: inferred)")
     read.add_argument("--dayfirst", action=argparse.BooleanOptionalAction, default=None,
                       help="dates such as 01/02/2021 put the day first (--dayfirst) or the month first "
@@ -93,10 +49,10 @@ def add_csv_options(parser: argparse.ArgumentParser, *, help: str = DATA_HELP, r
     read.add_argument("--decimal", choices=(".", ","), default=None,
                       help="the decimal mark of the numbers (default: decided from every cell; a file where nothing "
                            "decides is refused)")
-    read.add_argument("--sheet", default=None, help="a spreadsheet's sheet (default: the first)")
-    read.add_argument("--id-column", default=None,
+    read.add_argument("--sheet", default=None, type=text(1000), help="a spreadsheet's sheet (default: the first)")
+    read.add_argument("--id-column", default=None, type=text(1000),
                       help="a long table's series id column (default: found by its content)")
-    read.add_argument("--series", default=None, metavar="NAME[,NAME…]",
+    read.add_argument("--series", default=None, metavar="NAME[,NAME…]", type=text(100_000, items=LIST_MAX, what="series"),
                       help="the series of a long table to read: one gives its value columns as they are named, "
                            "several give <series>.<column> columns (default: every series; quote an id holding a "
                            "comma as in CSV)")
@@ -117,6 +73,20 @@ def open_csv(args: argparse.Namespace, checkpoint: Checkpoint | None = None) -> 
     from informer_lab.analysis.data import load_csv
 
     trained = (checkpoint.repair or {}) if checkpoint is not None else {}
+    read = (checkpoint.metrics or {}).get("read") if checkpoint is not None else None
+    series = read.get("series") if isinstance(read, dict) else None
+    if getattr(args, "series", None) is None and isinstance(series, list) and series and \
+            all(isinstance(s, str) for s in series):
+        import csv
+        import io
+
+        line = io.StringIO()
+        csv.writer(line).writerow(series)
+        args.series = line.getvalue().strip()
+        if getattr(args, "id_column", None) is None and isinstance(read.get("id_column"), str):
+            args.id_column = read["id_column"]
+        print(f"note: read --series {args.series} of the long table, as the model's training data was (its "
+              "metrics.json); --series names others", file=sys.stderr)
     if args.repair is None and trained.get("fill", "none") != "none":
         args.repair = trained["fill"]
         args.freq = args.freq or trained.get("freq") or None
@@ -136,18 +106,19 @@ def open_csv(args: argparse.Namespace, checkpoint: Checkpoint | None = None) -> 
 
 def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = True) -> None:
     """What to forecast, the windows, the model's size and the training settings (`train` and `study`)."""
-    p.add_argument("--target", required=target_required,
+    p.add_argument("--target", required=target_required, type=text(1000),
                    help="column to forecast" + ("" if target_required else " (default: the file's only numeric column)"))
     p.add_argument("--features", choices=("M", "S", "MS"), default="M",
                    help="M: all in, all out; S: target only; MS: all in, target out")
-    p.add_argument("--seq-len", type=positive_int, default=96)
-    p.add_argument("--label-len", type=positive_int, default=48)
-    p.add_argument("--pred-len", type=positive_int, default=24)
+    size = SIZE
+    p.add_argument("--seq-len", type=size["seq_len"], default=96)
+    p.add_argument("--label-len", type=size["label_len"], default=48)
+    p.add_argument("--pred-len", type=size["pred_len"], default=24)
     defaults = argparse.Namespace(**TRAIN_DEFAULTS)  # TrainSettings' defaults, without importing the trainer
-    p.add_argument("--epochs", type=positive_int, default=defaults.epochs,
+    p.add_argument("--epochs", type=int_in(1, 100_000), default=defaults.epochs,
                    help=f"at most this many epochs (default {defaults.epochs}; early stopping and --minutes may end "
                         "the run before)")
-    p.add_argument("--batch-size", type=positive_int, default=defaults.batch_size)
+    p.add_argument("--batch-size", type=int_in(1, 65_536), default=defaults.batch_size)
     p.add_argument("--learning-rate", type=number_in(0, 10, low_open=True), default=defaults.learning_rate,
                    help=f"the schedule's peak rate (default {defaults.learning_rate:g}; the paper's is 1e-4)")
     p.add_argument("--schedule", choices=SCHEDULES, default=defaults.schedule,
@@ -158,19 +129,22 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
                    help="time budget for training and validation; the schedule decays within it (default: none)")
     p.add_argument("--find-lr", action="store_true",
                    help="run a short learning-rate range test first and use its rate as the peak")
-    p.add_argument("--patience", type=positive_int, default=defaults.patience)
-    p.add_argument("--d-model", type=positive_int, default=64)
-    p.add_argument("--n-heads", type=positive_int, default=4)
-    p.add_argument("--d-ff", type=positive_int, default=128)
-    p.add_argument("--e-layers", default="2", help="layers per encoder replica, e.g. 2 or 3,2,1 (stack)")
-    p.add_argument("--d-layers", type=positive_int, default=1)
-    p.add_argument("--factor", type=positive_int, default=5)
+    p.add_argument("--patience", type=int_in(1, 100_000), default=defaults.patience)
+    p.add_argument("--d-model", type=size["d_model"], default=64)
+    p.add_argument("--n-heads", type=size["n_heads"], default=4)
+    p.add_argument("--d-ff", type=size["d_ff"], default=128)
+    p.add_argument("--e-layers", type=ENCODER_LAYERS, default="2",
+                   help=f"layers per encoder replica, e.g. 2 or 3,2,1 (a stack; at most {MAX_REPLICAS} replicas of "
+                        f"{MAX_REPLICA_LAYERS} layers)")
+    p.add_argument("--d-layers", type=size["d_layers"], default=1)
+    p.add_argument("--factor", type=size["factor"], default=5)
     p.add_argument("--dropout", type=number_in(0, 1, high_open=True), default=0.05)
     p.add_argument("--attention", choices=ATTENTION_KINDS, default="prob", metavar="KIND",
                    help=f"encoder and decoder self-attention: {', '.join(ATTENTION_KINDS)} (cross-attention stays "
                         f"full unless --cross-attention)")
     p.add_argument("--cross-attention", choices=("full", "prob", "lsh"), default="full")
     p.add_argument("--attention-option", action="append", default=[], metavar="[SITE.]NAME=VALUE",
+                   type=bounded_text(chars=4096),
                    help="a parameter of the attention kind, e.g. window=16, globals=0,-1, encoder.window=32, "
                         "cross.buckets=4 (every site of that kind unless a site type is named; repeatable)")
     p.add_argument("--revin", action="store_true",
@@ -181,14 +155,7 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
     p.add_argument("--device", choices=("cuda", "mps", "cpu"), default=None)
 
 
-def parse_layers(text: str) -> tuple[int, ...]:
-    try:
-        layers = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise ValueError(f"--e-layers must be numbers separated by commas, got {text[:40]!r}") from None
-    if not layers or min(layers) < 1:
-        raise ValueError(f"--e-layers: every encoder replica needs at least one layer, got {text[:40]!r}")
-    return layers
+ENCODER_LAYERS = int_list(1, MAX_REPLICA_LAYERS, most=MAX_REPLICAS, what="layers per encoder replica")
 
 
 def training_choices(args: argparse.Namespace):
@@ -202,7 +169,7 @@ def training_choices(args: argparse.Namespace):
                     pred_len=args.pred_len)
     kinds = {"encoder": args.attention, "decoder_self": args.attention,
              "cross": getattr(args, "cross_attention", "full")}
-    size = ModelSize(d_model=args.d_model, n_heads=args.n_heads, e_layers=parse_layers(args.e_layers),
+    size = ModelSize(d_model=args.d_model, n_heads=args.n_heads, e_layers=tuple(args.e_layers),
                      d_layers=args.d_layers, d_ff=args.d_ff, factor=args.factor, dropout=args.dropout,
                      encoder_attention=kinds["encoder"], decoder_attention=kinds["decoder_self"],
                      cross_attention=kinds["cross"],

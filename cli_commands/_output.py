@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -29,6 +30,10 @@ _STDOUT: list = []  # the standard output a running command's CSV goes to (its o
 AFTER: list = []  # what a command asked to print once it has succeeded (the model's check against baselines)
 FOLDERS = {"train": "checkpoint", "import": "checkpoint", "counterfactual": "folder", "study": "folder",
            "circuits": "folder", "benchmark": "folder"}
+# the files a command writes into its --out folder, put in place whole (analysis.outputs.write_folder)
+FOLDER_FILES = {"counterfactual": ("forecast.csv", "selection.csv", "scores.csv", "inputs.csv"),
+                "circuits": ("composition.csv", "atp.csv", "atp_heads.csv", "path.csv"),
+                "benchmark": ("scores.csv", "instruments.csv", "models.csv", "report.html")}
 
 
 class ProgressLine:
@@ -55,12 +60,39 @@ def check_outputs(args: argparse.Namespace) -> None:
     to_stdout = [option for option, value in outputs.items() if str(value) == STDOUT]
     if len(to_stdout) > 1:
         raise OutputError(f"{' and '.join(to_stdout)} both write to standard output; give one of them a file")
+    same = _same_file(outputs)
+    if same:
+        raise OutputError(f"{' and '.join(same[1])} both name {same[0]}: one table would replace the other; give "
+                          "each its own file")
+    command = getattr(args, "command", "")
     for option, value in outputs.items():
-        folder = FOLDERS.get(getattr(args, "command", "")) if option == "--out" else None
+        folder = FOLDERS.get(command) if option == "--out" else None
         if folder is not None:
-            check_folder_target(value, option, checkpoint=folder == "checkpoint")
+            check_folder_target(value, option, checkpoint=folder == "checkpoint", holds=FOLDER_FILES.get(command))
         elif str(value) != STDOUT:
             check_file_target(value, option)
+
+
+def _same_file(outputs: dict[str, object]) -> tuple[str, list[str]] | None:
+    """(path, options) of the first file two output options name (the same path, a link to it, or a hard link);
+    /dev/null may take many."""
+    seen: dict[object, list[str]] = {}
+    for option, value in outputs.items():
+        if str(value) == STDOUT:
+            continue
+        real = os.path.realpath(value)
+        if real == os.devnull:
+            continue
+        try:
+            st = os.stat(real)
+            key = (st.st_dev, st.st_ino)
+        except OSError:
+            key = real
+        seen.setdefault(key, []).append(option)
+    for key, options in seen.items():
+        if len(options) > 1:
+            return str(outputs[options[0]]), options
+    return None
 
 
 def write_table(table: pd.DataFrame, out: Path | str) -> str:

@@ -1,24 +1,16 @@
 """`ablate`: head-ablation studies of a checkpoint on a CSV, written as one tidy CSV."""
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 
-from ._common import add_checkpoint_and_csv, int_in, non_negative_int, open_checkpoint_and_data, positive_int, \
+from ._common import seed_int, add_checkpoint_and_csv, int_in, number_in, open_checkpoint_and_data, positive_int, \
     write_table
 
 STUDIES = ("single", "layers", "leave-one-in", "random", "prune")
 
 
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1], got {value}")
-    return value
+fraction = number_in(0, 1)
 
 
 def register(sub) -> None:
@@ -35,13 +27,13 @@ def register(sub) -> None:
     p.add_argument("--fraction", type=fraction, default=0.2, help="random: share of all heads masked")
     p.add_argument("--repeats", type=int_in(1, 10_000), default=20, help="random: how many random masks (≤ 10,000)")
     p.add_argument("--step-fraction", type=fraction, default=0.1, help="prune: share of all heads per step")
-    p.add_argument("--tolerance", type=float, default=0.10,
+    p.add_argument("--tolerance", type=number_in(0, 1000), default=0.10,
                    help="prune: stop once val MSE exceeds (1 + tolerance) × its baseline")
     p.add_argument("--importance", choices=("ablation", "gradient"), default="ablation",
                    help="prune: how heads are scored each step")
     p.add_argument("--max-windows", type=positive_int, default=None,
                    help="score only the first N windows of the split (default: all)")
-    p.add_argument("--seed", type=non_negative_int, default=0,
+    p.add_argument("--seed", type=seed_int, default=0,
                    help="ProbSparse key-sample seed shared by every mask (random: also draws the masks)")
     p.set_defaults(func=run)
 

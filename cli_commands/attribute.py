@@ -5,7 +5,7 @@ from pathlib import Path
 
 
 from ._choices import BASELINES
-from ._common import add_checkpoint_and_csv, int_in, non_negative_int, open_checkpoint_and_data, positive_int, \
+from ._common import seed_int, text, add_checkpoint_and_csv, int_in, non_negative_int, open_checkpoint_and_data, STEP, \
     write_table
 
 
@@ -16,12 +16,12 @@ def register(sub) -> None:
                    help="CSV to write (- for standard output): timestamp, position, feature, attribution (one row per input cell)")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
     p.add_argument("--window", type=non_negative_int, default=0, help="window of the split, 0-based (default 0)")
-    p.add_argument("--step", type=positive_int, default=1, help="horizon step, 1 = first forecast step (default 1)")
-    p.add_argument("--target", default=None, help="forecast column to explain (default: the checkpoint's target)")
+    p.add_argument("--step", type=STEP, default=1, help="horizon step, 1 = first forecast step (default 1)")
+    p.add_argument("--target", default=None, type=text(1000), help="forecast column to explain (default: the checkpoint's target)")
     p.add_argument("--baseline", choices=BASELINES, default="zeros",
                    help="zeros: every column at its training mean; window_mean: each feature's mean over the window")
     p.add_argument("--n-steps", type=int_in(2, 4096), default=64, help="integration points on the path (2 … 4096)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

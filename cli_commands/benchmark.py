@@ -13,14 +13,15 @@ import time
 from pathlib import Path
 
 from ._choices import SYNTH_KINDS
-from ._common import positive_int, step_bar
+from ._common import seeds as seed_list, step_bar, threads_int
 
 DEFAULT_KINDS = ("seasonal_ar", "driver", "spikes")  # analysis.circuits.benchmark.KINDS
+MAX_SEEDS = 100
 
 
 def kinds_list(text: str) -> tuple[str, ...]:
     """An argparse type: generated kinds separated by commas."""
-    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    kinds = tuple(k.strip() for k in text.split(",", 4 * len(SYNTH_KINDS)) if k.strip())
     bad = [k for k in kinds if k not in SYNTH_KINDS]
     if not kinds or bad:
         raise argparse.ArgumentTypeError(f"expected kinds from {', '.join(SYNTH_KINDS)} separated by commas, got "
@@ -28,22 +29,7 @@ def kinds_list(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kinds))
 
 
-def seeds_list(text: str) -> tuple[int, ...]:
-    """An argparse type: seeds as 0-2, 0,1,2 or a mix (1,3-4), each ≥ 0, at most 100."""
-    seeds: list[int] = []
-    try:
-        for part in (p.strip() for p in text.split(",") if p.strip()):
-            first, _, last = part.partition("-")
-            low, high = int(first), int(last) if last else int(first)
-            if low < 0 or high < low:
-                raise ValueError
-            seeds += range(low, high + 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seeds such as 0-2 or 0,1,2 (whole numbers ≥ 0), got "
-                                         f"{text[:40]!r}") from None
-    if not seeds or len(set(seeds)) > 100:
-        raise argparse.ArgumentTypeError(f"expected 1 to 100 seeds, got {text[:40]!r}")
-    return tuple(dict.fromkeys(seeds))
+kinds_list.items = 4 * len(SYNTH_KINDS)
 
 
 def register(sub) -> None:
@@ -52,11 +38,11 @@ def register(sub) -> None:
                    help="the folder to write scores.csv and report.html into (created if need be)")
     p.add_argument("--kinds", type=kinds_list, default=None,
                    help=f"generated kinds, comma-separated (default {','.join(DEFAULT_KINDS)})")
-    p.add_argument("--seeds", type=seeds_list, default=None,
-                   help="seeds of the series and the training, e.g. 0-2 or 0,3 (default 0-2)")
+    p.add_argument("--seeds", type=seed_list(MAX_SEEDS), default=None,
+                   help=f"seeds of the series and the training, e.g. 0-2 or 0,3 (default 0-2; at most {MAX_SEEDS})")
     p.add_argument("--quick", action="store_true",
                    help="a tiny model, one short epoch, 4 windows (tests, CI); alone it runs one kind and seed")
-    p.add_argument("--threads", type=positive_int, default=1,
+    p.add_argument("--threads", type=threads_int(), default=1,
                    help="torch threads on the CPU (default 1, as `train`: on a busy two-core machine a second thread "
                         "made the quick run five times slower)")
     p.set_defaults(func=run)

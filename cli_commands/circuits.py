@@ -3,9 +3,51 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import add_checkpoint_and_csv, int_in, non_negative_int
+import argparse
+
+from ._common import HEAD, add_checkpoint_and_csv, int_in, seed_int, shown
 
 MAX_DEFAULT_RECEIVERS = 8
+MAX_RECEIVERS = 64  # each receiver is one path-patching run over every pair
+WHATS = ("q", "k", "v", "out")  # analysis.circuits.paths.WHATS
+
+
+def head_of(text: str, parts: int) -> list[str]:
+    """SITE:HEAD (parts 2) or SITE:HEAD:WHAT (parts 3, WHAT also after a dot) split and checked for its form."""
+    items = str(text).strip().replace(".q", ":q").replace(".k", ":k").replace(".v", ":v").replace(".out", ":out")
+    found = items.split(":")
+    if len(text) > 200 or len(found) != parts or not found[0]:
+        form = "SITE:HEAD" if parts == 2 else "SITE:HEAD:WHAT"
+        raise argparse.ArgumentTypeError(f"expected {form}, e.g. {'cross.0:2' if parts == 2 else 'cross.0:2:q'}, "
+                                         f"got {shown(text)}")
+    try:
+        HEAD(found[1])
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: the head: {err}") from None
+    if parts == 3 and found[2] not in WHATS:
+        raise argparse.ArgumentTypeError(f"a receiver reads one of {', '.join(WHATS)}, got {shown(text)}")
+    return found
+
+
+def sender_text(text: str) -> str:
+    """An argparse type: SITE:HEAD."""
+    head_of(text, 2)
+    return str(text).strip()
+
+
+def receivers_list(text: str) -> list[str]:
+    """An argparse type: SITE:HEAD:WHAT separated by commas, 1 to MAX_RECEIVERS distinct ones."""
+    items = list(dict.fromkeys(r.strip() for r in str(text).split(",", MAX_RECEIVERS * 4) if r.strip()))
+    if not items or len(items) > MAX_RECEIVERS:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_RECEIVERS} receivers separated by commas, got "
+                                         f"{shown(text)}")
+    for item in items:
+        head_of(item, 3)
+    return items
+
+
+receivers_list.items = MAX_RECEIVERS
+sender_text.chars = 200
 
 
 def register(sub) -> None:
@@ -21,25 +63,36 @@ def register(sub) -> None:
     p.add_argument("--path-pairs", type=int_in(1, 4096), default=None,
                    help="pairs for path patching (default: as many as fit one seq_len + pred_len apart, 4 to 32, so "
                         "that they are independent stretches and an interval exists)")
-    p.add_argument("--sender", default=None,
+    p.add_argument("--sender", default=None, type=sender_text,
                    help="path patching's sender SITE:HEAD (default: of the heads with heads after them, the one whose "
                         "exact patch moves the forecast most on average)")
-    p.add_argument("--receivers", default=None,
-                   help="comma-separated SITE:HEAD:WHAT, WHAT in q, k, v, out; each receiver is one path (default: "
-                        f"the output of each head after the sender, at most {MAX_DEFAULT_RECEIVERS})")
+    p.add_argument("--receivers", default=None, type=receivers_list,
+                   help=f"comma-separated SITE:HEAD:WHAT, WHAT in q, k, v, out; each receiver is one path (at most "
+                        f"{MAX_RECEIVERS}; default: the output of each head the sender reaches, at most "
+                        f"{MAX_DEFAULT_RECEIVERS})")
     p.add_argument("--draws", type=int_in(10, 100_000), default=200,
                    help="random matrices per shape for the composition baseline (default 200)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="key-sample and random-baseline seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="key-sample and random-baseline seed")
     p.set_defaults(func=run)
 
 
 def default_receivers(model, sender: str) -> list[str]:
-    from informer_lab.analysis.circuits.paths import execution_order
+    """The output of each head the sender reaches, in execution order, at most MAX_DEFAULT_RECEIVERS."""
+    from informer_lab.analysis.circuits.reach import reachable
 
-    order = execution_order(model)
-    site = sender.rpartition(":")[0]
-    later = sorted((s for s in model.sites if order[s.name] > order[site]), key=lambda s: order[s.name])
-    return [f"{s.name}:{h}:out" for s in later for h in range(model.config.n_heads)][:MAX_DEFAULT_RECEIVERS]
+    site = next(s for s in model.sites if s.name == sender.rpartition(":")[0])
+    return [f"{s.name}:{h}:out" for s, what in reachable(model, site) if what == "out"
+            for h in range(model.config.n_heads)][:MAX_DEFAULT_RECEIVERS]
+
+
+def senders_reaching(model, receivers) -> list[str]:
+    """The sites whose heads reach every receiver (all sites with a site after them, when none are given)."""
+    from informer_lab.analysis.circuits.reach import why_unreached
+
+    sites = {s.name: s for s in model.sites}
+    return [s.name for s in model.sites
+            if all(why_unreached(s, sites[r.site], r.what) is None for r in receivers or ())
+            and any(why_unreached(s, t, "out") is None for t in model.sites)]
 
 
 def run(args) -> int:
@@ -49,30 +102,27 @@ def run(args) -> int:
     from informer_lab.analysis.circuits.composition import composition_scores
     from informer_lab.analysis.circuits.paths import path_patching
 
-    from ._common import open_checkpoint_and_data, write_table
+    from ._common import open_checkpoint_and_data
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     model = checkpoint.model
-    receivers = [r.strip() for r in args.receivers.split(",") if r.strip()] if args.receivers else None
-    if args.sender is not None:  # checked before any work
-        from informer_lab.analysis.circuits.paths import resolve_receivers, resolve_sender
+    receivers = args.receivers
+    from informer_lab.analysis.circuits.paths import resolve_receivers, resolve_sender
+    from informer_lab.analysis.circuits.reach import check_reachable
+    from informer_lab.analysis.errors import ConfigError
 
-        resolve_sender(model, args.sender)
-        if receivers:
-            resolve_receivers(model, receivers)
-    args.out.mkdir(parents=True, exist_ok=True)
+    wanted = resolve_receivers(model, receivers) if receivers else ()  # checked before any work
+    if args.sender is not None:
+        check_reachable(model, *resolve_sender(model, args.sender), wanted)
+    candidates = senders_reaching(model, wanted)
+    if not candidates:
+        raise ConfigError(f"no head reaches every receiver of --receivers {','.join(receivers)}: choose receivers "
+                          "that one sender's patch can reach, or give --sender")
     composition = composition_scores(model, draws=args.draws, seed=args.seed)
-    write_table(composition.table, args.out / "composition.csv")
     atp = atp_vs_exact(model, prepared, args.split, pairs=args.pairs, seed=args.seed)
-    write_table(atp.table, args.out / "atp.csv")
-    write_table(atp.heads, args.out / "atp_heads.csv")
     sender = args.sender
-    if sender is None:  # the head with the largest exact patch among those with heads after them
-        from informer_lab.analysis.circuits.paths import execution_order
-
-        order = execution_order(model)
-        last = max(order.values())
-        upstream = atp.heads[atp.heads["site"].map(order) < last]
+    if sender is None:  # the head with the largest exact patch among those that reach the receivers
+        upstream = atp.heads[atp.heads["site"].isin(candidates)]
         top = upstream.assign(size=upstream["exact"].abs()).sort_values("size", ascending=False).iloc[0]
         sender = f"{top['site']}:{int(top['head'])}"
     receivers = receivers or default_receivers(model, sender)
@@ -81,7 +131,11 @@ def run(args) -> int:
               for r in receivers]
     path = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
         columns=["sender", "receiver", "step", "delta", "low", "high"])
-    write_table(path, args.out / "path.csv")
+    from informer_lab.analysis.outputs import write_folder
+
+    write_folder(args.out, {name: table.to_csv(index=False).encode("utf-8") for name, table in  # put in place whole
+                            (("composition.csv", composition.table), ("atp.csv", atp.table),
+                             ("atp_heads.csv", atp.heads), ("path.csv", path))})
 
     scored = composition.table.dropna(subset=["score"])
     above = int(scored["above_q95"].sum())

@@ -5,8 +5,8 @@ import sys
 from pathlib import Path
 
 
-from ._common import (ConsoleProgress, add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data,
-                      positive_int, write_table)
+from ._common import (seed_int, ConsoleProgress, add_checkpoint_and_csv, open_checkpoint_and_data,
+                      int_in, number_in, positive_int, write_table)
 
 
 def register(sub) -> None:
@@ -14,15 +14,15 @@ def register(sub) -> None:
     add_checkpoint_and_csv(p)
     p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): model, scale, mse, mae, windows")
     p.add_argument("--per-step-out", type=Path, default=None, help="CSV of per-horizon-step errors")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
-    p.add_argument("--period", type=positive_int, default=None,
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--period", type=int_in(1, 100_000), default=None,
                    help="seasonal-naive season in steps (default: from the frequency, e.g. 24 for hourly)")
     p.add_argument("--train-full-twin", action="store_true",
                    help="also train a same-size model with full self-attention and compare it")
-    p.add_argument("--epochs", type=positive_int, default=6, help="twin training epochs")
+    p.add_argument("--epochs", type=int_in(1, 100_000), default=6, help="twin training epochs")
     p.add_argument("--max-steps", type=positive_int, default=None, help="twin: cap on steps per epoch")
-    p.add_argument("--batch-size", type=positive_int, default=32, help="twin: batch size")
-    p.add_argument("--learning-rate", type=float, default=1e-4, help="twin: learning rate")
+    p.add_argument("--batch-size", type=int_in(1, 65_536), default=32, help="twin: batch size")
+    p.add_argument("--learning-rate", type=number_in(0, 10, low_open=True), default=1e-4, help="twin: learning rate")
     p.add_argument("--device", choices=("cuda", "mps", "cpu"), default=None, help="twin: training device")
     p.set_defaults(func=run)
 

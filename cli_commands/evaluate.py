@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data
+from ._common import seed_int, add_checkpoint_and_csv, open_checkpoint_and_data
 
 
 def register(sub) -> None:
@@ -11,7 +11,7 @@ def register(sub) -> None:
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
     p.add_argument("--attention", choices=("prob", "full"), default=None,
                    help="run every site with this attention (default: as trained)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 
@@ -20,7 +20,7 @@ def run(args) -> int:
 
     checkpoint, prepared = open_checkpoint_and_data(args)
     m = evaluate(checkpoint.model, prepared, args.split, seed=args.seed, attention=args.attention)
-    print(f"{args.split} mse {m.mse:.6f} mae {m.mae:.6f} (standardised); "
-          f"mse {m.mse_original:.6f} mae {m.mae_original:.6f} (original units); every {args.split} window "
-          f"({m.windows:,})")
+    windows = f"{m.windows:,} window{'s' if m.windows != 1 else ''}"
+    print(f"{args.split} mse {m.mse:.6f} mae {m.mae:.6f} (standardised, the mean over columns); "
+          f"{m.original_text(digits=6)}; every {args.split} window ({windows})")
     return 0

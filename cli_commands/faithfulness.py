@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 from ._choices import FAITHFULNESS_WINDOWS
-from ._common import add_checkpoint_and_csv, int_in, non_negative_int, open_checkpoint_and_data, positive_int, \
+from ._common import seed_int, add_checkpoint_and_csv, int_in, open_checkpoint_and_data, positive_int, \
     step_bar, write_table
 
 
@@ -25,7 +25,7 @@ def register(sub) -> None:
     p.add_argument("--draws", type=int_in(1, 100), default=5, help="permutation draws per head (at most 100)")
     p.add_argument("--key-seeds", type=int_in(1, 50), default=3,
                    help="other key-sample seeds for the noise floor (at most 50)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import AFTER, add_checkpoint_and_csv, baseline_check_note, non_negative_int, open_checkpoint, open_csv, \
+from ._common import seed_int, AFTER, add_checkpoint_and_csv, baseline_check_note, open_checkpoint, open_csv, \
     write_table
 
 
@@ -12,7 +12,7 @@ def register(sub) -> None:
     add_checkpoint_and_csv(p)
     p.add_argument("--out", required=True, type=Path,
                    help="CSV to write (- for standard output): timestamp column, then forecasts")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from ._common import add_csv_options, open_csv, positive_int
+from ._common import SIZE, text, add_csv_options, open_csv
 
 DEFAULTS = {"seq_len": 96, "label_len": 48, "pred_len": 24, "n_heads": 8}
 
@@ -29,14 +29,14 @@ def register(sub) -> None:
                         help="a transformers InformerForPrediction save_pretrained folder (config.json, "
                              "model.safetensors)")
     add_csv_options(p, help="the CSV the run trained on")
-    p.add_argument("--target", required=True, help="the run's --target")
+    p.add_argument("--target", required=True, type=text(1000), help="the run's --target")
     p.add_argument("--features", choices=("M", "S", "MS"), default="M")
-    p.add_argument("--seq-len", type=positive_int, default=None, help="default 96 (--hf: context_length + max lag)")
-    p.add_argument("--label-len", type=positive_int, default=None, help="default 48 (--hf: 1, not read)")
-    p.add_argument("--pred-len", type=positive_int, default=None, help="default 24 (--hf: prediction_length)")
-    p.add_argument("--n-heads", type=positive_int, default=None,
+    p.add_argument("--seq-len", type=SIZE["seq_len"], default=None, help="default 96 (--hf: context_length + max lag)")
+    p.add_argument("--label-len", type=SIZE["label_len"], default=None, help="default 48 (--hf: 1, not read)")
+    p.add_argument("--pred-len", type=SIZE["pred_len"], default=None, help="default 24 (--hf: prediction_length)")
+    p.add_argument("--n-heads", type=SIZE["n_heads"], default=None,
                    help="cannot be read off .pth weights; default 8 (--hf: from config.json)")
-    p.add_argument("--factor", type=positive_int, default=None,
+    p.add_argument("--factor", type=SIZE["factor"], default=None,
                    help="default 5 for --official, 1 for --tsl (its run.py default; its Informer scripts pass 3), "
                         "config.json's sampling_factor for --hf")
     p.add_argument("--attention", choices=("prob", "full"), default=None, help="--official: the run's --attn")

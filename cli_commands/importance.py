@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, write_table
+from ._common import seed_int, add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, write_table
 
 
 def register(sub) -> None:
@@ -17,11 +17,13 @@ def register(sub) -> None:
     p.add_argument("--mode", choices=("zero", "mean"), default="zero", help="ablation the sweep compares with")
     p.add_argument("--max-windows", type=positive_int, default=None,
                    help="use only the first N windows of the split (default: all)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from informer_lab.analysis.errors import count
+
     from informer_lab.analysis.heads.ablation import single_head_sweep
     from informer_lab.analysis.heads.importance import head_importance, rank_correlation
 
@@ -35,7 +37,7 @@ def run(args) -> int:
     rho = rank_correlation(result.table, sweep)
     extra = "" if result.convergence_delta is None else f"; IG convergence delta {result.convergence_delta:.3g}"
     print(f"spearman rank correlation of importance with single-head delta_mse: {rho:.4f} "
-          f"({len(table)} heads, {result.windows} {args.split} windows{extra}); written to {args.out}")
+          f"({len(table)} heads, {count(result.windows, args.split + ' window')}{extra}); written to {args.out}")
     tested = int(result.table["excess_p"].notna().sum())
     if tested:
         print(f"above the null reference (the same head against the errors of windows half the split away): "

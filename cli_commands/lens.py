@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import add_checkpoint_and_csv, int_in, non_negative_int, open_checkpoint_and_data, write_table
+from ._common import seed_int, add_checkpoint_and_csv, int_in, open_checkpoint_and_data, write_table
 
 
 def register(sub) -> None:
@@ -22,7 +22,7 @@ def register(sub) -> None:
     p.add_argument("--fit-windows", type=int_in(1, 100_000), default=256,
                    help="train windows the tuned encoder lens is fitted on (default 256)")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 
@@ -32,6 +32,8 @@ def _interval(row, name: str) -> str:
 
 
 def run(args) -> int:
+    from informer_lab.analysis.errors import count
+
     from informer_lab.analysis.anatomy.direct import direct_shares, top_heads
     from informer_lab.analysis.anatomy.lens import forecast_lens
 
@@ -40,7 +42,7 @@ def run(args) -> int:
     result = forecast_lens(model, prepared, args.split, windows=args.windows, seed=args.seed,
                            fit_windows=args.fit_windows)
     write_table(result.table, args.out)
-    lines = [f"{len(result.windows)} of {result.total} {args.split} windows (one in {result.stride}); MSE over the "
+    lines = [f"{len(result.windows)} of {count(result.total, args.split + ' window')} (one in {result.stride}); MSE over the "
              f"horizon against the truth, and against the model's forecast (standardised units):"]
     for row in result.overall.itertuples():
         lines.append(f"  {row.lens} {row.layer}: {row.mse:.4f}{_interval(row, 'mse')}, to the forecast "

@@ -5,7 +5,7 @@ from pathlib import Path
 
 
 from ._choices import PATCH_POINTS
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
+from ._common import seed_int, add_checkpoint_and_csv, bounded_text, non_negative_int, open_checkpoint_and_data, write_table
 
 
 def register(sub) -> None:
@@ -13,7 +13,7 @@ def register(sub) -> None:
     add_checkpoint_and_csv(p)
     p.add_argument("--clean", required=True, type=non_negative_int, help="clean window of the split, 0-based")
     p.add_argument("--corrupt", required=True, type=non_negative_int, help="corrupted window of the split, 0-based")
-    p.add_argument("--corrupt-edit", default=None,
+    p.add_argument("--corrupt-edit", default=None, type=bounded_text(chars=1000),
                    help="an edit applied to the corrupted window (the `counterfactual` syntax, e.g. shift:t=0,size=2)")
     p.add_argument("--patch", choices=PATCH_POINTS, default="heads",
                    help="heads: every head one at a time, and all at once (site 'all'); embeddings / memory: "
@@ -21,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, type=Path,
                    help="CSV to write (- for standard output): one row per site, head and horizon step with the share restored")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed, shared by every run")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed, shared by every run")
     p.set_defaults(func=run)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
+from ._common import seed_int, add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, write_table
 
 
 def register(sub) -> None:
@@ -13,7 +13,7 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): one row per replica, level, position")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
     p.add_argument("--window", type=non_negative_int, default=0, help="window number of the split")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

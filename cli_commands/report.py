@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from ._common import add_csv_options, non_negative_int, open_checkpoint, open_csv, positive_int
+from ._common import seed_int, add_csv_options, open_checkpoint, open_csv, positive_int
 from ._output import write_data
 
 
@@ -21,7 +21,7 @@ def register(sub) -> None:
     add_csv_options(p, help="CSV with the model's columns (with --checkpoint)", required=False)
     p.add_argument("--out", required=True, type=Path, help="the HTML file to write (- for standard output)")
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="key-sample seed")
     p.add_argument("--max-windows", type=positive_int, default=256,
                    help="windows of the split the errors and the head sweep score (the first ones; default 256)")
     p.set_defaults(func=run)

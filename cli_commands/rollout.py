@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._choices import DISTIL_FORMS
-from ._common import add_checkpoint_and_csv, int_in, non_negative_int, number_in, open_checkpoint_and_data, \
-    positive_int, step_bar, write_table
+from ._common import seed_int, add_checkpoint_and_csv, int_in, HEAD, STEP, number_in, open_checkpoint_and_data, \
+    step_bar, write_table
 
 
 def register(sub) -> None:
@@ -27,12 +27,12 @@ def register(sub) -> None:
                         "(the taps alone), jacobian (first order), or all three")
     p.add_argument("--alpha", type=number_in(0.0, 1.0), default=0.5,
                    help="attention's share of each layer, α in α·A + (1 − α)·I (default 0.5, Abnar & Zuidema)")
-    p.add_argument("--head", type=non_negative_int, default=None, help="one head of every layer (default: their mean)")
-    p.add_argument("--step", type=positive_int, default=None,
+    p.add_argument("--head", type=HEAD, default=None, help="one head of every layer (default: their mean)")
+    p.add_argument("--step", type=STEP, default=None,
                    help="one horizon step, 1 = the first (default: every step)")
     p.add_argument("--no-validation", dest="validation", action="store_false",
                    help="skip the Spearman ρ against blank-out ΔMSE and Integrated Gradients")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 
@@ -45,6 +45,8 @@ def validation_path(out: Path, given: Path | None) -> Path | None:
 
 
 def run(args) -> int:
+    from informer_lab.analysis.errors import count
+
     import numpy as np
 
     from informer_lab.analysis.anatomy.relevance import validate, windows_relevance
@@ -59,7 +61,7 @@ def run(args) -> int:
                                alpha=args.alpha, head=args.head, steps=args.step, seed=args.seed,
                                progress=step_bar("rollout"))
     write_table(result.table, args.out)
-    lines = [f"{len(result.windows)} {args.split} windows × {', '.join(methods)} × {', '.join(distils)}, α = "
+    lines = [f"{count(len(result.windows), args.split + ' window')} × {', '.join(methods)} × {', '.join(distils)}, α = "
              f"{args.alpha}, {'head ' + str(args.head) if args.head is not None else 'mean of the heads'}; "
              f"{len(result.table):,} rows written to {args.out}"]
     for (method, distil), inputs in result.inputs.items():

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from informer_lab.source import command
 
-from ._common import (AFTER, add_checkpoint_and_csv, baseline_check_note, non_negative_int, open_checkpoint, open_csv,
-                      positive_int, write_table)
+from ._common import (seed_int, int_in, AFTER, add_checkpoint_and_csv, baseline_check_note, open_checkpoint, open_csv,
+                      write_table)
 
 
 def register(sub) -> None:
@@ -21,8 +21,8 @@ def register(sub) -> None:
     p.add_argument("--answer", type=Path, default=None,
                    help="the answer file (default: FILE.answer.json beside --csv, as `synth` writes it)")
     p.add_argument("--out", required=True, type=Path, help="CSV to write (- for standard output): one row per check")
-    p.add_argument("--ig-windows", type=positive_int, default=8, help="test windows Integrated Gradients reads")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--ig-windows", type=int_in(1, 4096), default=8, help="test windows Integrated Gradients reads")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

@@ -2,20 +2,34 @@
 (informer_lab.launch and informer_lab.running). `informer-lab` with no command runs `ui`."""
 from __future__ import annotations
 
+import argparse
 import time
 
 from informer_lab.source import command
 
-from ._common import int_in
+from ._common import int_in, shown, text
 
 PORT = int_in(1, 65535)
+
+
+def port_or_all(value: str) -> str:
+    """An argparse type: a port (1 … 65535) or all."""
+    if str(value).strip().lower() == "all":
+        return "all"
+    try:
+        return str(PORT(value))
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65,535 or all, got {shown(value)}") from None
+
+
+port_or_all.bounds = PORT.bounds
 
 
 def register(sub) -> None:
     p = sub.add_parser("ui", help="serve the app on this machine and open it in the browser")
     p.add_argument("--port", type=PORT, default=None,
                    help="serve on this port (default: 8501, or the next free one when it is taken)")
-    p.add_argument("--host", default="127.0.0.1",
+    p.add_argument("--host", default="127.0.0.1", type=text(255),
                    help="the address to bind (default: this machine only); any other serves the network and asks "
                         "every visitor for the access token printed at start")
     p.add_argument("--no-browser", dest="browser", action="store_false", help="do not open a browser")
@@ -28,7 +42,7 @@ def register(sub) -> None:
     p.set_defaults(func=run_list)
 
     p = sub.add_parser("stop", help="stop a running lab and every process it started")
-    p.add_argument("target", nargs="?", default=None, metavar="PORT|all",
+    p.add_argument("target", nargs="?", default=None, metavar="PORT|all", type=port_or_all,
                    help="the lab's port, or all (default: the only running lab)")
     p.set_defaults(func=run_stop)
 
@@ -42,10 +56,20 @@ def run_ui(args) -> int:
         raise ValueError(str(err)) from None  # one line on stderr, exit 2 (cli.main)
 
 
-def run_list(args) -> int:
+def _survey():
+    """The trusted labs; a note on stderr for each record skipped (informer_lab.running.survey)."""
+    import sys
+
     from informer_lab import running
 
-    labs = running.running()
+    found = running.survey()
+    for line in found.skipped:
+        print(f"note: {line}", file=sys.stderr)
+    return found.labs
+
+
+def run_list(args) -> int:
+    labs = _survey()
     if not labs:
         print(f"No lab is running ({command('ui')} starts one).")
         return 0
@@ -59,7 +83,7 @@ def run_list(args) -> int:
 def run_stop(args) -> int:
     from informer_lab import running
 
-    labs = running.running()
+    labs = _survey()
     if args.target == "all":
         chosen = labs
     elif args.target is None:
@@ -68,8 +92,6 @@ def run_stop(args) -> int:
                              f"name one: {command('stop PORT')}, or {command('stop all')}")
         chosen = labs
     else:
-        if not args.target.isdigit():
-            raise ValueError(f"stop takes a port or all, not {args.target!r}")
         chosen = [lab for lab in labs if lab.port == int(args.target)]
         if not chosen:
             raise ValueError(f"no lab of yours runs on port {args.target} ({command('list')} shows the running ones)")

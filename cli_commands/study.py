@@ -15,8 +15,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._choices import ANALYSES
-from ._common import add_csv_options, add_training_options, open_csv, positive_int, read_options, training_choices
+import argparse
+
+from ._choices import ANALYSES, GRID_KEYS, STUDY_MAX_RUNS
+from ._common import (add_csv_options, add_training_options, int_in, open_csv, read_options, seeds, shown, text,
+                      threads_int, training_choices)
 
 
 def register(sub) -> None:
@@ -26,19 +29,20 @@ def register(sub) -> None:
     for action in p._actions:  # --csv and --target are needed to run a study, not to ask for its status
         if action.dest in ("csv", "target"):
             action.required = False
-    p.add_argument("--seeds", default=None, help="seeds: 0-7, 0,3,9 or 2-4,8 (default: 0-1 for a new study, the "
+    p.add_argument("--seeds", type=seeds(STUDY_MAX_RUNS), default=None, help="seeds: 0-7, 0,3,9 or 2-4,8 (default: 0-1 for a new study, the "
                                                  "study's own seeds when --out holds one)")
-    p.add_argument("--add-seeds", default=None, metavar="SEEDS", help="seeds to add to the study in --out")
-    p.add_argument("--grid", nargs="*", default=[], metavar="KEY=V1,V2",
+    p.add_argument("--add-seeds", type=seeds(STUDY_MAX_RUNS), default=None, metavar="SEEDS", help="seeds to add to the study in --out")
+    p.add_argument("--grid", nargs="*", default=[], metavar="KEY=V1,V2", type=grid_item(p),
                    help="settings to vary, each KEY=values (e.g. attention=prob,full factor=3,5); every combination "
                         "runs with every seed")
-    p.add_argument("--analyses", default=",".join(ANALYSES),
+    p.add_argument("--analyses", type=analyses_list, default=",".join(ANALYSES),
                    help=f"analyses per run, from {', '.join(ANALYSES)} (default: all)")
-    p.add_argument("--max-windows", type=positive_int, default=512, help="windows each analysis scores")
+    p.add_argument("--max-windows", type=int_in(1, 1_000_000), default=512, help="windows each analysis scores")
     p.add_argument("--split", choices=("val", "test"), default="test")
-    p.add_argument("--address", default=None, help="a Ray cluster to join (auto, or HOST:PORT); default: start "
+    p.add_argument("--address", default=None, type=text(300), help="a Ray cluster to join (auto, or HOST:PORT); default: start "
                                                   "a Ray of the study's own on this machine's loopback")
-    p.add_argument("--cpus", type=positive_int, default=None, help="CPUs for the local Ray (default: all)")
+    p.add_argument("--cpus", type=threads_int(), default=None,
+                   help="CPUs for the local Ray (default: all; at most the CPUs this process may use)")
     p.add_argument("--dashboard", action="store_true", help="start Ray's dashboard (on 127.0.0.1) with the local Ray")
     p.add_argument("--out", type=Path, default=None, help="the study folder")
     p.add_argument("--status", type=Path, default=None, metavar="DIR",
@@ -48,18 +52,62 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def analyses_list(text: str) -> tuple[str, ...]:
+    """An argparse type: analyses from ANALYSES separated by commas."""
+    analyses = tuple(dict.fromkeys(a.strip() for a in str(text).split(",", 4 * len(ANALYSES)) if a.strip()))
+    unknown = [a for a in analyses if a not in ANALYSES]
+    if not analyses or unknown:
+        raise argparse.ArgumentTypeError(f"unknown analyses {shown((unknown or [text])[0])}; choose from "
+                                         f"{', '.join(ANALYSES)}")
+    return analyses
+
+
+analyses_list.items = 4 * len(ANALYSES)
+
+
+def grid_item(parser: argparse.ArgumentParser):
+    """An argparse type: KEY=V1,V2 with KEY in GRID_KEYS and each value checked as its own option checks it (the
+    same type, choices and bounds); the text is returned for study.plan.parse_grid."""
+    actions = {a.dest: a for a in parser._actions}
+
+    def parse(text: str) -> str:
+        key, eq, values = str(text).partition("=")
+        key = key.strip().replace("-", "_")
+        if not eq or key not in GRID_KEYS:
+            raise argparse.ArgumentTypeError(f"expected KEY=V1,V2 with KEY one of {', '.join(GRID_KEYS)}, got "
+                                             f"{shown(text)}")
+        items = [v.strip() for v in values.split(",", STUDY_MAX_RUNS) if v.strip()]
+        if not items or len(items) > STUDY_MAX_RUNS:
+            raise argparse.ArgumentTypeError(f"{key}: expected 1 to {STUDY_MAX_RUNS:,} values, got {shown(values)}")
+        action = actions.get(key)
+        for value in items:
+            if key == "revin":
+                if value.lower() not in ("on", "off", "true", "false", "yes", "no", "1", "0"):
+                    raise argparse.ArgumentTypeError(f"revin: expected on or off, got {shown(value)}")
+            elif action is not None and action.choices is not None and value not in action.choices:
+                raise argparse.ArgumentTypeError(f"{key}: expected one of {', '.join(action.choices)}, got "
+                                                 f"{shown(value)}")
+            elif action is not None and action.type is not None:
+                try:
+                    action.type(value.replace(":", ",") if key == "e_layers" else value)
+                except argparse.ArgumentTypeError as err:
+                    raise argparse.ArgumentTypeError(f"{key}: {err}") from None
+        return text
+    parse.items = STUDY_MAX_RUNS
+    return parse
+
+
 def _seeds(args, out: Path) -> tuple[int, ...]:
     """The seeds to run: --seeds, else the study's own (or 0-1 for a new one), plus --add-seeds."""
     from informer_lab.analysis.errors import ConfigError
     from informer_lab.study.plan import format_seeds, parse_seeds, read_plan
 
     existing = read_plan(out) if out.is_dir() else None
-    seeds = parse_seeds(args.seeds) if args.seeds else (existing.seeds if existing else parse_seeds("0-1"))
+    seeds = args.seeds or (existing.seeds if existing else (0, 1))
     if args.add_seeds:
         if existing is None:
             raise ConfigError(f"--add-seeds adds seeds to an existing study, and {out} holds none; use --seeds")
-        added = parse_seeds(args.add_seeds)
-        seeds = tuple(dict.fromkeys([*existing.seeds, *seeds, *added]))
+        seeds = tuple(dict.fromkeys([*existing.seeds, *seeds, *args.add_seeds]))
         parse_seeds(format_seeds(seeds))  # the whole study stays within the run limit
     return seeds
 
@@ -69,7 +117,7 @@ def run(args) -> int:
     from informer_lab.analysis.errors import ConfigError
     from informer_lab.analysis.learning.training import config_for
     from informer_lab.study.folder import request_stop
-    from informer_lab.study.plan import ANALYSES, StudyPlan, fingerprint, parse_grid, read_plan
+    from informer_lab.study.plan import StudyPlan, fingerprint, parse_grid, read_plan
     from informer_lab.study.runner import run_study
     from informer_lab.study.status import describe
 
@@ -89,10 +137,7 @@ def run(args) -> int:
         raise ConfigError(f"study needs {', '.join(missing)} (or --status DIR / --stop DIR)")
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {args.out} is a file, not a study folder; choose a folder")
-    analyses = tuple(a.strip() for a in args.analyses.split(",") if a.strip())
-    unknown = sorted(set(analyses) - set(ANALYSES))
-    if unknown:
-        raise ConfigError(f"unknown analyses {', '.join(unknown)}; choose from {', '.join(ANALYSES)}")
+    analyses = args.analyses
     seeds = _seeds(args, args.out)
     grid = parse_grid(args.grid)
     frame = open_csv(args)  # read once here: a bad file is refused before any Ray task starts

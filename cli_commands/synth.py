@@ -9,26 +9,14 @@
 """
 from __future__ import annotations
 
-import argparse
-import math
 from pathlib import Path
 
-from ._choices import SYNTH_KINDS
-from ._common import non_negative_int, number_in, positive_int
+from ._choices import SYNTH_KINDS, SYNTH_LIMITS
+from ._common import bounded_text, int_in, int_list, number_in, number_list, seed_int, text
+
+ROWS = SYNTH_LIMITS["rows"]
+LAGS = int_list(1, ROWS, most=2, what="lags")
 from ._output import write_data
-
-
-def _numbers(kind):
-    """An argparse type: finite numbers of `kind` separated by commas, at least one."""
-    def parse(text: str) -> tuple:
-        try:
-            values = tuple(kind(v) for v in text.split(",") if v.strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text[:40]!r}") from None
-        if not values or not all(math.isfinite(v) for v in values):
-            raise argparse.ArgumentTypeError(f"expected finite numbers separated by commas, got {text[:40]!r}")
-        return values
-    return parse
 
 
 def register(sub) -> None:
@@ -37,25 +25,25 @@ def register(sub) -> None:
                    help="seasonal_ar: y_t = φ·y_{t−s} (+ a second lag) + e; driver: y also reads a driver column at "
                         "--driver-lag; spikes: seasonal_ar with spikes at known times; regime: the seasonal lag "
                         "switches between two values at known times")
-    p.add_argument("--rows", type=positive_int, default=10_080)
-    p.add_argument("--freq", default="h", help="a pandas step alias: h, 15min, D, W-SUN, MS, …")
-    p.add_argument("--start", default="2024-01-01", help="the first timestamp")
-    p.add_argument("--seed", type=non_negative_int, default=0)
-    p.add_argument("--lags", type=_numbers(int), default=(24,), help="the target's seasonal lag(s), e.g. 24 or 24,168")
-    p.add_argument("--coefs", type=_numbers(float), default=None,
+    p.add_argument("--rows", type=int_in(1, ROWS), default=10_080)
+    p.add_argument("--freq", default="h", type=bounded_text(chars=40), help="a pandas step alias: h, 15min, D, W-SUN, MS, …")
+    p.add_argument("--start", default="2024-01-01", type=text(60), help="the first timestamp")
+    p.add_argument("--seed", type=seed_int, default=0)
+    p.add_argument("--lags", type=LAGS, default=(24,), help="the target's seasonal lag(s), e.g. 24 or 24,168")
+    p.add_argument("--coefs", type=number_list(-10, 10, most=2), default=None,
                    help="their coefficients (default 0.9 for one lag, 0.6,0.3 for two)")
     p.add_argument("--noise", type=number_in(0, 1e6, low_open=True), default=1.0, help="innovation σ of the target")
-    p.add_argument("--irrelevant", type=non_negative_int, default=1, help="columns the target never reads")
-    p.add_argument("--decoys", type=non_negative_int, default=0,
+    p.add_argument("--irrelevant", type=int_in(0, SYNTH_LIMITS["irrelevant"]), default=1, help="columns the target never reads")
+    p.add_argument("--decoys", type=int_in(0, SYNTH_LIMITS["decoys"]), default=0,
                    help="seasonal columns with the target's own lag and coefficient that the target never reads: a "
                         "self-test checks that no instrument names them")
-    p.add_argument("--driver-lag", type=positive_int, default=6)
+    p.add_argument("--driver-lag", type=int_in(1, ROWS), default=6)
     p.add_argument("--driver-coef", type=number_in(-10, 10), default=0.8)
     p.add_argument("--driver-rho", type=number_in(-1, 1, low_open=True, high_open=True), default=0.8)
-    p.add_argument("--events", type=non_negative_int, default=20, help="spikes: how many")
+    p.add_argument("--events", type=int_in(0, ROWS), default=20, help="spikes: how many")
     p.add_argument("--spike", type=number_in(0, 1000), default=8.0, help="spikes: size in units of the innovation σ")
-    p.add_argument("--regime-lags", type=_numbers(int), default=(24, 12))
-    p.add_argument("--regime-length", type=positive_int, default=720, help="regime: mean steps between switches")
+    p.add_argument("--regime-lags", type=LAGS, default=(24, 12))
+    p.add_argument("--regime-length", type=int_in(2, ROWS), default=720, help="regime: mean steps between switches")
     p.add_argument("--out", required=True, type=Path, help="the CSV to write; its answer goes to FILE.answer.json")
     p.set_defaults(func=run)
 

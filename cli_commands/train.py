@@ -6,19 +6,20 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ._common import (ConsoleProgress, add_csv_options, add_training_options, non_negative_int, open_csv,
-                      positive_int, training_choices)
+from ._common import (ConsoleProgress, add_csv_options, add_training_options, open_csv, seed_int, threads_int,
+                      training_choices)
 
 
 def register(sub) -> None:
     p = sub.add_parser("train", help="train on a data file, write a run into the lab's home (or --out)")
     add_csv_options(p)
     add_training_options(p, target_required=False)
-    p.add_argument("--seed", type=non_negative_int, default=0)
-    p.add_argument("--threads", type=positive_int, default=1,
+    p.add_argument("--seed", type=seed_int, default=0)
+    p.add_argument("--threads", type=threads_int(), default=1,
                    help="torch threads on the CPU (default 1: on a busy two-core machine a second thread makes every "
                         "kernel wait for a descheduled core; a training step measured 216 ms on one thread and "
-                        "4,100 ms on two while other work ran; on an idle machine 2 may be faster)")
+                        "4,100 ms on two while other work ran; on an idle machine 2 may be faster; at most the CPUs "
+                        "this process may use)")
     p.add_argument("--out", type=Path, default=None,
                    help="checkpoint folder to write (default: a new run in the lab's home, named after the file and "
                         "the time, e.g. runs/sales-20260101-120000)")
@@ -87,13 +88,12 @@ def run(args) -> int:
           f"({result.seconds_per_epoch:.1f} with validation)")
     print(f"trained with {settings.describe()}" + (f"; range test chose lr {result.learning_rate:.2g}"
                                                     if result.range_test is not None else ""))
-    print(f"test mse {t.mse:.4f} mae {t.mae:.4f} (standardised); "
-          f"mse {t.mse_original:.4f} mae {t.mae_original:.4f} (original units)")
+    print(f"test mse {t.mse:.4f} mae {t.mae:.4f} (standardised, the mean over columns); {t.original_text()}")
     baselines = checkpoint.metrics.get("baselines") or {}
     if baselines.get("warning"):
         print(f"warning: {baselines['warning']}")
     if name is None:
         print(f"checkpoint written to {out}")
     else:
-        print(f"run {name!r} written to {out} (`{command(f'runs')}` lists the runs; --checkpoint {name} opens it)")
+        print(f"run {name!r} written to {out} (`{command('runs')}` lists the runs; --checkpoint {name} opens it)")
     return 0

@@ -12,18 +12,21 @@ import argparse
 from pathlib import Path
 
 from ._choices import COST_LENGTHS, VARIANT_KINDS, VARIANT_WINDOWS
-from ._common import add_checkpoint_and_csv, non_negative_int, open_checkpoint_and_data, positive_int, step_bar, \
+from ._common import seed_int, add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, step_bar, \
     write_table
 
 
 def kinds_list(text: str) -> list[str]:
 
-    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    kinds = list(dict.fromkeys(k.strip() for k in text.split(",", kinds_list.items) if k.strip()))
     unknown = [k for k in kinds if k not in VARIANT_KINDS]
     if not kinds or unknown:
         raise argparse.ArgumentTypeError(f"--kinds takes kinds from {', '.join(VARIANT_KINDS)}, separated by commas; got "
                          f"{(unknown or [text])[0][:40]!r}")
     return kinds
+
+
+kinds_list.items = 4 * len(VARIANT_KINDS)
 
 
 def register(sub) -> None:
@@ -39,7 +42,7 @@ def register(sub) -> None:
     p.add_argument("--split", choices=("train", "val", "test"), default="test")
     p.add_argument("--max-windows", type=positive_int, default=VARIANT_WINDOWS,
                    help=f"windows spread over the split (default {VARIANT_WINDOWS})")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="ProbSparse key-sample seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="ProbSparse key-sample seed")
     p.set_defaults(func=run)
 
 

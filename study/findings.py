@@ -198,14 +198,17 @@ def _against_seasonal_naive(errors: pd.DataFrame) -> dict:
     if naive.empty:
         return {}
     delta, lo, hi = -naive["delta_mse"], -naive["delta_mse_hi"], -naive["delta_mse_lo"]  # model − seasonal naive
-    worse = int(np.where(lo.isna(), delta > 0, lo > 0).sum())
-    not_better = int(np.where(hi.isna(), delta >= 0, hi >= 0).sum())
+    worse = int((lo > 0).sum())  # a verdict needs an interval: runs without one are counted apart
+    not_better = int((hi >= 0).sum())
+    undecided = int(lo.isna().sum())
     out = {"runs": len(naive), "worse_than_seasonal_naive": worse, "not_better_than_seasonal_naive": not_better,
-           "delta_mse_mean": float(delta.mean())}
-    if not_better:
+           "runs_without_interval": undecided, "delta_mse_mean": float(delta.mean())}
+    if not_better or undecided:
         out["warning"] = (f"in {not_better} of {len(naive)} runs the model is no better than seasonal naive ({worse} "
-                          f"worse with the interval; mean ΔMSE {float(delta.mean()):+.3g}): their head roles, "
-                          "removable heads and agreement may explain little")
+                          f"worse with the interval; mean ΔMSE {float(delta.mean()):+.3g})"
+                          + (f" and {undecided} run{'s' if undecided != 1 else ''} had too few windows for a verdict"
+                             if undecided else "") + ": their head roles, removable heads and agreement may explain "
+                          "little")
     return out
 
 

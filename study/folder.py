@@ -28,6 +28,7 @@ import pandas as pd
 from informer_lab.analysis.checkpoints.folder import checkpoint_folder_files
 from informer_lab.analysis.checkpoints.store import write_folder
 from informer_lab.analysis.errors import CheckpointError, ConfigError
+from informer_lab.analysis.jsonfile import read_or_none
 
 STOP = "stop"
 LOG = "log.txt"
@@ -51,11 +52,7 @@ def write_json(path: Path, data) -> None:
 
 def read_json_object(path: Path) -> dict | None:
     """The JSON object in `path`; None when it is missing, unreadable, not JSON or not an object ([1, 2], [])."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_or_none(path)
 
 
 def csv_bytes(table: pd.DataFrame) -> bytes:

@@ -13,12 +13,13 @@ import hashlib
 import itertools
 import json
 import math
-import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from informer_lab.analysis.data import DataSpec, ReadOptions
+from informer_lab.analysis import jsonfile
 from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis.seeds import format_seeds, parse_seeds as _parse_seeds  # noqa: F401 (format_seeds: the UI's)
 from informer_lab.analysis.learning.training import TrainSettings
 from informer_lab.analysis.learning.workflow import ModelSize
 from informer_lab.model.config import ATTENTION_KINDS
@@ -50,39 +51,8 @@ MAX_RUNS = 2000  # status.json, the run table and the Studies screen are measure
 
 
 def parse_seeds(text: str, limit: int = None) -> tuple[int, ...]:
-    """'0-7' → (0, …, 7); '0,3,9' → (0, 3, 9); '2-4,8' → (2, 3, 4, 8). The count is checked from the ranges before
-    any list is built (--seeds 0-99999999 is refused at once, not after building a hundred million seeds)."""
-    limit = MAX_RUNS if limit is None else limit
-    parts: list[tuple[int, int]] = []
-    total = 0
-    for part in str(text).replace(" ", "").split(","):
-        m = re.fullmatch(r"(\d{1,12})(?:-(\d{1,12}))?", part)
-        if not m:
-            raise ConfigError(f"--seeds takes numbers and ranges such as 0-7 or 0,3,9, got {text[:60]!r}")
-        a, b = int(m.group(1)), int(m.group(2) or m.group(1))
-        if b < a:
-            raise ConfigError(f"--seeds range {part!r} runs backwards")
-        if b >= 2**32:
-            raise ConfigError(f"--seeds {part!r}: a seed is at most {2**32 - 1}")
-        total += b - a + 1
-        if total > limit:
-            raise ConfigError(f"--seeds {text[:60]!r} names {total:,} seeds or more; a study has at most {limit} runs")
-        parts.append((a, b))
-    seeds = [s for a, b in parts for s in range(a, b + 1)]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ConfigError(f"--seeds must name distinct seeds, got {text[:60]!r}")
-    return tuple(seeds)
-
-
-def format_seeds(seeds) -> str:
-    """(0, 1, 2, 5) → '0-2,5': the --seeds text of a seed list."""
-    seeds, parts = sorted(seeds), []
-    for s in seeds:
-        if parts and s == parts[-1][1] + 1:
-            parts[-1][1] = s
-        else:
-            parts.append([s, s])
-    return ",".join(f"{a}-{b}" if b > a else f"{a}" for a, b in parts)
+    """'0-7' → (0, …, 7); '0,3,9' → (0, 3, 9); '2-4,8' → (2, 3, 4, 8), at most MAX_RUNS (analysis.seeds)."""
+    return _parse_seeds(text, MAX_RUNS if limit is None else limit)
 
 
 def parse_grid(items: list[str] | tuple[str, ...]) -> dict[str, tuple]:
@@ -202,13 +172,10 @@ def read_plan(folder: Path) -> StudyPlan | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path} is damaged ({str(err)[:80]}); move the folder aside or choose another --out") \
+        data = jsonfile.read(path, max_bytes=16 << 20)
+    except jsonfile.JsonError as err:
+        raise ConfigError(f"{path} is damaged ({str(err)[:100]}); move the folder aside or choose another --out") \
             from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} is damaged (a JSON {type(data).__name__}, not a study plan); move the folder "
-                          "aside or choose another --out")
     try:
         return StudyPlan.from_dict(data)
     except (KeyError, TypeError, ValueError, AttributeError) as err:

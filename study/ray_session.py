@@ -12,10 +12,16 @@ with "num_cpus must not be provided" once it has ended).
 - *Token.* Token authentication stays on (`RAY_AUTH_MODE=token`). Ray writes its token file readable by every user
   (`open(path, "w")`, 0644); here the file (`RAY_AUTH_TOKEN_PATH`, else `~/.ray/auth_token`) is created 0600 before
   Ray would create it, and a looser one of ours is tightened to 0600.
-- *No dashboard* unless asked for, and then on 127.0.0.1.
+- *No dashboard* unless asked for, and then on 127.0.0.1. Ray starts its dashboard's head process even with
+  `include_dashboard=False` (`dashboard.py --disable-frontend`, a server for its job and state APIs on a port of its
+  own): the local Ray starts without it (`_no_dashboard_head`). Every Ray node also runs a dashboard *agent*
+  (`dashboard/agent.py`: metrics and events for the raylet, which stops when its agent does): it stays, on loopback.
 - *Its own temporary folder.* Ray's default, /tmp/ray, is created mode 0777 and shared by every user of the
   machine; a study's local Ray keeps its sessions (logs, sockets, spilled objects) under `private_temp_dir()`, a
   folder of this user's, mode 0700, checked before use (`RAY_TMPDIR`'s parent, or the system's temporary folder).
+  Ray makes every folder it creates or is given mode 0777 (`try_make_directory_shared`), so it is given a folder
+  inside that one (`ray/`): the 0700 folder above keeps every other user out whatever Ray does below it, and once
+  Ray has started, the folders it made are tightened to 0700 too (`tighten`).
 - *A busy machine.* Ray gives its new node 30 s (a constant in `ray._private.node`) to register with its GCS and
   then raises "The current node timed out during startup"; on a loaded machine that happened in 2 of 3 starts. The
   start is tried `START_TRIES` times (what the failed try started is shut down first); after the last a one-line
@@ -92,6 +98,42 @@ def private_temp_dir() -> Path:
     return path
 
 
+def ray_temp_dir() -> Path:
+    """The folder Ray is given: `ray/` inside the private one (Ray makes it 0777; the private one above stays 0700)."""
+    return private_temp_dir() / "ray"
+
+
+def tighten(folder: Path) -> int:
+    """Every folder under `folder` (itself included) that is this user's, mode 0700 again; → how many were looser.
+    Links are not followed; a folder Ray removes meanwhile is skipped."""
+    loose = 0
+    for root, dirs, _ in os.walk(folder):
+        for path in [root, *(os.path.join(root, d) for d in dirs)]:
+            try:
+                info = os.lstat(path)
+                if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
+                    os.chmod(path, stat.S_IRWXU)
+                    loose += 1
+            except OSError:
+                continue
+    return loose
+
+
+@contextlib.contextmanager
+def _no_dashboard_head(skip: bool):
+    """While the local Ray starts: without its dashboard head process when `skip` (Ray starts one even with
+    include_dashboard=False; the study reads nothing from it)."""
+    from ray._private.node import Node
+
+    original = Node.start_api_server
+    if skip:
+        Node.start_api_server = lambda self, **kwargs: None
+    try:
+        yield
+    finally:
+        Node.start_api_server = original
+
+
 def _reset_token_cache() -> None:
     import sys
 
@@ -144,13 +186,14 @@ def start_local(num_cpus: int | None, *, env_vars: dict | None = None, dashboard
 
     _enable_token_auth()  # RAY_AUTH_MODE=token, and Ray's cached config re-read (ray may be imported already)
     _reset_token_cache()
-    last, temp_dir = "", str(private_temp_dir())
+    last, temp_dir = "", ray_temp_dir()
     for attempt in range(1, START_TRIES + 1):
         try:
-            with _loopback_node():
+            with _loopback_node(), _no_dashboard_head(not dashboard):
                 ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=dashboard,
                          dashboard_host="127.0.0.1", log_to_driver=False, configure_logging=False,
-                         runtime_env={"env_vars": dict(env_vars or {})}, _temp_dir=temp_dir)
+                         runtime_env={"env_vars": dict(env_vars or {})}, _temp_dir=str(temp_dir))
+            tighten(temp_dir)  # Ray made its session folders 0777; the private folder above kept them ours anyway
             return ray
         except KeyboardInterrupt:
             _shutdown_quietly(ray)
@@ -243,4 +286,5 @@ def join(address: str, *, runtime_env: dict):
     return ray
 
 
-__all__ = ["check_cluster", "check_dashboard", "join", "private_temp_dir", "secure_token_file", "start_local", "token_path"]
+__all__ = ["check_cluster", "check_dashboard", "join", "private_temp_dir", "ray_temp_dir", "secure_token_file",
+           "start_local", "tighten", "token_path"]

@@ -31,10 +31,16 @@ Also, on every request:
   server (INFORMER_LAB_START_ID), so that it never takes another process answering on its port for its own server;
   404 when the server was started without one.
 * **Tokens.** A token set by the user must have at least 16 characters (the server refuses to start otherwise);
-  wrong guesses from one peer wait longer and longer (0.25 s doubling up to 8 s).
+  wrong tokens from one peer, whatever carries them (`?token=`, the login form, an `Authorization` header, the
+  cookie), wait longer and longer (0.25 s doubling up to 8 s) and one after another: a peer's guesses in parallel
+  queue behind each other instead of sharing one wait.
 * **Proxies.** While local, a request that a proxy forwarded for a peer off this machine (`Forwarded`,
-  `X-Forwarded-For`, `X-Real-IP`) is refused like that peer. A reverse proxy on this machine that sends none of
-  these headers makes every visitor look local: serve the lab with a token (`--server.address`) behind such a proxy.
+  `X-Forwarded-For`, `X-Real-IP` and their kin) is refused like that peer. The headers are read as RFC 7239 and
+  their common use allow (several headers or elements, any case, spaces around `=`, quoted and bracketed forms,
+  ports); only an address of this machine's loopback counts as local: a name (even `*.localhost`), `unknown` or an
+  obfuscated identifier is a peer that could be anywhere, and one such element refuses the request. A reverse proxy
+  on this machine that sends none of these headers makes every visitor look local: serve the lab with a token
+  (`--server.address`) behind such a proxy.
 """
 from __future__ import annotations
 
@@ -51,6 +57,8 @@ from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, quote, urlencode
 
+from informer_lab.ui.forwarded import FORWARDED, forwarded_peers, is_this_machine  # noqa: F401 (FORWARDED: tests)
+
 TOKEN_ENV = "INFORMER_LAB_TOKEN"
 HOSTS_ENV = "INFORMER_LAB_ALLOWED_HOSTS"
 FRAME_ENV = "INFORMER_LAB_FRAME_ANCESTORS"
@@ -60,7 +68,6 @@ HEALTH = "/_stcore/health"  # Streamlit's own check ("ok" once the server is rea
 OPEN_PATHS = frozenset({HEALTH, "/healthz"})  # "ok" and nothing else: probes may call them
 START_PATH, START_ENV = "/_informer_lab/start", "INFORMER_LAB_START_ID"  # which start this server is (the launcher)
 MIN_TOKEN = 16  # characters a user-set token must have
-FORWARDED = ("forwarded", "x-forwarded-for", "x-real-ip")
 FIRST_DELAY, MAX_DELAY = 0.25, 8.0  # seconds a wrong guess waits: doubling per failure from one peer
 
 
@@ -150,7 +157,13 @@ def access_for(address: str | None, environ: dict | None = None) -> Access:
 
 
 def _headers(scope) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    """name → value; a header sent several times has its values joined with ", " (RFC 9110 § 5.3), so a second
+    X-Forwarded-For or Host never hides the first."""
+    out: dict[str, str] = {}
+    for k, v in scope.get("headers", []):
+        name, value = k.decode("latin-1").lower(), v.decode("latin-1")
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    return out
 
 
 def _presented_token(scope, headers: dict[str, str]) -> str | None:
@@ -201,20 +214,6 @@ def frame_headers(environ: dict | None = None) -> list[tuple[bytes, bytes]]:
     return [(b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'")]
 
 
-def forwarded_peers(headers: dict[str, str]) -> list[str]:
-    """The peer addresses a proxy says it forwarded for (Forwarded for=…, X-Forwarded-For, X-Real-IP)."""
-    peers = []
-    for name in FORWARDED:
-        value = headers.get(name, "")
-        if name == "forwarded":
-            parts = [p.split("=", 1)[1] for item in value.split(",") for p in item.split(";")
-                     if p.strip().lower().startswith("for=") and "=" in p]
-        else:
-            parts = value.split(",")
-        peers += [p.strip().strip('"') for p in parts if p.strip()]
-    return [host_name(p) if p.startswith("[") or p.count(":") == 1 else p for p in peers]
-
-
 class AccessMiddleware:
     """ASGI middleware enforcing an `Access` policy on HTTP and websocket requests (lifespan passes through)."""
 
@@ -222,6 +221,7 @@ class AccessMiddleware:
         self.app = app
         self._access = access
         self._failures: dict[str, int] = {}  # peer → wrong tokens in a row
+        self._queues: dict[str, asyncio.Lock] = {}  # peer → its wrong tokens wait one after another
         self._frame = frame_headers()
 
     @property
@@ -253,8 +253,7 @@ class AccessMiddleware:
             return
         if not access.network:
             client = (scope.get("client") or ("", 0))[0]
-            peers = [client] + forwarded_peers(headers)
-            if any(peer and not is_loopback(peer) for peer in peers):
+            if (client and not is_loopback(client)) or not all(map(is_this_machine, forwarded_peers(headers))):
                 await self._refuse(scope, send, 403, b"This lab serves this machine only.\n")
                 return
             await self.app(scope, receive, send)
@@ -277,9 +276,12 @@ class AccessMiddleware:
         except Exception:  # noqa: BLE001  a malformed cookie header is simply no cookie
             cookie = SimpleCookie()
         held = cookie[COOKIE].value if COOKIE in cookie else None
-        if access.cookie_ok(held) or access.token_ok(_presented_token(scope, headers)):
+        presented = _presented_token(scope, headers)
+        if access.cookie_ok(held) or access.token_ok(presented):
             await self.app(scope, receive, send)
             return
+        if held is not None or presented is not None:  # a wrong cookie or header waits as a wrong ?token= does
+            await self._slow_down((scope.get("client") or ("", 0))[0])
         if kind == "websocket":
             await send({"type": "websocket.close", "code": 1008})
         elif "text/html" in headers.get("accept", "text/html"):  # a browser: the page that asks for the token
@@ -309,13 +311,19 @@ class AccessMiddleware:
         return sending
 
     async def _slow_down(self, peer: str) -> None:
-        """A wrong token waits FIRST_DELAY · 2^(failures − 1) s, at most MAX_DELAY (per peer; reset by a right one)."""
-        failures = self._failures.get(peer, 0) + 1
+        """A wrong token waits FIRST_DELAY · 2^(failures − 1) s, at most MAX_DELAY (per peer; reset by a right one),
+        after the peer's earlier wrong tokens have waited theirs: guesses sent in parallel are answered one by one."""
         if len(self._failures) > 4096:  # a bounded table: forget the oldest peers
             for old in list(self._failures)[:1024]:
-                del self._failures[old]
-        self._failures[peer] = failures
-        await asyncio.sleep(min(MAX_DELAY, FIRST_DELAY * 2 ** (failures - 1)))
+                self._failures.pop(old, None)
+        queue = self._queues.setdefault(peer, asyncio.Lock())
+        if len(self._queues) > 4096:
+            for old in [p for p, lock in self._queues.items() if not lock.locked()][:1024]:
+                del self._queues[old]
+        async with queue:
+            failures = self._failures.get(peer, 0) + 1
+            self._failures[peer] = failures
+            await asyncio.sleep(min(MAX_DELAY, FIRST_DELAY * 2 ** (failures - 1)))
 
     async def _login(self, scope, send, error: str) -> None:
         root = safe_path(scope.get("root_path", "") or "/").rstrip("/")
@@ -364,4 +372,5 @@ def network_url(access: Access, address: str, port: int) -> str:
 
 
 __all__ = ["Access", "AccessMiddleware", "MIN_TOKEN", "TokenError", "access_for", "forwarded_peers", "frame_headers",
-           "host_name", "is_loopback", "keep_streamlit_offline", "network_url", "safe_path", "server_access"]
+           "host_name", "is_loopback", "is_this_machine", "keep_streamlit_offline", "network_url", "safe_path",
+           "server_access"]

@@ -42,14 +42,17 @@ class Second(NamedTuple):
 def _folders() -> dict[str, Path]:
     """name → checkpoint folder: runs/<name>, then studies/<study>/runs/<run>/checkpoint as <study>/<run>."""
     found = {}
-    runs = settings.runs_dir()
-    if runs.is_dir():
-        found.update({p.name: p for p in sorted(runs.iterdir()) if p.is_dir() and not p.name.startswith(".")})
-    studies = settings.studies_dir()
-    if studies.is_dir():
-        for study in sorted(p for p in studies.iterdir() if (p / "runs").is_dir()):
-            found.update({f"{study.name}/{run.name}": run / "checkpoint"
-                          for run in sorted((study / "runs").iterdir()) if (run / "checkpoint").is_dir()})
+    try:
+        runs = settings.runs_dir()
+        if runs.is_dir():
+            found.update({p.name: p for p in sorted(runs.iterdir()) if p.is_dir() and not p.name.startswith(".")})
+        studies = settings.studies_dir()
+        if studies.is_dir():
+            for study in sorted(p for p in studies.iterdir() if (p / "runs").is_dir()):
+                found.update({f"{study.name}/{run.name}": run / "checkpoint"
+                              for run in sorted((study / "runs").iterdir()) if (run / "checkpoint").is_dir()})
+    except OSError:  # an unreadable folder on the way: what was found so far
+        pass
     return found
 
 

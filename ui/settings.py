@@ -30,6 +30,13 @@ def studies_dir() -> Path:
     return home.studies_dir()
 
 
+def runs_problem(write: bool = True) -> str | None:
+    """What is wrong with the runs folder, naming it and the way out (a loop, a file, a device, read-only), or None."""
+    root = runs_dir()
+    problem = home.folder_problem(root, write=write)
+    return None if problem is None else f"The runs folder `{root}` {problem}: {home.FIX}."
+
+
 def install_sample() -> Path | None:
     """runs/sample, copied from the shipped checkpoint when it is not there yet (a copy in a hidden temporary
     folder, then one rename: a second session doing the same at the same moment loses the race harmlessly).
@@ -39,8 +46,12 @@ def install_sample() -> Path | None:
         return dest
     if dest.exists() or not (SAMPLE_CHECKPOINT / "manifest.json").is_file():
         return None  # a folder of the user's own by that name (broken or not), or no shipped model
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{SAMPLE_RUN}.install-", dir=dest.parent))
+    if home.folder_problem(dest.parent, write=True) is not None:
+        return None  # a runs folder the lab cannot write into: the pages say so (runs_problem)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{SAMPLE_RUN}.install-", dir=dest.parent))
+    except OSError:
+        return None
     try:
         shutil.copytree(SAMPLE_CHECKPOINT, tmp, dirs_exist_ok=True)
         os.rename(tmp, dest)

@@ -84,10 +84,11 @@ def seed() -> int:
 def run_folders() -> list[str]:
     """Names of the checkpoint folders in the runs directory (those with a manifest), sample first."""
     root = settings.runs_dir()
-    if not root.is_dir():
+    try:
+        names = sorted(p.name for p in root.iterdir()
+                       if p.is_dir() and not p.name.startswith(".") and (p / "manifest.json").is_file())
+    except OSError:  # missing, a file, a loop, unreadable: no runs (the pages name the problem)
         return []
-    names = sorted(p.name for p in root.iterdir()
-                   if p.is_dir() and not p.name.startswith(".") and (p / "manifest.json").is_file())
     return sorted(names, key=lambda n: n != settings.SAMPLE_RUN)
 
 

@@ -145,6 +145,9 @@ def lab_home_caption() -> None:
     """The sidebar's last line: the folder the lab keeps its runs in, and which rule chose it (informer_lab.home)."""
     where = home.lab_home()
     st.caption(f"Runs in `{settings.runs_dir()}` (lab home: {where.why}; `{home.HOME_ENV}` moves it).")
+    problem = settings.runs_problem()
+    if problem is not None:
+        st.warning(problem, icon=":material/folder_off:")
 
 
 # Reports a click on a point of the plotly chart drawn with key `data.chart` (plotly's own "plotly_click" event) as

@@ -75,8 +75,10 @@ def _build(graph: Graph, target_rows: np.ndarray):
         for l, (A, P) in enumerate(layers):
             inp, out = b.nodes(A.shape[1]), b.nodes(A.shape[0])
             b.dense(out, inp, A)
-            if below is not None:
-                b.dense(inp, below[1], below[0])  # P of the step below: this layer's inputs → its outputs
+            if below is not None:  # this layer's inputs → the outputs below: P of the distilling step between them, or
+                # the identity where there is none (a model without distilling: each layer reads the one below)
+                step = below[0] if below[0] is not None else np.eye(A.shape[1], len(below[1]))
+                b.dense(inp, below[1], step)
             else:
                 first_in = inp
             below = (P, out)

@@ -294,7 +294,7 @@ def _figure_rows(lens: str, layer: int, error: np.ndarray, to_final: np.ndarray,
     """error, to_final: [S, P] per-window squared errors (mean over columns) → rows per step, and the horizon row."""
     P = error.shape[1]
     values = np.concatenate([error, to_final, error.mean(1, keepdims=True), to_final.mean(1, keepdims=True)], axis=1)
-    m = window_means(values, span=span)
+    m = window_means(values, span=span, floor=0.0)  # squared errors: an interval never reaches below 0
     reasons = m.reasons()
 
     def row(i: int, j: int) -> dict:

@@ -26,6 +26,7 @@ from informer_lab.model.config import ATTENTION_KINDS, SITE_TYPES
 from informer_lab.model.attention import options_for
 
 from informer_lab.analysis.errors import CheckpointError
+from informer_lab.analysis.jsonfile import depth as _depth
 
 FORMAT = "informer-lab/1"
 WEIGHTS = "weights.safetensors"
@@ -66,19 +67,6 @@ def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
         duplicate = next(k for k in keys if keys.count(k) > 1)
         raise ValueError(f"the key {duplicate[:40]!r} appears twice")
     return dict(pairs)
-
-
-def _depth(value: object) -> int:
-    """Nesting depth of parsed JSON (a scalar is 0), without recursion."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return deepest
 
 
 def check_size(name: str, size: int) -> None:

@@ -211,19 +211,22 @@ def wait_for(folder: Path, seconds: float = 5.0) -> None:
 # --------------------------------------------------------------------------------------------
 # The save
 # --------------------------------------------------------------------------------------------
-def _check_replaceable(folder: Path) -> None:
+def _check_replaceable(folder: Path, holds=KNOWN, what: str = "a checkpoint", error=CheckpointError) -> None:
     if not os.path.lexists(folder):
         return
     if not folder.is_dir():
-        raise CheckpointError(f"{folder} exists and is not a folder; refusing to replace it with a checkpoint")
-    other = sorted(p.name for p in folder.iterdir() if p.name not in KNOWN or not p.is_file())
+        raise error(f"{folder} exists and is not a folder; refusing to replace it with {what}")
+    other = sorted(p.name for p in folder.iterdir() if p.name not in holds or not p.is_file())
     if other:
-        raise CheckpointError(f"{folder} exists and is not a checkpoint folder (it holds {', '.join(other[:3])}); "
-                              "refusing to replace it")
+        raise error(f"{folder} exists and is not {what} folder (it holds {', '.join(other[:3])}); refusing to "
+                    "replace it: choose a new or empty folder")
 
 
-def write_folder(folder: str | Path, files: Mapping[str, bytes]) -> Path:
+def write_folder(folder: str | Path, files: Mapping[str, bytes], *, holds=KNOWN, what: str = "a checkpoint",
+                 error=CheckpointError) -> Path:
     """Write `files` (name → bytes; the manifest last) as the folder `folder`, atomically as described above.
+    holds, what, error: the names a folder it replaces may hold (a checkpoint's by default; a command's output
+    folder gives its own), in words, and the error that refuses any other.
 
     A failure (an Exception) removes the temp folder; a kill leaves it for `recover`."""
     folder = Path(folder)
@@ -231,7 +234,7 @@ def write_folder(folder: str | Path, files: Mapping[str, bytes]) -> Path:
         folder = Path(os.path.realpath(folder))
     folder.parent.mkdir(parents=True, exist_ok=True)
     recover(folder)
-    _check_replaceable(folder)
+    _check_replaceable(folder, holds, what, error)
     token = f"{os.getpid()}-{secrets.token_hex(4)}"
     tmp = folder.with_name(f".{folder.name}.tmp-{token}")
     _IN_FLIGHT.add(token)

@@ -17,9 +17,10 @@ key or value input (hook sites "<site>.queries / keys / values", [B, L, H, D], t
        tensors: where a receiver lies upstream of a q/k/v receiver's site, one more pass records what that site
        computes under the patches before it, so the other heads there are not held at B's values).
 
-The forecast's change from B is the sender's effect through those paths alone. Receivers are free in step 1 (Wang
-et al. freeze them too): a path sender → R1 → R2 counts, and with every head an "out" receiver (the sender included)
-path patching is activation patching of the sender. Key samples: every forward draws from a generator freshly seeded
+The forecast's change from B is the sender's effect through those paths alone. A receiver no path from the sender
+reaches (analysis.circuits.reach), or the sender itself, is refused by name: its patch would read as a measured 0. Receivers are free in step 1 (Wang
+et al. freeze them too): a path sender → R1 → R2 counts, and with every head an "out" receiver (the sender included,
+`path_forecasts(unreached=True)`) path patching is activation patching of the sender. Key samples: every forward draws from a generator freshly seeded
 with `seed` (`key_generator`), as patching.py does: every run sees the same sample.
 
 Pairs: K (A, B) window pairs, A = w and B = w + offset (default: half the split's windows), w evenly spread over
@@ -45,6 +46,7 @@ from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.discoveries import discovery_columns
 from informer_lab.analysis.errors import ConfigError
 from informer_lab.analysis.instruments.patching import patched_forward
+from informer_lab.analysis.circuits.reach import check_reachable, execution_order, why_unreached
 from informer_lab.analysis.intervals import overlap_span, ratio_interval, window_means
 from informer_lab.analysis.learning.windows import WindowDataset, collate
 
@@ -122,15 +124,6 @@ class GridResult:
 # --------------------------------------------------------------------------------------------
 # Sites, receivers, forwards
 # --------------------------------------------------------------------------------------------
-def execution_order(model: Informer) -> dict[str, int]:
-    """Site name → its place in the forward pass: the encoder replicas' layers, then per decoder layer l its
-    self-attention and its cross-attention (model.sites lists all decoder_self sites before the cross sites)."""
-    names = [s.name for s in model.sites if s.kind == "encoder"]
-    for l in range(len(model.decoder.layers)):
-        names += [f"decoder_self.{l}", f"cross.{l}"]
-    return {name: i for i, name in enumerate(names)}
-
-
 def _site(model: Informer, site) -> Site:
     name = site.name if isinstance(site, Site) else str(site)
     found = [s for s in model.sites if s.name == name]
@@ -173,6 +166,16 @@ def resolve_receivers(model: Informer, receivers) -> tuple[Receiver, ...]:
         if r not in out:
             out.append(r)
     return tuple(out)
+
+
+def _check_grid(sender: Site, receiver: Site, what: str) -> None:
+    """A ConfigError when `what` is no input or when no path from the sender site reaches the receiver site's."""
+    if what not in WHATS:
+        raise ConfigError(f"a receiver reads one of {', '.join(WHATS)}, got {what!r}")
+    why = why_unreached(sender, receiver, what)
+    if why is not None:
+        raise ConfigError(f"no path from {sender.name} reaches {receiver.name}'s {WHATS[what]} ({why}): choose a "
+                          "receiver site after the sender on its way to the forecast")
 
 
 def _check_eval(model: Informer) -> None:
@@ -232,13 +235,17 @@ def _step_two(model, corrupt, seed, records_B, records_1, receivers) -> torch.Te
 
 
 @torch.no_grad()
-def path_forecasts(model: Informer, clean: Batch, corrupt: Batch, sender, receivers, *,
-                   seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def path_forecasts(model: Informer, clean: Batch, corrupt: Batch, sender, receivers, *, seed: int = 0,
+                   unreached: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(f_A, f_B, f_patched), each [K, T, C] float64, of K clean windows (Batch `clean`) path-patched into K
-    corrupted inputs (`corrupt`, row k paired with row k). sender, receivers: see resolve_sender / resolve_receivers."""
+    corrupted inputs (`corrupt`, row k paired with row k). sender, receivers: see resolve_sender / resolve_receivers.
+    unreached: let receivers no path reaches through (the sender itself as "out": its whole effect), for the
+    engine's identities with activation patching; analyses refuse them."""
     _check_eval(model)
     site, head = resolve_sender(model, sender)
     receivers = resolve_receivers(model, receivers)
+    if not unreached:
+        check_reachable(model, site, head, receivers)
     f_A, rec_A = patched_forward(model, clean, seed, (f"{site.name}.context",))
     f_B, rec_B = patched_forward(model, corrupt, seed, ("*.context",) + _names(receivers))
     if receivers:
@@ -296,6 +303,7 @@ def path_patching(model: Informer, prepared: PreparedData, split: str, sender, r
     _check_eval(model)
     site, head = resolve_sender(model, sender)
     receivers = resolve_receivers(model, receivers)
+    check_reachable(model, site, head, receivers)  # before any forward pass
     index, stride, span = window_pairs(prepared, split, pairs, offset)
     parts = [path_forecasts(model, a, b, (site.name, head), receivers, seed=seed)
              for a, b in _pair_batches(prepared, split, index, batch_size)]
@@ -327,6 +335,7 @@ def grid_forecasts(model: Informer, clean: Batch, corrupt: Batch, sender_site, r
     record is the one a run with that head alone as receiver makes."""
     _check_eval(model)
     sender, receiver = _site(model, sender_site), _site(model, receiver_site)
+    _check_grid(sender, receiver, what)
     every = resolve_receivers(model, [(receiver.name, r, what) for r in range(model.config.n_heads)])
     f_A, rec_A = patched_forward(model, clean, seed, (f"{sender.name}.context",))
     f_B, rec_B = patched_forward(model, corrupt, seed, ("*.context",) + _names(every))
@@ -344,8 +353,7 @@ def path_grid(model: Informer, prepared: PreparedData, split: str, sender_site, 
     alone over `pairs` window pairs of `split`, pooled over horizon steps (GridResult)."""
     _check_eval(model)
     sender, receiver = _site(model, sender_site), _site(model, receiver_site)
-    if what not in WHATS:
-        raise ConfigError(f"a receiver reads one of {', '.join(WHATS)}, got {what!r}")
+    _check_grid(sender, receiver, what)
     index, stride, span = window_pairs(prepared, split, pairs, offset)
     parts = [grid_forecasts(model, a, b, sender.name, receiver.name, what, seed=seed)
              for a, b in _pair_batches(prepared, split, index, batch_size)]
@@ -359,15 +367,11 @@ def path_grid(model: Informer, prepared: PreparedData, split: str, sender_site, 
     numerator = (change * gap).sum(axis=(-1, -2)).reshape(H * H, K)
     denominator = (gap * gap).sum(axis=(-1, -2))  # [K]
     rms = np.sqrt((change ** 2).mean(axis=(-1, -2))).mean(axis=-1).reshape(-1)
-    order = execution_order(model)
-    upstream = order[receiver.name] < order[sender.name]
     rows = []
     for cell in range(H * H):
         s, r = divmod(cell, H)
         share = _share(numerator[cell], denominator, span, min_gap, T * C)
         notes = [reasons[cell], share[3]]
-        if upstream:
-            notes.insert(0, "the receiver site runs before the sender's: no path")
         rows.append((f"{sender.name}:{s}", f"{receiver.name}:{r}", what, float(means.estimate[cell]),
                      float(means.lo[cell]), float(means.hi[cell]), *share[:3], float(rms[cell]), K,
                      "; ".join(dict.fromkeys(n for n in notes if n))))

@@ -215,9 +215,11 @@ def error_table(forecasts: Mapping[str, np.ndarray], truth: np.ndarray, prepared
         sq = np.stack([(e ** 2).mean(axis=(1, 2)) for e in errors], axis=1)  # [N, models]
         ab = np.stack([np.abs(e).mean(axis=(1, 2)) for e in errors], axis=1)
         values = np.concatenate([sq, ab, sq - sq[:, :1]], axis=1)
-        means = window_means(values, span=span)
-        est, lo, hi, why = means.estimate, means.lo, means.hi, means.reasons()
         k = len(names)
+        floor = np.r_[np.zeros(2 * k), np.full(k, np.nan)]  # MSE and MAE are never negative: cut there, and said
+        means = window_means(values, span=span, floor=floor)
+        est, lo, hi = means.estimate, means.lo, means.hi
+        why = ["; ".join(r for r in pair if r) for pair in zip(means.reasons(), means.notes())]
         for i, name in enumerate(names):
             rows.append({"model": name, "scale": scale, "mse": est[i], "mse_lo": lo[i], "mse_hi": hi[i],
                          "mae": est[k + i], "mae_lo": lo[k + i], "mae_hi": hi[k + i], "delta_mse": est[2 * k + i],

@@ -7,8 +7,9 @@ Cheap at any length: at most `max_windows` windows of the split, and at most ROW
 model scores 69 windows), spread evenly over the split (every stride-th window). Intervals: 95 % over the windows
 scored (analysis.intervals), each model − baseline difference taken window by window (paired, the same windows and
 key samples for all three), with ⌈(seq_len + pred_len) / stride⌉ scored windows counted as dependent; once the
-stride reaches seq_len + pred_len the windows share no row. Too few windows for an honest interval: none, the notes
-say why, and the verdict reads the point estimates (and says that it does).
+stride reaches seq_len + pred_len the windows share no row. An MSE's interval is cut at 0 (an MSE is never negative)
+and the summary says so. A verdict needs the windows its interval needs: a difference with no interval (too few
+windows) gives no verdict against that baseline, and the summary and the warning say why, once per figure.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from informer_lab.analysis.compare.baselines import LinearBaseline, fit_linear_b
 from informer_lab.analysis.data import PreparedData, range_departure, seasonal_period
 from informer_lab.analysis.intervals import overlap_span, window_means
 from informer_lab.analysis.learning.windows import WindowDataset, collate
+from informer_lab.analysis.errors import count
 
 MODEL = "model"
 BASELINES = {"seasonal_naive": "seasonal naive", "linear": "the linear baseline"}
@@ -61,6 +63,8 @@ class BaselineCheck:
     not_better: tuple[str, ...]
     notes: tuple[str, ...]
     suggestion: str | None = None  # what might help when the model loses (a trending series without RevIN)
+    undecided: tuple[str, ...] = ()  # baselines whose difference has no interval: no verdict against them
+    undecided_reason: str = ""
 
     def _delta(self, name: str) -> str:
         row = self.table.set_index("name").loc[name]
@@ -69,8 +73,8 @@ class BaselineCheck:
         return f"ΔMSE {row.delta_mse:+.3g}{interval}{share}"
 
     def warning(self) -> str | None:
-        """A plain sentence when the model is not better than a baseline, else None."""
-        if not self.not_better:
+        """A plain sentence when the model is not better than a baseline, or cannot be told to be, else None."""
+        if not self.not_better and not self.undecided:
             return None
         parts = []
         table = self.table.set_index("name")
@@ -80,25 +84,35 @@ class BaselineCheck:
                             ("not shown to beat", [n for n in even if table.loc[n, "delta_mse"] < 0])):
             if names:
                 parts.append(f"{word} " + " and ".join(f"{BASELINES[n]} ({self._delta(n)})" for n in names))
+        if self.undecided:
+            parts.append("not measured against " + " and ".join(BASELINES[n] for n in self.undecided)
+                         + f" ({self.undecided_reason.removeprefix('no interval: ')}; a verdict needs an interval)")
         return (f"This model is {'; '.join(parts)} on {self.describe_windows()}: what its heads, queries and inputs "
                 "do may explain little." + (f" {self.suggestion}" if self.suggestion else ""))
 
     def describe_windows(self) -> str:
         every = f", one in {self.stride}" if self.stride > 1 else ""
-        return f"{self.windows:,} of {self.total_windows:,} {self.split} windows{every}"
+        return f"{self.windows:,} of {count(self.total_windows, self.split + ' window')}{every}"
 
     def summary(self) -> str:
-        """One line: the three MSEs with their intervals, and what was scored."""
+        """One line: the three MSEs with their intervals (each one's own: an interval, or "no interval"), and what
+        was scored; a cut at 0 and a missing verdict are said."""
         def fmt(row):
-            interval = "" if np.isnan(row.mse_lo) else f" [{row.mse_lo:.3g}, {row.mse_hi:.3g}]"
+            interval = " (no interval)" if np.isnan(row.mse_lo) else f" [{row.mse_lo:.3g}, {row.mse_hi:.3g}]"
             return f"{row.label} {row.mse:.3g}{interval}"
-        return (f"Test MSE (standardised): {'; '.join(fmt(r) for r in self.table.itertuples())} — "
-                f"{self.describe_windows()}, " + ("95 % intervals over windows" if self.has_intervals else
-                                                  "no interval (too few windows), point estimates only"))
+        rows = list(self.table.itertuples())
+        shown = [r for r in rows if not np.isnan(r.mse_lo)]
+        tail = "95 % intervals over windows" if shown else "no interval (too few windows)"
+        if any(r.mse_lo == 0 < r.mse for r in shown):
+            tail += ", cut at 0 (an MSE is never negative)"
+        if self.undecided:
+            names = " and ".join(BASELINES[n] for n in self.undecided)
+            tail += f"; no verdict against {names}: the difference has no interval"
+        return f"Test MSE (standardised): {'; '.join(fmt(r) for r in rows)} — {self.describe_windows()}, {tail}"
 
     @property
     def has_intervals(self) -> bool:
-        return bool(np.isfinite(self.table["delta_mse_lo"].iloc[1:]).all())
+        return not self.undecided
 
     def record(self) -> dict:
         """What a checkpoint keeps of the check (metrics.json's `baselines`): strict JSON, a missing interval as
@@ -118,7 +132,8 @@ class BaselineCheck:
         return {"table": self.table.to_dict(orient="records"), "windows": self.windows,
                 "total_windows": self.total_windows, "stride": self.stride, "span": self.span, "split": self.split,
                 "seed": self.seed, "worse": list(self.worse), "not_better": list(self.not_better),
-                "warning": self.warning(), "notes": list(self.notes), "suggestion": self.suggestion}
+                "warning": self.warning(), "notes": list(self.notes), "suggestion": self.suggestion,
+                "undecided": list(self.undecided)}
 
 
 @torch.no_grad()
@@ -178,27 +193,29 @@ def check_against_baselines(model: Informer, prepared: PreparedData, *, split: s
     sq = np.stack([((f - truth) ** 2).mean(axis=(1, 2)) for f in forecasts.values()], axis=1)  # [n, 3]
     values = np.concatenate([sq, sq[:, :1] - sq], axis=1)  # MSEs, then model − each
     span = overlap_span(spec.seq_len, spec.pred_len, stride)
-    means = window_means(values, span=span)
-    est, lo, hi = means.estimate, means.lo, means.hi
     k = len(forecasts)
+    means = window_means(values, span=span, floor=np.r_[np.zeros(k), np.full(k, np.nan)])
+    est, lo, hi = means.estimate, means.lo, means.hi
     labels = {MODEL: "model", **{n: BASELINES[n] for n in others}}
     rows = [{"name": n, "label": labels[n], "mse": est[i], "mse_lo": lo[i], "mse_hi": hi[i],
              "delta_mse": est[k + i], "delta_mse_lo": lo[k + i], "delta_mse_hi": hi[k + i]}
             for i, n in enumerate(forecasts)]
     table = pd.DataFrame(rows)
-    worse, not_better = [], []
+    worse, not_better, undecided = [], [], []
     for r in rows[1:]:
-        has_interval = not np.isnan(r["delta_mse_lo"])
-        if (r["delta_mse_lo"] > 0) if has_interval else r["delta_mse"] > 0:
+        if np.isnan(r["delta_mse_lo"]):  # a verdict needs the windows its interval needs
+            undecided.append(r["name"])
+            continue
+        if r["delta_mse_lo"] > 0:
             worse.append(r["name"])
-        if (r["delta_mse_hi"] >= 0) if has_interval else r["delta_mse"] >= 0:
+        if r["delta_mse_hi"] >= 0:
             not_better.append(r["name"])
     reason = next((r for r in means.reasons()[k:] if r), "")
     if reason:
-        notes.append(f"{reason}: the verdict reads the point estimates")
+        notes.append(f"{reason}: no verdict against the baselines without one")
     suggestion = trend_suggestion(model, prepared, split) if "seasonal_naive" in not_better else None
     return BaselineCheck(table, len(windows), total, stride, span, split, seed, tuple(worse), tuple(not_better),
-                         tuple(notes), suggestion)
+                         tuple(notes), suggestion, tuple(undecided), reason)
 
 
 def trend_suggestion(model: Informer, prepared: PreparedData, split: str) -> str | None:

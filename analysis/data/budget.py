@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, replace
 
 from informer_lab.analysis.intervals import overlap_span, windows_needed
+from informer_lab.analysis.errors import count
 from .calendar import seasonal_period
 
 # Official ETT borders in hours: 12 months train, 4 months val, 4 months test (30-day months).
@@ -62,7 +63,7 @@ class WindowBudget:
         out = [f"the {name} split has no complete window ({self.rows[name]:,} rows for windows of "
                f"{self.rows_needed:,})" for name, n in self.windows.items() if n < 1]
         if self.windows["train"] >= 1 and self.steps_per_epoch < MIN_STEPS_PER_EPOCH:
-            out.append(f"the train split gives {self.windows['train']:,} windows: {self.steps_per_epoch} "
+            out.append(f"the train split gives {count(self.windows['train'], 'window')}: {self.steps_per_epoch} "
                        f"step{'s' if self.steps_per_epoch != 1 else ''} an epoch at batch size {self.batch_size} "
                        f"(at least {MIN_STEPS_PER_EPOCH} are needed to learn anything)")
         return out
@@ -82,7 +83,7 @@ class WindowBudget:
         """What the sizes allow but limit: a test split too short for intervals on its errors."""
         test = self.windows["test"]
         if 1 <= test < self.interval_windows:
-            return [f"the test split gives {test:,} windows; an honest 95 % interval over windows that share "
+            return [f"the test split gives {count(test, 'window')}; an honest 95 % interval over windows that share "
                     f"{self.rows_needed:,} rows needs about {self.interval_windows:,}, so its errors and verdicts will "
                     "carry no interval (a longer file, or shorter windows, give one)"]
         return []

@@ -196,7 +196,7 @@ def parse_number_times(values: pd.Series, column: str, *, years: bool = False) -
     out = pd.Series(pd.NaT, index=values.index, dtype=TIME_DTYPE)
     if years and (1 <= low and high <= 9999 or 1000 <= low and high <= 99_999):  # past 9999: refused, and said so
         return ParsedTimes(column, years_to_times(values.astype("float64"), column), "years",
-                           f"{column!r} read as years (a yearly series)")
+                           f"{column!r} read as years")
     if 18000101 <= low and high <= 22001231:
         parsed = _quiet(pd.to_datetime, as_int.astype(str), format="%Y%m%d", errors="coerce")
         form = "YYYYMMDD"
@@ -243,7 +243,7 @@ def _year_and_part(table: RawTable, column: str) -> ParsedTimes | None:
             return ParsedTimes(name, stamps, form, f"{column!r} and {other!r} read as one date ({form}); "
                                f"--datetime-column {column} reads the years alone", (column, other), raw)
     return ParsedTimes(column, years_to_times(plausible_years(table.cells[column]), column), "years",
-                       f"{column!r} read as years (a yearly series)")
+                       f"{column!r} read as years")
 
 
 def unnamed(table: RawTable, column: str) -> bool:

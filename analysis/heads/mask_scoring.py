@@ -191,8 +191,9 @@ def metric_rows(evaluation: MaskEvaluation, meta: list[dict], *, seed: int = 0) 
     table["windows"] = e.windows
     if e.window_mse is not None:
         per_window = np.concatenate([e.window_mse, e.window_mse - e.window_mse[:1], e.window_mae - e.window_mae[:1]])
-        means = window_means(per_window.T, span=e.span)  # every column [3n]
         n = len(e.mse)
+        floor = np.concatenate([np.zeros(n), np.full(2 * n, np.nan)])  # an MSE is never negative
+        means = window_means(per_window.T, span=e.span, floor=floor)  # every column [3n]
         for i, metric in enumerate(("mse", "delta_mse", "delta_mae")):
             table = add_interval_columns(table, metric, means.lo[i * n:(i + 1) * n], means.hi[i * n:(i + 1) * n])
         delta = slice(n, 2 * n)

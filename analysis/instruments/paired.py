@@ -19,6 +19,7 @@ from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.compare.verdict import chosen_windows
 from informer_lab.analysis.intervals import overlap_span
 from informer_lab.analysis.learning.windows import WindowDataset, collate
+from informer_lab.analysis.errors import count
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,7 +36,7 @@ class SpreadWindows:
     truth: np.ndarray
 
     def describe(self) -> str:
-        return (f"{len(self.indices):,} of {self.total:,} {self.split} windows"
+        return (f"{len(self.indices):,} of {count(self.total, self.split + ' window')}"
                 + (f", one in {self.stride}" if self.stride > 1 else ""))
 
 

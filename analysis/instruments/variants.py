@@ -202,7 +202,7 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
         sq = ((paired_forecast(model, batches, seed, attention=swap_for(kind)) - truth) ** 2).mean(axis=(1, 2))
         values = np.stack([sq, sq - own_sq, torch.cat(kept[kind]).numpy(), torch.cat(top_kept[kind]).numpy()],
                           axis=1)
-        means = window_means(values, span=span)
+        means = window_means(values, span=span, floor=[0, np.nan, 0, 0], ceiling=[np.nan, np.nan, 1, 1])
         est, lo, hi = means.estimate, means.lo, means.hi
         rows.append({"kind": kind, "own": kind == c.encoder_attention == c.decoder_attention,
                      "mse": est[0], "mse_lo": lo[0], "mse_hi": hi[0],

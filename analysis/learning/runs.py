@@ -1,18 +1,20 @@
 """Every run in a runs folder, read from its JSON files alone (no weights, no torch): what it was trained on, how,
 its training and validation curves and its test error. The Runs screen and `informer-lab`'s users read these.
 
-A folder that is not a readable checkpoint (no manifest, a file too large or not JSON) is listed with the reason
-instead of being skipped silently.
+A folder that is not a readable checkpoint (no manifest, a file too large, nested too deeply or not JSON, a list
+where an object belongs, a setting of the wrong type) is listed with the reason instead of being skipped silently
+or taking the list down. Values are read by their type, never by truthiness: `"revin": "false"` is a damaged
+setting, not RevIN on.
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from informer_lab.analysis import jsonfile
 
 MAX_JSON_BYTES = 8 << 20  # a run's config, schema or metrics file larger than this is not read (metrics: ~1 KB/epoch)
 
@@ -51,12 +53,49 @@ class RunRecord:
 
 
 def _read_json(path: Path) -> dict:
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise ValueError(f"{path.name} is over {MAX_JSON_BYTES >> 20} MB")
-    value = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(value, dict):
-        raise ValueError(f"{path.name} does not hold a JSON object")
-    return value
+    return jsonfile.read(path, max_bytes=MAX_JSON_BYTES)
+
+
+_NUMBER = (int, float)
+CONFIG_TYPES = {"revin": bool, "distil": bool, "d_model": int, "n_heads": int, "d_layers": int, "d_ff": int,
+                "factor": int, "dropout": _NUMBER, "seq_len": int, "label_len": int, "pred_len": int,
+                "encoder_attention": str, "decoder_attention": str, "cross_attention": str, "embedding": str}
+SPEC_TYPES = {"seq_len": int, "label_len": int, "pred_len": int, "target": str, "features": str}
+METRIC_TYPES = {"data": str, "stopped": str, "history": list, "test": dict, "training": dict}
+
+
+def _type_problem(value, kind) -> bool:
+    if kind is int or kind == _NUMBER:  # a bool is no number; a float no whole number
+        return isinstance(value, bool) or not isinstance(value, kind)
+    return not isinstance(value, kind)
+
+
+def _kind(value) -> str:
+    return "null" if value is None else {bool: "true/false", int: "a whole number", float: "a number", str: "a text",
+                                         list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def shape_problem(parts: dict[str, dict]) -> str | None:
+    """Why a run's files cannot be shown as they are (a setting of the wrong type, a list where an object belongs),
+    naming the file, the key and what it holds; None when every value the Runs screen reads has its type."""
+    checks = [("config.json", parts["config"], CONFIG_TYPES), ("schema.json", parts["schema"], {"spec": dict}),
+              ("metrics.json", parts["metrics"], METRIC_TYPES)]
+    spec = parts["schema"].get("spec")
+    if isinstance(spec, dict):
+        checks.append(("schema.json spec", spec, SPEC_TYPES))
+    for file, data, types in checks:
+        for key, kind in types.items():
+            if key in data and data[key] is not None and _type_problem(data[key], kind):
+                want = {bool: "true or false", int: "a whole number", str: "a text", list: "an array",
+                        dict: "an object"}.get(kind, "a number")
+                return f"{file}: {key} is {_kind(data[key])} ({str(data[key])[:30]!r}), not {want}"
+    for row in parts["metrics"].get("history") or ():
+        if not isinstance(row, dict) or any(_type_problem(v, _NUMBER) for v in row.values() if v is not None):
+            return f"metrics.json: history holds {str(row)[:40]!r}, not an epoch's numbers"
+    for key, value in (parts["metrics"].get("test") or {}).items():
+        if value is not None and _type_problem(value, _NUMBER):
+            return f"metrics.json: test {key} is {_kind(value)}, not a number"
+    return None
 
 
 def read_run(folder: Path) -> RunRecord:
@@ -78,17 +117,30 @@ def read_run(folder: Path) -> RunRecord:
             parts[name] = _read_json(path)
         except (OSError, ValueError, UnicodeDecodeError) as err:
             return RunRecord(folder.name, folder, modified, problem=f"{name}.json cannot be read: {err}")
+    problem = shape_problem(parts)
+    if problem is not None:
+        return RunRecord(folder.name, folder, modified, problem=problem)
     return RunRecord(folder.name, folder, modified, **parts)
 
 
 def read_runs(root: Path) -> list[RunRecord]:
     """Every sub-folder of `root` that has a manifest (hidden ones skipped), newest first."""
     root = Path(root)
-    if not root.is_dir():
+    try:
+        folders = [p for p in root.iterdir()
+                   if p.is_dir() and not p.name.startswith(".") and (p / "manifest.json").exists()]
+    except OSError:  # missing, a file, a loop, unreadable: no runs (the caller names the folder's problem)
         return []
-    folders = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "manifest.json").exists()]
-    return sorted((read_run(p) for p in folders), key=lambda r: (-(r.modified if math.isfinite(r.modified) else 0),
-                                                                 r.name))
+    return sorted((_read_guarded(p) for p in folders),
+                  key=lambda r: (-(r.modified if math.isfinite(r.modified) else 0), r.name))
+
+
+def _read_guarded(folder: Path) -> RunRecord:
+    """read_run, and a record with the reason for whatever else one folder raises: one run never hides the others."""
+    try:
+        return read_run(folder)
+    except (OSError, ValueError, TypeError, AttributeError, KeyError, RecursionError) as err:
+        return RunRecord(folder.name, folder, math.nan, problem=f"cannot be read: {type(err).__name__} {err}"[:200])
 
 
 def run_name_from(text: str) -> str:
@@ -122,7 +174,7 @@ def runs_table(records: list[RunRecord]) -> pd.DataFrame:
             "run": r.name, "data": r.metrics.get("data", ""), "target": spec.get("target", ""),
             "features": spec.get("features", ""), "seq_len": spec.get("seq_len"), "label_len": spec.get("label_len"),
             "pred_len": spec.get("pred_len"), "attention (enc/dec/cross)": _attention(r.config),
-            "RevIN": bool(r.config.get("revin", False)), "epochs": len(history),
+            "RevIN": r.config.get("revin") is True, "epochs": len(history),
             "stopped": r.metrics.get("stopped", ""), "best val loss": best_val,
             "test MSE": r.test_metric("mse"), "test MAE": r.test_metric("mae"),
             "seasonal naive MSE": _baseline_mse(r, "seasonal_naive"), "linear MSE": _baseline_mse(r, "linear"),
@@ -143,8 +195,13 @@ def against_baselines(record: dict) -> str:
     names = {"seasonal_naive": "seasonal naive", "linear": "the linear baseline"}
     if not isinstance(record.get("mse"), dict):
         return "not checked"
-    worse = [names.get(n, str(n)) for n in record.get("worse") or []]
-    even = [names.get(n, str(n)) for n in record.get("not_better") or [] if n not in (record.get("worse") or [])]
+
+    def listed(key: str) -> list[str]:  # read by type: a damaged file's string is not a list of names
+        value = record.get(key)
+        return [str(n) for n in value] if isinstance(value, list) else []
+
+    worse = [names.get(n, n) for n in listed("worse")]
+    even = [names.get(n, n) for n in listed("not_better") if n not in listed("worse")]
     parts = ([f"worse than {' and '.join(worse)}"] if worse else []) + ([f"not better than {' and '.join(even)}"]
                                                                        if even else [])
     windows = record.get("windows")
@@ -166,4 +223,4 @@ def curves(records: list[RunRecord]) -> pd.DataFrame:
 
 
 __all__ = ["MAX_JSON_BYTES", "RunRecord", "against_baselines", "curves", "free_run_name", "read_run", "read_runs",
-           "run_name_from", "runs_table"]
+           "run_name_from", "runs_table", "shape_problem"]

@@ -1,7 +1,6 @@
 """The end-to-end steps shared by the CLI and the app: CSV → prepared data → trained checkpoint."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -12,6 +11,7 @@ from informer_lab.analysis.checkpoints.folder import Checkpoint, DataSchema, loa
 from informer_lab.analysis.data import DataSpec, PreparedData, ReadOptions, SeriesFrame, describe_frequency, load_csv, prepare
 from informer_lab.analysis.errors import DataError, InformerLabError
 from informer_lab.analysis.learning.training import TrainProgress, TrainResult, TrainSettings, config_for, train
+from informer_lab.analysis import jsonfile
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,8 @@ def read_schema(folder: str | Path) -> DataSchema | None:
     """The data schema of a checkpoint folder from its schema.json alone (no weights read); None if unreadable."""
     path = Path(folder) / "schema.json"
     try:
-        if path.stat().st_size > 1 << 20:
-            return None
-        return DataSchema.from_dict(json.loads(path.read_text()))
-    except (OSError, ValueError, InformerLabError):
+        return DataSchema.from_dict(jsonfile.read(path, max_bytes=16 << 20))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, InformerLabError):
         return None
 
 
@@ -124,6 +122,8 @@ def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings
     metrics = {"test": result.test.as_dict(), "history": [h.__dict__ for h in result.history],
                "stopped": result.stopped, "device": result.device, "seconds_per_epoch": result.seconds_per_epoch,
                "data": frame.name, "training": result.record(settings)}
+    if frame.long is not None:  # the series read from a long table: its later readers read the same (--series)
+        metrics["read"] = {"id_column": frame.long.id_column, "series": list(frame.long.chosen)}
     if check_baselines:
         from informer_lab.analysis.compare.verdict import check_against_baselines
 

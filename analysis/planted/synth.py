@@ -33,6 +33,7 @@ import pandas as pd
 from scipy.signal import lfilter
 
 from informer_lab.analysis.errors import ConfigError
+from informer_lab.analysis import jsonfile
 from informer_lab.source import command
 
 KINDS = ("seasonal_ar", "driver", "spikes", "regime")
@@ -378,13 +379,9 @@ def answer_json(answer: Answer) -> str:
 def read_answer(path: str | Path) -> Answer:
     path = Path(path)
     try:
-        if path.stat().st_size > 64 << 20:
-            raise ConfigError(f"{path} is over 64 MiB: not an answer file")
-        return Answer.from_dict(json.loads(path.read_text()))
+        return Answer.from_dict(jsonfile.read(path, max_bytes=64 << 20, name=f"the answer file {path}"))
     except OSError as err:
         raise ConfigError(f"cannot read the answer file {path}: {err.strerror or err}") from None
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{path} is not JSON ({err.msg} at line {err.lineno})") from None
 
 
 def with_overrides(spec: SynthSpec, **changes) -> SynthSpec:

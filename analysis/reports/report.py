@@ -37,6 +37,7 @@ from informer_lab.analysis.reports.figures import grouped_bars, heatmap, interva
 from informer_lab.analysis.reports.html import MAX_TABLE_ROWS, Report, ReportSection, figure_html, render_html, table_html, write_report
 from informer_lab.analysis.reports.verdict import study_warning, verdict_section
 from informer_lab.analysis.heads.names import head_name
+from informer_lab.analysis.jsonfile import read_or_none
 from informer_lab.source import FILES as ROOT  # the checkout, whose git commit a report names (an install has none)
 
 SPARSITY_SEEDS = 5  # key-sample seeds of the top-u agreement in a checkpoint report
@@ -240,11 +241,7 @@ def _pyramid_section(model, prepared, split: str, window: int, seed: int) -> Rep
 # A whole study (its folder's files; analysis never imports study/)
 # --------------------------------------------------------------------------------------------
 def _read_json(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_or_none(path)
 
 
 def _read_csv(path: Path) -> pd.DataFrame | None:

@@ -135,6 +135,14 @@ def test_the_parsers_choices_are_the_ones_the_lab_defines():
     assert c.ANALYSES == ANALYSES and c.FAITHFULNESS_WINDOWS == FAITHFULNESS and c.VARIANT_KINDS == KINDS
     assert c.VARIANT_WINDOWS == MAX_WINDOWS and c.COST_LENGTHS == LENGTHS and c.SYNTH_KINDS == SYNTH
     assert c.DISTIL_FORMS == FORMS
+    from informer_lab.analysis.checkpoints import checks
+    from informer_lab.analysis.planted import synth
+    from informer_lab.study import plan
+
+    assert c.SIZE_RANGES == {k: checks.INT_RANGES[k] for k in c.SIZE_RANGES}
+    assert (c.MAX_REPLICAS, c.MAX_REPLICA_LAYERS) == (checks.MAX_REPLICAS, checks.MAX_REPLICA_LAYERS)
+    assert c.STUDY_MAX_RUNS == plan.MAX_RUNS and c.GRID_KEYS == tuple(plan.GRID_KEYS)
+    assert c.SYNTH_LIMITS == {"rows": synth.MAX_ROWS, "irrelevant": synth.MAX_IRRELEVANT, "decoys": synth.MAX_DECOYS}
     defaults = TrainSettings()
     assert c.TRAIN_DEFAULTS == {k: getattr(defaults, k) for k in c.TRAIN_DEFAULTS}
 

@@ -133,3 +133,60 @@ def test_data_alias_reads_a_spreadsheet_and_parquet_like_the_csv(tiny_trained, c
     assert code == 0, err
     _, expected, _ = run(capsys, *forecast(tiny_trained[2], "-"))
     pd.testing.assert_frame_equal(pd.read_csv(io.StringIO(out)), pd.read_csv(io.StringIO(expected)))
+
+
+def test_two_output_options_naming_one_file_are_refused_before_any_work(tiny_trained, capsys, tmp_path):
+    folder = tiny_trained[2]
+    link = tmp_path / "link.csv"
+    (tmp_path / "same.csv").write_text("old")
+    link.symlink_to(tmp_path / "same.csv")
+    for heads in (tmp_path / "same.csv", link):
+        code, _, err = run(capsys, "lens", "--checkpoint", folder, "--csv", SAMPLE_CSV, "--out", tmp_path / "same.csv",
+                           "--heads-out", heads, "--windows", 4, "--fit-windows", 4)
+        one_error(code, err, "--out and --heads-out both name", "one table would replace the other")
+    assert (tmp_path / "same.csv").read_text() == "old"
+    code, _, err = run(capsys, "sparsity", "--checkpoint", folder, "--csv", SAMPLE_CSV, "--out", "/dev/null",
+                       "--heads-out", "/dev/null", "--windows", "0", "--seeds", 1, "--no-baseline-check")
+    assert code == 0, err  # /dev/null takes any number of tables
+
+
+def test_a_folder_output_replaces_only_its_own_earlier_output_and_is_put_in_place_whole(tmp_path):
+    from informer_lab.analysis.outputs import OutputError, check_folder_target, write_folder
+
+    out = tmp_path / "circuits"
+    names = ("composition.csv", "atp.csv")
+    write_folder(out, {"composition.csv": b"first", "atp.csv": b"first"})
+    check_folder_target(out, "--out", holds=names)  # its own earlier output: replaced whole
+    write_folder(out, {"composition.csv": b"second", "atp.csv": b"second"})
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == {"composition.csv": b"second", "atp.csv": b"second"}
+    assert [p.name for p in tmp_path.iterdir()] == ["circuits"]  # nothing hidden left beside it
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match="notes.txt"):
+        check_folder_target(out, "--out", holds=names)
+    with pytest.raises(OutputError, match="notes.txt"):
+        write_folder(out, {"composition.csv": b"third", "atp.csv": b"third"})
+    assert (out / "notes.txt").read_text() == "mine" and (out / "atp.csv").read_bytes() == b"second"
+
+
+def test_a_kill_while_a_folder_is_written_leaves_the_old_one_whole_and_the_next_write_cleans_up(tmp_path):
+    """A child process writes a new output folder and is killed (SIGKILL) before it is put in place: the old folder
+    is whole, and the hidden copy it left is removed by the next write."""
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "bench"
+    from informer_lab.analysis.outputs import write_folder
+
+    write_folder(out, {"scores.csv": b"old", "report.html": b"old"})
+    script = ("import os, signal, sys\n"
+              "from informer_lab.analysis.checkpoints import store\n"
+              "from informer_lab.analysis.outputs import write_folder\n"
+              "store._fsync_dir = lambda path: os.kill(os.getpid(), signal.SIGKILL)  # dies before the rename\n"
+              f"write_folder({str(out)!r}, {{'scores.csv': b'new', 'report.html': b'new'}})\n")
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert child.returncode == -signal.SIGKILL
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == {"scores.csv": b"old", "report.html": b"old"}
+    assert len(list(tmp_path.iterdir())) == 2  # the killed write's hidden copy, until …
+    write_folder(out, {"scores.csv": b"newer", "report.html": b"newer"})  # … the next write to the folder
+    assert [p.name for p in tmp_path.iterdir()] == ["bench"] and (out / "scores.csv").read_bytes() == b"newer"

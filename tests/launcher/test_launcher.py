@@ -2,6 +2,7 @@
 and stopping a process tree. The whole command, installed, is tested in test_install.py."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -79,21 +80,102 @@ def test_default_port_moves_on_when_8501_is_taken():
         assert launch.DEFAULT_PORT < chosen < launch.DEFAULT_PORT + launch.PORTS_TRIED
 
 
+def fake_server(port: int) -> subprocess.Popen:
+    """A process of the test's own that looks like a lab server: the server app's command line and its port,
+    listening (the launcher's record is trusted only for such a process)."""
+    from informer_lab.source import SERVER_APP
+
+    code = ("import socket, sys, time\n"
+            "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            f"s.bind(('127.0.0.1', {port})); s.listen(); print('up', flush=True); time.sleep(120)\n")
+    child = subprocess.Popen([sys.executable, "-c", code, "streamlit", "run", str(SERVER_APP),
+                              f"--server.port={port}"], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert child.stdout.readline().strip() == "up"
+    return child
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def test_records_are_owner_only_and_dropped_when_the_process_has_gone(runtime):
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    port = free_port()
+    child = fake_server(port)
     try:
-        lab = running.Lab(port=8777, pid=child.pid, started=time.time(), folder="/x", home="/h", url="u",
+        lab = running.Lab(port=port, pid=child.pid, started=time.time(), folder="/x", home="/h", url="u",
                           proc_start=running.process_start(child.pid))
         path = running.write(lab)
         assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(runtime.stat().st_mode) == 0o700
         assert running.running() == [lab]
         if lab.proc_start is not None:  # a reused pid (another start time) is not the lab
-            running.write(running.Lab(**{**lab.__dict__, "port": 8778, "proc_start": lab.proc_start + 1}))
-            assert [x.port for x in running.running()] == [8777]
+            running.write(running.Lab(**{**lab.__dict__, "port": port + 1, "proc_start": lab.proc_start + 1}))
+            found = running.survey()
+            assert [x.port for x in found.labs] == [port] and "another time" in " ".join(found.skipped)
     finally:
         child.kill()
         child.wait()
     assert running.running() == [] and not path.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command line and start time are read from /proc")
+def test_stop_signals_only_a_lab_server_and_a_process_of_ours_named_by_a_record_survives(runtime, capsys):
+    """A record naming a process of the test's own (alive, ours, its true start time, but no lab server) is reported
+    in one line and skipped: `stop` sends it nothing. A real-looking server on the record's port is stopped."""
+    from informer_lab import cli
+
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    port = free_port()
+    server = fake_server(port)
+    try:
+        running.write(running.Lab(port=port + 1, pid=bystander.pid, started=time.time(), folder="/x", home="/h",
+                                  url="u", proc_start=running.process_start(bystander.pid)))
+        running.write(running.Lab(port=port, pid=server.pid, started=time.time(), folder="/x", home="/h", url="u",
+                                  proc_start=running.process_start(server.pid)))
+        assert cli.main(["stop", "all"], prog="informer-lab") == 0
+        out, err = capsys.readouterr()
+        assert f"Stopped the lab on port {port}" in out
+        notes = [line for line in err.splitlines() if line.strip()]
+        assert len(notes) == 1 and f"lab-{port + 1}.json" in notes[0] and "not a lab server" in notes[0], notes
+        assert server.wait(timeout=30) is not None
+        time.sleep(0.2)
+        assert bystander.poll() is None  # still running: never signalled
+    finally:
+        for child in (bystander, server):
+            child.kill()
+            child.wait()
+
+
+def test_damaged_records_are_reported_in_one_line_and_never_signalled(runtime, capsys, monkeypatch):
+    """pid as a string, a float, a huge number, 1, 0, −1; fields missing or extra; a list; nested JSON; no JSON:
+    `list` and `stop` report each in one line and signal nothing (os.kill is watched)."""
+    from informer_lab import cli
+
+    runtime.mkdir(parents=True, exist_ok=True)
+    good = {"port": 8700, "pid": 0, "started": 1.0, "folder": "/x", "home": "/h", "url": "u", "proc_start": 5}
+    bad = {"str": {**good, "pid": "123"}, "float": {**good, "pid": 123.0}, "huge": {**good, "pid": 2**70},
+           "one": {**good, "pid": 1}, "zero": {**good, "pid": 0}, "minus": {**good, "pid": -1},
+           "bool": {**good, "pid": True}, "port": {**good, "pid": 4242, "port": 70000},
+           "extra": {**good, "pid": 4242, "user": "x"}, "missing": {"pid": 4242}}
+    for i, (name, record) in enumerate(bad.items()):
+        (runtime / f"lab-{9000 + i}.json").write_text(json.dumps(record))
+    (runtime / "lab-9100.json").write_text("[1, 2]")
+    (runtime / "lab-9101.json").write_text("[" * 50_000 + "]" * 50_000)
+    (runtime / "lab-9102.json").write_text("not json")
+    signalled = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: signalled.append((pid, sig)))
+    monkeypatch.setattr(os, "killpg", lambda pid, sig: signalled.append((pid, sig)))
+    assert cli.main(["list"], prog="informer-lab") == 0
+    out, err = capsys.readouterr()
+    notes = [line for line in err.splitlines() if line.strip()]
+    assert "No lab is running" in out and len(notes) == len(bad) + 3, notes
+    assert all(line.startswith("note: lab-") and "nothing was signalled" in line for line in notes)
+    assert "Traceback" not in err and signalled == [] and list(runtime.glob("lab-*.json")) == []
+    assert running.stop_tree.__name__ and not running.is_alive(-1) and not running.is_alive(0)
+    with pytest.raises(ValueError, match="nothing was signalled"):
+        running.stop_tree(-1)
+    assert signalled == []
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the process tree is read from /proc")
@@ -130,7 +212,7 @@ def test_stop_and_list_commands_name_the_problem(runtime, capsys):
     assert cli.main(["stop", "8123"], prog="informer-lab") == 2
     assert "no lab of yours runs on port 8123" in capsys.readouterr().err
     assert cli.main(["stop", "soon"], prog="informer-lab") == 2
-    assert "stop takes a port or all" in capsys.readouterr().err
+    assert "expected a port from 1 to 65,535 or all" in capsys.readouterr().err
 
 
 def test_no_command_means_ui(monkeypatch):

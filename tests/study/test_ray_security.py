@@ -131,14 +131,34 @@ def test_a_new_token_file_is_created_for_its_owner_only(tmp_path, monkeypatch):
 
 
 def test_the_local_ray_keeps_its_sessions_in_a_folder_of_its_users_only(local_ray):
-    """Not Ray's default /tmp/ray (mode 0777, shared by every user): a folder of this user's, mode 0700."""
-    from informer_lab.study.ray_session import private_temp_dir
+    """Not Ray's default /tmp/ray (mode 0777, shared by every user): a folder of this user's, mode 0700, read here
+    without touching it (private_temp_dir() would tighten it). Ray makes the folder it is given and its session
+    folders 0777; the folder above them stays 0700 and the session folders are tightened once Ray has started."""
+    import tempfile
 
     *_, session = local_ray
-    root = private_temp_dir()
-    assert session.parent == root and session.is_dir()
-    info = root.stat()
+    root = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()) / f"informer-lab-ray-{os.getuid()}"
+    assert session.parent.parent == root and session.is_dir()
+    info = root.lstat()
     assert stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.getuid()
+    for folder in (session.parent, session, session / "logs", session / "sockets"):
+        assert stat.S_IMODE(folder.lstat().st_mode) == 0o700, folder
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="command lines are read from /proc")
+def test_no_dashboard_process_runs_unless_asked(local_ray):
+    """Ray starts its dashboard's head (dashboard.py) even with include_dashboard=False; the study's Ray does not."""
+    from informer_lab.running import descendants
+
+    host, *_ = local_ray
+    lines = []
+    for pid in [host.pid, *descendants(host.pid)]:
+        try:
+            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    assert any("raylet" in line for line in lines), lines
+    assert not any("dashboard/dashboard.py" in line for line in lines), [l for l in lines if "dashboard" in l]
 
 
 def test_a_private_folder_that_is_loose_is_tightened_and_one_that_is_not_ours_is_refused(tmp_path, monkeypatch):

@@ -29,6 +29,24 @@ def with_second(runs_dir, tiny_second) -> str:
     return "other"
 
 
+@pytest.fixture(autouse=True)
+def pages_named_from_the_checkout(monkeypatch):
+    """Tests name a page as it sits in the checkout ("ui/runs/page.py"); AppTest takes a path relative to the main
+    script, which now lives in the package (informer_lab/lab.py)."""
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    switch = AppTest.switch_page
+
+    def switch_page(self, page_path: str):
+        if not (APP.parent / page_path).is_file() and (ROOT / page_path).is_file():
+            page_path = os.path.relpath(ROOT / page_path, APP.parent)
+        return switch(self, page_path)
+
+    monkeypatch.setattr(AppTest, "switch_page", switch_page)
+
+
 @pytest.fixture
 def open_app(runs_dir):
     """open_app(page=None) → an AppTest that has run the app (and switched to `page`)."""

@@ -232,3 +232,70 @@ def test_streamlit_asks_no_other_host_for_this_machines_address():
         assert net_util.get_external_ip() is None and calls == []
     finally:
         net_util._make_blocking_http_get = original
+
+
+def _scope(*, client="10.0.0.7", query="", headers=()):
+    return {"type": "http", "path": "/", "root_path": "", "query_string": query.encode(), "scheme": "http",
+            "client": (client, 1), "headers": [(b"host", b"localhost:8501")] + [(k.encode(), v.encode())
+                                                                               for k, v in headers]}
+
+
+def test_wrong_tokens_wait_whatever_carries_them_and_a_peers_parallel_guesses_queue(monkeypatch):
+    """?token=, an Authorization header (token or bearer), a cookie: each wrong one counts for its peer and waits;
+    guesses sent at once from one peer wait one after another (counted in the order the waits end, not timed)."""
+    waits, events = [], []
+    real_sleep = asyncio.sleep
+
+    async def sleep(seconds):
+        waits.append(seconds)
+        events.append("start")
+        await real_sleep(0)  # let the other guesses run: waits side by side would all start before any ends
+        events.append("end")
+
+    monkeypatch.setattr("informer_lab.ui.access.asyncio.sleep", sleep)
+    access = access_for("0.0.0.0", environ={"INFORMER_LAB_TOKEN": TOKEN})
+    inner = Inner()
+    middleware = AccessMiddleware(inner, access)
+    carriers = [dict(query="token=wrong"), dict(headers=[("authorization", "token wrong")]),
+                dict(headers=[("authorization", "Bearer wrong")]), dict(headers=[("cookie", f"{COOKIE}=wrong")])]
+
+    async def send(message):
+        pass
+
+    async def receive():
+        return {"type": "http.request"}
+
+    async def all_at_once():
+        await asyncio.gather(*(middleware(_scope(**c), receive, send) for c in carriers * 2))
+
+    asyncio.run(all_at_once())
+    assert waits == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+    assert events == ["start", "end"] * 8  # one after another
+    assert inner.calls == 0
+    asyncio.run(middleware(_scope(headers=[("authorization", f"token {TOKEN}")]), receive, send))
+    assert inner.calls == 1 and len(waits) == 8  # a right token passes at once
+    asyncio.run(middleware(_scope(client="10.0.0.9"), receive, send))  # no token at all: the page, no wait
+    assert len(waits) == 8
+
+
+@pytest.mark.parametrize("header, value", [
+    ("forwarded", "for = 203.0.113.9"), ("forwarded", "FOR=203.0.113.9"), ("forwarded", 'for="203.0.113.9"'),
+    ("forwarded", "for=127.0.0.1, for=198.51.100.2"), ("forwarded", 'proto=http;For="[2001:db8::7]:4711"'),
+    ("forwarded", "for=unknown"), ("forwarded", 'for="_hidden"'), ("forwarded", "for=localhost"),
+    ("x-forwarded-for", "evil.localhost"), ("x-forwarded-for", "localhost"), ("x-forwarded-for", " 127.0.0.1 ,10.0.0.1"),
+    ("x-forwarded-for", "[2001:db8::1]:80"), ("x-forwarded-for", "10.0.0.1:8080"), ("x-real-ip", "a.localhost"),
+    ("true-client-ip", "203.0.113.9"), ("x-client-ip", "203.0.113.9")])
+def test_a_local_lab_reads_forwarded_headers_as_their_rfcs_allow_and_refuses_any_element_off_this_machine(header,
+                                                                                                            value):
+    inner, sent = call(access_for(None, environ={}), headers=[(header, value)])
+    assert inner.calls == 0 and status(sent) == 403, (header, value)
+
+
+def test_a_second_forwarded_header_does_not_hide_the_first_and_loopback_forms_pass():
+    access = access_for(None, environ={})
+    inner, sent = call(access, headers=[("x-forwarded-for", "203.0.113.9"), ("x-forwarded-for", "127.0.0.1")])
+    assert inner.calls == 0 and status(sent) == 403
+    for header, value in (("forwarded", 'for="[::1]:5000";proto=http, for=127.0.0.2'), ("x-forwarded-for", "::1"),
+                          ("x-real-ip", "[::ffff:127.0.0.1]"), ("forwarded", "by=203.0.113.9")):
+        inner, sent = call(access, headers=[(header, value)])
+        assert inner.calls == 1 and status(sent) == 200, (header, value)

@@ -7,6 +7,7 @@ from informer_lab.analysis.errors import InformerLabError
 from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.circuits import cache, charts, tables
 from informer_lab.analysis.circuits.attribution import independent_pairs
+from informer_lab.analysis.circuits.reach import reachable
 from informer_lab.ui.tables import file_stem
 
 st.title("Circuits")
@@ -64,11 +65,16 @@ def path_tab() -> None:
     heads = [f"{site.name}:{h}" for site in checkpoint.model.sites for h in range(config.n_heads)]
     c = st.columns([1.2, 2.6, 1], vertical_alignment="bottom")
     sender = c[0].selectbox("Sender", heads, key="ci_sender")
-    what = {"out": "output", "q": "queries", "k": "keys", "v": "values"}
-    options = [f"{h}:{w}" for h in heads for w in what if h != sender]
+    sender_site = next(s for s in checkpoint.model.sites if s.name == sender.rpartition(":")[0])
+    options = [f"{s.name}:{h}:{w}" for s, w in reachable(checkpoint.model, sender_site) for h in range(config.n_heads)]
     receivers = c[1].multiselect("Receivers (head:input)", options, key="ci_receivers",
-                                 help="A receiver's queries, keys, values or whole output take what the sender's "
+                                 help="The heads a path from the sender reaches (later on its way to the forecast): "
+                                      "a receiver's queries, keys, values or whole output take what the sender's "
                                       "patch makes of them; every other head stays at its value in run B.")
+    if not options:
+        st.info(f"No path from {sender} reaches another head: the heads after it read the forecast's own stream "
+                "only. Choose an earlier sender.")
+        return
     independent = independent_pairs(prepared, "test")
     pairs = c[2].selectbox("Pairs", sorted({independent, 16, 32}), key="ci_path_pairs",
                            help=f"{independent} pairs lie one seq_len + pred_len apart (independent stretches: an "

@@ -129,10 +129,15 @@ def metrics_table(metrics: dict) -> pd.DataFrame:
     test = metrics.get("test") or {}
     if not test:
         return pd.DataFrame(columns=["scale", "MSE", "MAE"])
-    return pd.DataFrame([
-        {"scale": "standardised (train-split scaler)", "MSE": test.get("mse"), "MAE": test.get("mae")},
-        {"scale": "original units", "MSE": test.get("mse_original"), "MAE": test.get("mae_original")},
-    ])
+    by_column = test.get("original_by_column")
+    rows = [{"scale": "standardised (train-split scaler)", "MSE": test.get("mse"), "MAE": test.get("mae")}]
+    if isinstance(by_column, list) and by_column:  # each column in its own units: a mean over them means nothing
+        rows += [{"scale": f"original units: {v.get('column')}", "MSE": v.get("mse"), "MAE": v.get("mae")}
+                 for v in by_column if isinstance(v, dict)]
+    else:  # an older checkpoint: the mean over columns, said to be one
+        rows.append({"scale": "original units (mean over columns)", "MSE": test.get("mse_original"),
+                     "MAE": test.get("mae_original")})
+    return pd.DataFrame(rows)
 
 
 def history_table(metrics: dict) -> pd.DataFrame:

@@ -13,6 +13,7 @@ from informer_lab.ui import model_check, second_model, state, widgets
 from informer_lab.ui.forecast import cache, charts, tables
 from informer_lab.ui.cache import n_windows, prepared_for
 from informer_lab.ui.tables import COMPARED, file_stem
+from informer_lab.analysis.errors import count
 
 st.title("Forecast")
 
@@ -36,10 +37,12 @@ except InformerLabError as err:  # no test split to check it on: the forecast st
 
 time_column = schema.datetime_column
 targets = list(schema.target_columns)
-st.caption(f"**{model.ref.name}** forecasts the {spec.pred_len} steps after the last row of **{data.ref.name}** "
-           f"({frame.timestamps[-1]}), from its last seq_len = {spec.seq_len} rows: "
-           f"{forecast[time_column].iloc[0]} → {forecast[time_column].iloc[-1]}, {describe_frequency(frame.freq)}. "
-           f"One forward pass of the generative decoder; original units; key-sample seed {seed}.")
+read_from = frame.timestamps[max(0, len(frame.timestamps) - spec.seq_len)]
+st.caption(f"**{model.ref.name}** forecasts the {spec.pred_len} steps {forecast[time_column].iloc[0]} → "
+           f"{forecast[time_column].iloc[-1]} ({describe_frequency(frame.freq)}) that follow the last row of "
+           f"**{data.ref.name}**, reading its last seq_len = {spec.seq_len} rows ({read_from} → "
+           f"{frame.timestamps[-1]}). One forward pass of the generative decoder; original units; key-sample seed "
+           f"{seed}.")
 
 second = second_model.picker(model, data, st.columns([3, 1.4])[1])
 other = None
@@ -144,7 +147,7 @@ def test_error_section() -> None:
     best = naive.loc[naive["mse"].idxmin()]
     verb, evidence = _verdict(best)
     which = "" if windows is None else "first "
-    st.caption(f"On the {which}{int(ours.windows):,} windows of {data.ref.name}'s test split the model {verb} the "
+    st.caption(f"On the {which}{count(int(ours.windows), 'window')} of {data.ref.name}'s test split the model {verb} the "
                f"best naive forecast ({NAMES.get(best.model, best.model)}, MSE {best.mse:.4f}): {evidence}. "
                f"Standardised with the model's own scaler; key-sample seed {seed}; intervals: {METHOD}. The Compare "
                "page adds the full-attention counterfactual and a linear baseline.")

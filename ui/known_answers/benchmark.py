@@ -17,10 +17,11 @@ ORDER = ("aup", "aur", "auprc", "comprehensiveness_excess", "sufficiency_excess"
 
 
 def benchmark_folders(root: Path) -> list[Path]:
-    if not root.is_dir():
+    try:
+        return sorted((p for p in root.iterdir() if (p / "scores.csv").is_file()), key=lambda p: p.stat().st_mtime,
+                      reverse=True)
+    except OSError:  # missing, a file, a loop, unreadable: none
         return []
-    return sorted((p for p in root.iterdir() if (p / "scores.csv").is_file()), key=lambda p: p.stat().st_mtime,
-                  reverse=True)
 
 
 def summary_table(scores: pd.DataFrame, kind: str) -> pd.DataFrame:

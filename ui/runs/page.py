@@ -18,6 +18,10 @@ settings.install_sample()
 records = read_runs(root)
 st.caption(f"Every checkpoint folder in `{root}`, newest first. Losses and test errors are standardised (each "
            "column scaled by its training mean and deviation); the test error is over every test window.")
+unreadable = settings.runs_problem(write=False)
+if unreadable is not None:
+    st.error(unreadable, icon=":material/folder_off:")
+    state.stop_page()
 if not records:
     st.info(f"No runs in `{root}` yet: train one on the Data & model page, or with `{command('train --csv FILE')}`.")
     state.stop_page()

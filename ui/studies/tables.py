@@ -2,7 +2,6 @@
 Pure (no Streamlit), reading only the files a study writes (study.json, status.json, tables/*.csv, findings.json)."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pandas as pd
 
 from informer_lab.study.plan import StudyPlan, read_plan
 from informer_lab.ui.tables import clicked_customdata
+from informer_lab.analysis.jsonfile import read_or_none
 
 RUN_COLUMNS = {"run": "run", "seed": "seed", "state": "state", "stage": "stage", "fraction": "progress",
                "text": "now", "test_mse": "test MSE", "test_mae": "test MAE", "epochs": "epochs", "seconds": "seconds",
@@ -27,10 +27,12 @@ class StudyFolder:
 
 def study_folders(root: Path) -> list[StudyFolder]:
     """The study folders under `root` (those with a readable study.json), newest first."""
-    if not root.is_dir():
+    try:
+        folders = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: -p.stat().st_mtime)
+    except OSError:  # missing, a file, a loop, unreadable: no studies
         return []
     out = []
-    for folder in sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: -p.stat().st_mtime):
+    for folder in folders:
         try:
             plan = read_plan(folder)
         except (ValueError, KeyError, TypeError):
@@ -41,10 +43,7 @@ def study_folders(root: Path) -> list[StudyFolder]:
 
 
 def status(folder: Path) -> dict:
-    try:
-        return json.loads((folder / "status.json").read_text())
-    except (OSError, ValueError):
-        return {}
+    return read_or_none(folder / "status.json") or {}
 
 
 def runs_table(folder: Path, plan: StudyPlan) -> pd.DataFrame:

@@ -50,7 +50,9 @@ def every_head(model, what="out"):
 @pytest.mark.parametrize("sender", [("encoder.0.0", 1), ("decoder_self.0", 2), ("cross.0", 0)])
 def test_every_head_an_out_receiver_is_activation_patching(setting, ordinary, sender):
     model, _, clean, corrupt = setting
-    f_A, f_B, f_P = path_forecasts(model, clean, corrupt, sender, every_head(model), seed=0)
+    with pytest.raises(ConfigError, match="no path from"):  # the sender itself and the heads before it are refused
+        path_forecasts(model, clean, corrupt, sender, every_head(model), seed=0)
+    f_A, f_B, f_P = path_forecasts(model, clean, corrupt, sender, every_head(model), seed=0, unreached=True)
     np.testing.assert_allclose(f_A[0], ordinary.clean, atol=1e-6)
     np.testing.assert_allclose(f_B[0], ordinary.corrupt, atol=1e-6)
     k = ordinary.labels.index(sender)
@@ -65,25 +67,36 @@ def test_a_q_receiver_downstream_of_other_receivers_reads_what_its_site_computes
     model, _, clean, corrupt = setting
     sender = ("decoder_self.0", 1)
     receivers = [("decoder_self.0", h, "out") for h in range(4)] + [("cross.0", 0, "q")]
-    f_P = path_forecasts(model, clean, corrupt, sender, receivers, seed=0)[2]
+    f_P = path_forecasts(model, clean, corrupt, sender, receivers, seed=0, unreached=True)[2]
     np.testing.assert_allclose(f_P[0], ordinary.patched[ordinary.labels.index(sender)], atol=1e-5)
 
 
 def test_no_receiver_and_upstream_receivers_change_nothing(setting):
+    """Which is why receivers upstream of the sender are refused, each named: their patch would read as a measured 0."""
     model, _, clean, corrupt = setting
     _, f_B, f_P = path_forecasts(model, clean, corrupt, ("decoder_self.0", 1), [], seed=0)
     assert np.array_equal(f_P, f_B)
     upstream = [("encoder.0.1", 2, "q"), ("encoder.0.0", 0, "out"), ("encoder.0.1", 3, "v")]
-    _, f_B, f_P = path_forecasts(model, clean, corrupt, ("decoder_self.0", 1), upstream, seed=0)
+    _, f_B, f_P = path_forecasts(model, clean, corrupt, ("decoder_self.0", 1), upstream, seed=0, unreached=True)
     assert np.array_equal(f_P, f_B)
+    with pytest.raises(ConfigError) as err:
+        path_forecasts(model, clean, corrupt, ("decoder_self.0", 1), upstream, seed=0)
+    assert all(name in str(err.value) for name in ("encoder.0.1:2.q", "encoder.0.0:0.out", "encoder.0.1:3.v"))
 
 
 def test_decoder_self_reaches_cross_attention_only_through_its_queries(setting):
-    model, _, clean, corrupt = setting
+    """Keys and values of cross-attention read the encoder's memory: no path from the decoder reaches them, so they
+    are refused by name (their patch would read as a measured 0), as is the sender itself and a site before it."""
+    model, prepared, clean, corrupt = setting
     sender = ("decoder_self.0", 0)
-    for what in ("k", "v"):
-        _, f_B, f_P = path_forecasts(model, clean, corrupt, sender, [("cross.0", h, what) for h in range(4)])
-        assert np.array_equal(f_P, f_B), what  # keys and values read the encoder's memory
+    for receivers, named in (([("cross.0", 1, "k"), ("cross.0", 2, "v"), ("cross.0", 0, "q")], "cross.0:1.k"),
+                             ([("decoder_self.0", 0, "out")], "side by side"),
+                             ([("encoder.0.1", 3, "out")], "encoder runs before")):
+        with pytest.raises(ConfigError, match=named) as err:
+            path_patching(model, prepared, SPLIT, sender, receivers, pairs=2)
+        assert "cross.0:0.q" not in str(err.value)
+        with pytest.raises(ConfigError):
+            path_forecasts(model, clean, corrupt, sender, receivers)
     _, f_B, f_P = path_forecasts(model, clean, corrupt, sender, [("cross.0", h, "q") for h in range(4)])
     assert np.abs(f_P - f_B).max() > 1e-5
 
@@ -124,9 +137,11 @@ def test_grid_cells_are_single_receiver_path_patches(setting):
     for s, r in ((0, 0), (2, 3)):
         alone = path_forecasts(model, clean, corrupt, ("decoder_self.0", s), [("cross.0", r, "q")])[2]
         np.testing.assert_allclose(grid[s, r], alone, atol=1e-6)
-    result = path_grid(model, prepared, SPLIT, "decoder_self.0", "cross.0", "k", pairs=4)
-    assert tuple(result.table.columns) == GRID_COLUMNS and len(result.table) == 16
-    assert (result.table.delta == 0).all() and (result.table.rms == 0).all()
+    result = path_grid(model, prepared, SPLIT, "decoder_self.0", "cross.0", "q", pairs=4)
+    assert tuple(result.table.columns) == GRID_COLUMNS and len(result.table) == 16 and (result.table.rms > 0).any()
+    for receiver, what in (("cross.0", "k"), ("decoder_self.0", "q"), ("encoder.0.0", "out")):
+        with pytest.raises(ConfigError, match="no path from decoder_self.0"):
+            path_grid(model, prepared, SPLIT, "decoder_self.0", receiver, what, pairs=4)
 
 
 def test_senders_and_receivers_are_read_from_text(setting):
@@ -139,3 +154,26 @@ def test_senders_and_receivers_are_read_from_text(setting):
     for bad in (["cross.0:9:q"], ["cross.0:1:z"], ["nowhere.0:1:q"]):
         with pytest.raises(ConfigError):
             resolve_receivers(model, bad)
+
+
+def test_reach_follows_the_wiring_of_stacks_and_decoder_layers():
+    """Built, not trained: an encoder stack (replicas 2 and 1 layers) and two decoder layers."""
+    import torch
+
+    from informer_lab.analysis.circuits.reach import reachable, why_unreached
+    from informer_lab.model import Informer, InformerConfig
+
+    torch.manual_seed(0)
+    model = Informer(InformerConfig(enc_in=2, dec_in=2, c_out=2, seq_len=32, label_len=16, pred_len=8, d_model=16,
+                                    n_heads=2, e_layers=(2, 1), d_layers=2, d_ff=16, n_marks=4)).eval()
+    sites = {s.name: s for s in model.sites}
+    reach = {(s.name, w) for s, w in reachable(model, sites["encoder.0.0"])}
+    assert ("encoder.0.1", "q") in reach and ("encoder.1.0", "out") not in reach  # another replica
+    assert ("cross.0", "k") in reach and ("cross.0", "q") not in reach and ("cross.0", "out") in reach
+    assert ("decoder_self.0", "q") not in reach and ("decoder_self.1", "k") in reach and ("cross.1", "q") in reach
+    reach = {(s.name, w) for s, w in reachable(model, sites["cross.0"])}
+    assert reach == {("decoder_self.1", w) for w in "qkv"} | {("decoder_self.1", "out"), ("cross.1", "q"),
+                                                                 ("cross.1", "out")}
+    assert reachable(model, sites["cross.1"]) == []
+    assert why_unreached(sites["decoder_self.1"], sites["cross.1"], "q") is None
+    assert "memory" in why_unreached(sites["decoder_self.1"], sites["cross.1"], "v")

@@ -22,20 +22,20 @@ def constant_model(prepared, **size) -> Informer:
     return model
 
 
-def test_a_model_that_forecasts_the_mean_is_worse_than_the_baselines_and_says_so(tiny_prepared):
+def test_a_model_that_forecasts_the_mean_gets_no_verdict_without_the_windows_an_interval_needs(tiny_prepared):
     check = check_against_baselines(constant_model(tiny_prepared), tiny_prepared)
     table = check.table.set_index("name")
-    assert set(check.worse) == {"seasonal_naive", "linear"} == set(check.not_better)
+    assert check.worse == check.not_better == () and set(check.undecided) == {"seasonal_naive", "linear"}
     for name in ("seasonal_naive", "linear"):  # ΔMSE = model − baseline
         row = table.loc[name]
         assert row.delta_mse == pytest.approx(table.loc["model", "mse"] - row.mse) and row.delta_mse > 0
     # A constant forecast's error follows the sample's slow cycle across the test split: the ΔMSE series drifts, its
-    # mean has no honest interval, and the verdict says so and reads the point estimates.
+    # mean has no honest interval, and no verdict is read from the point estimates: the warning says why.
     assert table.loc[["seasonal_naive", "linear"], "delta_mse_lo"].isna().all()
-    assert any("drifts" in note and "point estimates" in note for note in check.notes), check.notes
+    assert any("drifts" in note and "no verdict" in note for note in check.notes), check.notes
     warning = check.warning()
-    assert warning.startswith("This model is worse than seasonal naive (ΔMSE +") and "linear baseline" in warning
-    assert "may explain little" in warning and f"{check.windows:,} of {check.total_windows:,} test windows" in warning
+    assert warning.startswith("This model is not measured against seasonal naive and the linear baseline (")
+    assert "a verdict needs an interval" in warning and "may explain little" in warning and f"{check.windows:,} of {check.total_windows:,} test windows" in warning
     assert check.windows <= 512 and check.total_windows == 1741 and check.stride == 4
 
 
@@ -57,7 +57,7 @@ def test_long_inputs_score_a_bounded_number_of_windows_and_claim_no_interval_wit
     assert check.windows <= ROWS // 1440 and check.stride > 1
     assert check.span == int(np.ceil((1440 + 24) / check.stride))
     assert np.isnan(check.table["delta_mse_lo"]).all() and "no interval" in " ".join(check.notes)
-    assert "worse than seasonal naive" in check.warning()  # read from the point estimates
+    assert "not measured against seasonal naive" in check.warning() and not check.worse  # no verdict from points
 
 
 def test_uniform_rows_on_an_already_uniform_head_change_nothing_and_full_attention_has_no_floor(tiny_prepared):
@@ -153,3 +153,31 @@ def test_an_estimate_that_favours_the_model_is_never_called_no_better():
     assert "not shown to beat seasonal naive (ΔMSE -0.01" in warning
     assert "no better than the linear baseline (ΔMSE +0.01" in warning
     assert "no better than seasonal naive" not in warning
+
+
+def test_the_summary_gives_each_figure_an_interval_or_says_it_has_none_and_cuts_an_mse_at_zero():
+    import pandas as pd
+
+    rows = [("model", "model", 0.9, 0.0, 2.1, 0.0, 0.0, 0.0),
+            ("seasonal_naive", "seasonal naive", 1.0, np.nan, np.nan, -0.1, np.nan, np.nan),
+            ("linear", "the linear baseline", 0.8, 0.5, 1.1, 0.1, -0.05, 0.25)]
+    table = pd.DataFrame(rows, columns=["name", "label", "mse", "mse_lo", "mse_hi", "delta_mse", "delta_mse_lo",
+                                        "delta_mse_hi"])
+    check = BaselineCheck(table, 40, 40, 1, 10, "test", 0, (), ("linear",), (), None, ("seasonal_naive",),
+                          "no interval: 40 windows hold 4.0 independent stretches")
+    summary = check.summary()
+    assert "model 0.9 [0, 2.1]" in summary and "seasonal naive 1 (no interval)" in summary
+    assert "cut at 0 (an MSE is never negative)" in summary and "no verdict against seasonal naive" in summary
+    assert summary.count("no interval") == 2 and "point estimates" not in summary
+    warning = check.warning()
+    assert "no better than the linear baseline" in warning and "not measured against seasonal naive" in warning
+
+
+def test_an_mse_interval_never_crosses_zero_and_says_where_it_was_cut():
+    from informer_lab.analysis.intervals import window_means
+
+    errors = np.r_[np.full(19, 0.01), 100.0]  # one window's error dominates: the t interval reaches below 0
+    plain = window_means(errors, span=1)
+    assert plain.lo < 0
+    cut = window_means(errors, span=1, floor=0.0)
+    assert cut.lo == 0 and cut.hi == plain.hi and cut.notes() == ["cut at 0, the figure's limit"]

@@ -10,10 +10,11 @@ def test_a_checkpoint_report_opens_with_the_model_against_the_baselines(tiny_tra
     report = checkpoint_report(tiny_trained[0], sample_frame, max_windows=64)
     first = report.sections[0]
     assert first.title == "Has the model learned?"
-    assert first.text.startswith("Warning: This model is worse than seasonal naive")  # the tiny model is
+    # 64 windows of the tiny model's slowly varying errors give its differences no interval: no verdict, and said
+    assert first.text.startswith("Warning: This model is not measured against seasonal naive")
     assert set(first.tables[0][1]["name"]) == {"model", "seasonal_naive", "linear"}
     assert report.provenance["evaluation"]["windows scored"] == 64  # still read from the errors section
-    assert "Warning: This model is worse than seasonal naive" in render_html(report)
+    assert "a verdict needs an interval" in render_html(report)
 
 
 def test_study_findings_count_runs_no_better_than_seasonal_naive_and_warn():
@@ -30,3 +31,7 @@ def test_study_findings_count_runs_no_better_than_seasonal_naive_and_warn():
     text = study_warning({"settings": {"all": {"model_vs_baselines": summary}}})
     assert text.startswith("Warning: all: in 2 of 3 runs") and "may explain little" in text
     assert study_warning({"settings": {"all": {"model_vs_baselines": {"runs": 3}}}}) == ""
+    rows[-1].update(delta_mse=0.5, delta_mse_lo=float("nan"), delta_mse_hi=float("nan"))  # no interval: no verdict
+    summary = _against_seasonal_naive(pd.DataFrame(rows))
+    assert summary["not_better_than_seasonal_naive"] == 1 and summary["runs_without_interval"] == 1
+    assert "1 run had too few windows for a verdict" in summary["warning"]

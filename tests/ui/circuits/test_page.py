@@ -34,6 +34,9 @@ def test_composition_atp_and_paths(open_app, tiny_trained):
     at.run()
     assert any("Choose receivers" in i.value for i in at.info)
     at.selectbox(key="ci_sender").set_value("decoder_self.0:1").run()
+    offered = at.multiselect(key="ci_receivers").options  # only what a path from the sender reaches
+    assert "cross.0:0:q" in offered and not any(o.endswith((":k", ":v")) or o.startswith(("encoder", "decoder_self"))
+                                                for o in offered), offered
     at.multiselect(key="ci_receivers").set_value(["cross.0:0:q", "cross.0:2:q"]).run()
     assert not at.exception, at.exception
     path = figure(at, "Path patching")
