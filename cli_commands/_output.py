@@ -115,12 +115,12 @@ def write_data(data: bytes, out: Path | str, option: str = "--out") -> str:
 def check_inputs(args: argparse.Namespace) -> None:
     """A data file or checkpoint that is not there is named before a command imports its analyses (torch alone
     takes seconds of CPU): the same words the readers use."""
-    data = getattr(args, "csv", None)
-    if isinstance(data, Path) and not data.exists():
-        raise DataError(f"file not found: {str(data)[:120]!r}")
     checkpoint = getattr(args, "checkpoint", None)
     if isinstance(checkpoint, Path) and not resolve_run(checkpoint).exists():
         raise DataError(f"checkpoint folder {str(checkpoint)[:120]} does not exist")
+    data = getattr(args, "csv", None)
+    if isinstance(data, Path) and not data.exists():
+        raise DataError(f"file not found: {str(data)[:120]!r}")
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -93,7 +93,10 @@ def shape_problem(parts: dict[str, dict]) -> str | None:
         if not isinstance(row, dict) or any(_type_problem(v, _NUMBER) for v in row.values() if v is not None):
             return f"metrics.json: history holds {str(row)[:40]!r}, not an epoch's numbers"
     for key, value in (parts["metrics"].get("test") or {}).items():
-        if value is not None and _type_problem(value, _NUMBER):
+        if key == "original_by_column":  # [{column, mse, mae}, …]: the errors of each column in its own units
+            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                return f"metrics.json: test {key} is {_kind(value)}, not a list of each column's errors"
+        elif value is not None and _type_problem(value, _NUMBER):
             return f"metrics.json: test {key} is {_kind(value)}, not a number"
     return None
 

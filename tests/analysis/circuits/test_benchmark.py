@@ -143,8 +143,19 @@ def test_a_quick_benchmark_writes_every_instruments_scores_and_the_report(quick)
         assert set(INPUT_METRICS) <= set(rows.index) and np.isfinite(rows.loc[list(INPUT_METRICS), "value"]).all()
         areas = rows.loc[["aup", "aur", "auprc"], "value"]
         assert ((areas >= 0) & (areas <= 1)).all()
-    heads = scores[scores["metric"] == "top1"]
+    heads = scores[(scores["metric"] == "top1") & (scores["instrument"] != "random")]
     assert heads["value"].dropna().isin([0.0, 1.0]).all()
+    control = scores[scores["instrument"] == "random"].set_index("metric")["value"]
+    if "top1" in control:  # a planted head was found: the random ranking's expectations over every head
+        heads_scored = round(1 / control["top1"])
+        assert control["rank"] == pytest.approx((heads_scored + 1) / 2)
+    verdicts = pd.read_csv(files["instruments.csv"])
+    assert list(verdicts.columns) == ["instrument", "evidence", "metric", "value", "low", "high", "random", "models",
+                                      "verdict"]
+    assert set(verdicts["instrument"]) >= {"integrated_gradients", "flow", "attention", "ablation"}
+    models = pd.read_csv(files["models.csv"])
+    assert list(models.columns) == ["kind", "seed", "mse", "bayes_mse", "learned"] and len(models) == 1
+    assert models["mse"].iloc[0] > 0 and models["bayes_mse"].iloc[0] > 0
     page = html_path.read_text()
     assert page.startswith("<!DOCTYPE html>") and "auprc" in page and "comprehensiveness_excess" in page
     assert "https://" not in page.split("<script>", 1)[0]  # nothing fetched (the page's head links nothing)
