@@ -15,9 +15,27 @@ RUN_MARK = "INFORMER_LAB_TEST_RUN"  # in the environment of every process the te
 LEFTOVER_GRACE_S = 15.0  # how long a process the tests started may take to end after the last test
 
 
+RAY_TESTS = ("tests/study/", "tests/ui/studies/")  # they start a local Ray: one at a time, on one worker
+
+
 def pytest_configure(config):
     if not hasattr(config, "workerinput"):  # the run's main process (pytest-xdist's workers inherit the mark)
         os.environ.setdefault(RUN_MARK, f"{os.getpid()}-{time.time_ns()}")
+    elif int(config.workerinput.get("workercount", 1)) > 1:
+        # Workers share the machine's cores: one torch thread each (a second thread on a busy core made small
+        # models several times slower), and the processes they start inherit it.
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that start a local Ray (and those of the 200-run study fixture) run on one pytest-xdist worker, one
+    after another (`--dist loadgroup`): two local Rays on two cores would starve each other."""
+    for item in items:
+        path = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+        if path.startswith(RAY_TESTS) or "study_200" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 def started_by_this_run(mark: str) -> dict[int, str]:
