@@ -9,6 +9,15 @@ scaled to integers (`SCALE`) for `scipy.sparse.csgraph.maximum_flow` (Dinic's al
 rounds to nothing. Abnar & Zuidema report raw flow values; the lab divides them by their sum over the input steps and
 the label node, so that flow and rollout read on the same scale (shares summing to 1), and keeps the raw values.
 
+What it can say. A step's maximum flow is the capacity of the smallest cut between the forecast row and that step.
+Each position keeps (1 − α) of itself on its residual edge, so with α = ½ the residual path alone carries as much as
+attention lets leave the forecast row (α · the cross-attention's row): once one layer's attention gathers onto a
+position, every input step can take that whole flow, and every step gets the same value (0.5 on the sample model).
+The max-flow is computed correctly; the same number for every step says the cut lies at the forecast row, not which
+steps matter. `uniform` tells such a result apart (flows within two capacity units of each other), and the screens
+then show the value and this reason instead of a chart of equal bars; the benchmark scores flow as it is (no better
+than random cells on planted answers).
+
 Cost: one max-flow per sink (seq_len + 1 of them) on a graph of Σ L_l² edges; `flow_edges` says the size before any
 is run so that a caller can bound the work (`MAX_EDGES`).
 """
@@ -24,6 +33,7 @@ from scipy.sparse.csgraph import maximum_flow
 from informer_lab.analysis.anatomy.rollout import Graph, Relevance, forecast_rows
 
 SCALE = 1_000_000
+SAME = 2.0 / SCALE  # raw flows closer than this are one value (capacities are integers of 1/SCALE)
 MAX_EDGES = 400_000  # a screen computes flow without asking below this many edges (~1 s on two cores at seq 96)
 
 
@@ -117,4 +127,19 @@ def flow(graph: Graph, targets) -> tuple[Relevance, np.ndarray]:
     return Relevance(targets, shares[:, :-1], shares[:, -1], shares[:, -1], np.zeros(len(targets)), empty), raw
 
 
-__all__ = ["MAX_EDGES", "SCALE", "flow", "flow_edges"]
+def uniform(raw: np.ndarray) -> bool:
+    """Whether every input step got the same maximum flow, per target row (raw [T, seq_len + 1], the label last)."""
+    steps = np.asarray(raw)[:, :-1]
+    return bool(steps.size) and bool((np.ptp(steps, axis=1) <= SAME).all())
+
+
+def uniform_reason(raw: np.ndarray, alpha: float) -> str:
+    """Why every input step has the same flow, with the value (for a screen or a table that shows it instead)."""
+    value = float(np.asarray(raw)[:, :-1].mean())
+    return (f"every input step takes the same maximum flow, {value:.3f}: each position keeps 1 − α = {1 - alpha:g} of "
+            f"itself on its residual edge, as much as the α = {alpha:g} attention lets leave the forecast row, so the "
+            "smallest cut lies at the forecast row for every step. Flow measures how much could reach a step, and "
+            "here that is the same for all: it does not tell which steps matter.")
+
+
+__all__ = ["MAX_EDGES", "SAME", "SCALE", "flow", "flow_edges", "uniform", "uniform_reason"]

@@ -3,6 +3,7 @@
 seq_len 1440). Flow is cached per slice: it costs one max-flow per input step."""
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from informer_lab.analysis.anatomy.flow import flow
@@ -31,8 +32,9 @@ def graph(_checkpoint: Checkpoint, _pieces: Pieces, *, alpha: float, head: int |
 
 
 def flow_relevance(key: tuple, _graph: Graph, *, alpha: float, head: int | None, form: str,
-                   targets: tuple[int, ...]) -> Relevance:
-    def make() -> Relevance:
+                   targets: tuple[int, ...]) -> tuple[Relevance, np.ndarray]:
+    """(flow's shares, the raw maximum flows [T, seq_len + 1], the label node last)."""
+    def make() -> tuple[Relevance, np.ndarray]:
         with st.spinner(f"Maximum flow to each input step ({len(targets)} forecast step(s))…"), one_thread():
-            return flow(_graph, targets)[0]
+            return flow(_graph, targets)
     return _FLOWS.get_or_make((*key, alpha, head, form, targets), make)

@@ -8,7 +8,7 @@ on small graphs and on request on large ones.
 """
 import streamlit as st
 
-from informer_lab.analysis.anatomy.flow import MAX_EDGES, flow_edges
+from informer_lab.analysis.anatomy.flow import MAX_EDGES, flow_edges, uniform, uniform_reason
 from informer_lab.analysis.anatomy.rollout import rollout
 from informer_lab.analysis.anatomy.transfer import FORMS
 from informer_lab.analysis.errors import InformerLabError
@@ -81,11 +81,14 @@ def rollout_tab() -> None:
                           help="The maximum flow from the forecast row to each input step. On at once where the graph "
                                "is small; on a long window or every step it takes a while (one max-flow per input "
                                "step).")
-    flow_inputs = None
+    flow_inputs, flat = None, None
     if want_flow:
         key = (model.key, data.key, split, window, seed)
-        flowed = cache.flow_relevance(key, graphs[form], alpha=alpha, head=head_index, form=form, targets=targets)
-        flow_inputs = flowed.inputs.mean(axis=0)
+        flowed, raw = cache.flow_relevance(key, graphs[form], alpha=alpha, head=head_index, form=form, targets=targets)
+        if uniform(raw):  # the same flow for every step: no chart of equal bars, the value and why
+            flat = uniform_reason(raw, alpha)
+        else:
+            flow_inputs = flowed.inputs.mean(axis=0)
 
     levels = chosen.levels.groupby(["replica", "level", "position"], as_index=False)["relevance"].mean()
     lengths = {r: config.enc_len // 2 ** r for r in range(len(config.e_layers))}
@@ -99,6 +102,8 @@ def rollout_tab() -> None:
                 f"carry only calendar marks); **{1 - label:.1%}** reaches the input steps through the "
                 "cross-attention."
                 + (f" Flow gives the label node {float(flowed.label.mean()):.1%} of its total." if want_flow else ""))
+    if flat:
+        st.info(f"**Flow:** {flat}", icon=":material/equal:")
 
     shaded = tables.input_frame(frame["timestamp"], frame[column].to_numpy(), inputs, flow_inputs)
     widgets.chart(charts.input_figure(shaded, column), f"{stem}-inputs", "an_inputs")

@@ -221,3 +221,12 @@ def test_the_rollout_graph_holds_the_routed_p_of_the_windows_own_winners(tiny_tr
                     brute[j, i] += 1 / (3 * d)
         np.testing.assert_allclose(P, brute, atol=1e-12)
         assert np.abs(P - structural_transfer(L, distil.conv.padding[0])).max() > 0.01
+
+
+def test_flow_is_uniform_only_where_every_step_takes_the_same_value():
+    from informer_lab.analysis.anatomy.flow import SAME, uniform, uniform_reason
+
+    raw = np.array([[0.5, 0.5, 0.5 + SAME / 2, 0.3], [0.25, 0.25, 0.25, 0.7]])  # the label node last
+    assert uniform(raw) and "0.375" in uniform_reason(raw, 0.5)
+    raw[1, 0] += 3 * SAME
+    assert not uniform(raw)

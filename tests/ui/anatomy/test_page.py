@@ -6,6 +6,7 @@ import numpy as np
 from informer_lab.analysis.anatomy.rollout import record_pieces, rollout, window_graph
 from informer_lab.analysis.attention.recording import window_batch
 from informer_lab.analysis.data import load_csv
+from informer_lab.analysis.anatomy.flow import flow, uniform
 from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 from tests.conftest import SAMPLE_CSV
 from tests.ui.helpers import array, figure, grid, markdown_tables
@@ -58,8 +59,16 @@ def test_rollout_flow_lens_and_shares(open_app, tiny_trained):
     one = rollout(window_graph(checkpoint.model, pieces, 0), [3]).inputs[0]
     np.testing.assert_allclose(grid(figure(at, "Rollout through the pyramid")["data"][0]["z"], float)[-1], one,
                                rtol=1e-6)
-    flows = figure(at, "The input window shaded by relevance")["data"]
-    assert any(t["name"] == "flow relevance" for t in flows)  # one step, a small graph: flow at once
+    branches = set()
+    for alpha in (0.5, 0.9):  # one step, a small graph: flow at once; a line only where steps differ
+        at.slider(key="an_alpha").set_value(alpha).run()
+        raw = flow(window_graph(checkpoint.model, pieces, 0, alpha=alpha), [3])[1]
+        drawn = any(t["name"] == "flow relevance" for t in figure(at, "The input window shaded by relevance")["data"])
+        said = any("every input step takes the same maximum flow" in i.value for i in at.info)
+        assert (drawn, said) == (not uniform(raw), uniform(raw)), alpha
+        branches.add(uniform(raw))
+    assert branches == {True, False}  # α = ½ gives every step the whole cut; α = 0.9 lets the columns differ
+    at.slider(key="an_alpha").set_value(0.5).run()
     at.radio(key="an_form").set_value("jacobian").run()
     at.selectbox(key="an_head").set_value(2).run()
     assert not at.exception
