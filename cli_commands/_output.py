@@ -123,6 +123,27 @@ def check_inputs(args: argparse.Namespace) -> None:
         raise DataError(f"file not found: {str(data)[:120]!r}")
 
 
+EVIDENCE = {"rollout": ("rollout", "flow"), "lens": ("lens", "direct_share"), "attribute": ("integrated_gradients",),
+            "ablate": ("ablation",), "importance": ("gradient_importance",), "patch": ("patching",),
+            "circuits": ("composition", "atp", "path_patching"), "sparsity": ("attention", "sparsity"),
+            "pyramid": ("pyramid",), "faithfulness": ("faithfulness",), "counterfactual": ("counterfactual",),
+            "qk-map": ("qk_map",), "variants": ("variants",)}  # the instruments each command runs
+
+
+def evidence_notes(args: argparse.Namespace) -> None:
+    """After an analysis: each instrument's kind of evidence and its score against planted answers where measured
+    (analysis.planted.evidence), one `evidence:` line each."""
+    names = EVIDENCE.get(getattr(args, "command", ""), ())
+    if not names:
+        return
+    from informer_lab.analysis.planted.evidence import current_verdicts, evidence_line
+
+    table, source = current_verdicts()
+    for name in names:
+        line = evidence_line(name, table)
+        print(f"evidence: {line}" + (f" (scores: {source})" if source and "On planted answers" in line else ""))
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed command: outputs checked first; with an output to '-', the command's own lines go to stderr;
     warnings never reach the terminal (logged with --verbose); an OSError becomes one line (OutputError); an error
@@ -142,6 +163,7 @@ def run_command(args: argparse.Namespace) -> int:
                     code = int(args.func(args) or 0)
                     for note in AFTER:
                         note()
+                    evidence_notes(args)
                     return code
             finally:
                 _STDOUT.pop()

@@ -4,47 +4,19 @@ was scored against planted answers, its score beside the random control's and th
 home (`informer-lab benchmark --out …`), else the table the lab ships (docs/measurements.md)."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import pandas as pd
 import streamlit as st
 
-from informer_lab.analysis.planted.evidence import MEASURED, evidence_line, read_verdicts
-from informer_lab.home import benchmarks_dir
-
-FILE = "instruments.csv"
+from informer_lab.analysis.planted.evidence import current_verdicts, evidence_line
 
 
-def newest_benchmark() -> Path | None:
-    """The instruments.csv of the newest benchmark folder in the lab's home, or None."""
-    try:
-        found = [p / FILE for p in benchmarks_dir().iterdir() if (p / FILE).is_file()]
-    except OSError:
-        return None
-    return max(found, key=lambda p: p.stat().st_mtime, default=None)
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _read(path: str, modified: float) -> pd.DataFrame | None:
-    return read_verdicts(Path(path))
-
-
-def verdicts() -> tuple[pd.DataFrame | None, str]:
-    """(the verdict table, where it comes from)."""
-    own = newest_benchmark()
-    path = own or MEASURED
-    try:
-        table = _read(str(path), path.stat().st_mtime)
-    except OSError:
-        table = None
-    if table is None:
-        return None, ""
-    return table, (f"your benchmark {own.parent.name}" if own else "the lab's benchmark, docs/measurements.md")
+@st.cache_data(ttl=60, show_spinner=False)
+def _verdicts():
+    return current_verdicts()
 
 
 def note(*names: str) -> None:
     """One line per instrument named; a warning where the benchmark found it no better than random."""
-    table, source = verdicts()
+    table, source = _verdicts()
     for name in names:
         line = evidence_line(name, table)
         if source and "On planted answers" in line:

@@ -7,7 +7,7 @@ To add a screen `<name>`:
 
        import streamlit as st
        from informer_lab.ui import state, widgets
-       from ui.<name> import cache, charts, tables
+       from informer_lab.ui.<name> import cache, charts, tables
 
        st.title("…")
        model, data, prepared, seed = state.require_page()     # a message and a stop when something is missing
@@ -27,6 +27,13 @@ from pathlib import Path
 import streamlit as st
 
 UI_DIR = Path(__file__).resolve().parent
+
+
+def page_file(screen: str) -> str:
+    """A screen's script as `st.page_link` and `st.switch_page` take it: its absolute path. (A path relative to the
+    script every tab runs, informer_lab/lab.py, names ui/ inside the package: right in an install, not in a
+    checkout, where ui/ is a top-level folder.)"""
+    return str(UI_DIR / screen / "page.py")
 
 
 def _page(screen: str, title: str, icon: str, url_path: str, *, default: bool = False) -> st.Page:

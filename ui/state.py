@@ -20,7 +20,7 @@ import streamlit as st
 from informer_lab.analysis.data import PreparedData, ReadOptions, SeriesFrame
 from informer_lab.analysis.errors import CheckpointError, InformerLabError
 
-from . import frames, settings
+from . import frames, nav, settings
 
 if TYPE_CHECKING:
     from informer_lab.analysis.checkpoints.folder import Checkpoint
@@ -32,7 +32,7 @@ DATA_KEY = "active_data_ref"
 UPLOADED_CHECKPOINTS = "uploaded_checkpoints"  # digest → {file name: bytes}
 DATA_BYTES = "data_bytes"  # digest → bytes of an uploaded CSV
 JOB_KEY = "train_job"
-DATA_PAGE = "ui/data_model/page.py"
+DATA_PAGE = nav.page_file("data_model")
 
 
 @dataclass(frozen=True)

@@ -127,17 +127,36 @@ def _per_model(scores: pd.DataFrame, instrument: str, metric: str, learned: set)
 
 
 def read_verdicts(path: Path | None = None) -> pd.DataFrame | None:
-    """A verdict table (instruments.csv) from `path`, else the shipped one; None when neither can be read."""
-    for candidate in (path, MEASURED):
-        if candidate is None:
-            continue
-        try:
-            table = pd.read_csv(candidate)
-        except (OSError, ValueError, pd.errors.ParserError):
-            continue
-        if set(VERDICT_COLUMNS) <= set(table.columns):
-            return table
-    return None
+    """A verdict table (instruments.csv) from `path` (default: the shipped one); None when it cannot be read."""
+    try:
+        table = pd.read_csv(MEASURED if path is None else path)
+    except (OSError, ValueError, pd.errors.ParserError):
+        return None
+    return table if set(VERDICT_COLUMNS) <= set(table.columns) else None
+
+
+def newest_benchmark(root: Path | None = None) -> Path | None:
+    """The instruments.csv of the newest benchmark folder in `root` (default: the lab home's benchmarks), or None."""
+    if root is None:
+        from informer_lab.home import benchmarks_dir
+
+        root = benchmarks_dir()
+    try:
+        found = [p / "instruments.csv" for p in Path(root).iterdir() if (p / "instruments.csv").is_file()]
+    except OSError:
+        return None
+    return max(found, key=lambda p: p.stat().st_mtime, default=None)
+
+
+def current_verdicts() -> tuple[pd.DataFrame | None, str]:
+    """(the verdicts to show, where they come from): the newest benchmark of the lab's home, else the shipped table;
+    (None, "") when neither can be read."""
+    own = newest_benchmark()
+    table = read_verdicts(own) if own is not None else None
+    if table is not None:
+        return table, f"your benchmark {own.parent.name}"
+    table = read_verdicts()
+    return (table, "the lab's benchmark, docs/measurements.md") if table is not None else (None, "")
 
 
 def evidence_line(name: str, verdicts: pd.DataFrame | None = None) -> str:
@@ -161,5 +180,5 @@ def evidence_line(name: str, verdicts: pd.DataFrame | None = None) -> str:
                    f"{row['random']:.3g} for {control}: {row['verdict']}.")
 
 
-__all__ = ["INSTRUMENTS", "Instrument", "KINDS", "LEARNED", "MEASURED", "VERDICT_COLUMNS", "evidence_line",
-           "instrument_verdicts", "read_verdicts"]
+__all__ = ["INSTRUMENTS", "Instrument", "KINDS", "LEARNED", "MEASURED", "VERDICT_COLUMNS", "current_verdicts",
+           "evidence_line", "instrument_verdicts", "newest_benchmark", "read_verdicts"]

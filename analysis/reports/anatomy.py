@@ -75,4 +75,25 @@ def model_sections(model, prepared, split: str, window: int, seed: int, *, lens_
         f"{rho.estimate:+.3f} {interval}; heads where they disagree (Benjamini–Hochberg): {disagree}.",
         [], [("composition", scored.sort_values("score", ascending=False).head(40)[
             ["sender", "receiver", "kind", "score", "random_mean", "random_q95"]]), ("attribution patching", atp.heads)])
-    return [anatomy, circuits]
+    return [anatomy, circuits, evidence_section(CHECKPOINT_INSTRUMENTS)]
+
+
+CHECKPOINT_INSTRUMENTS = ("ablation", "attention", "sparsity", "pyramid", "rollout", "lens", "composition", "atp")
+STUDY_INSTRUMENTS = ("ablation", "gradient_importance", "lens", "direct_share", "composition")
+
+
+def evidence_section(names) -> ReportSection:
+    """What kind of evidence each instrument of the report gives and, where the benchmark scored it, how well it finds
+    planted answers (analysis.planted.evidence)."""
+    from informer_lab.analysis.planted.evidence import INSTRUMENTS, current_verdicts, evidence_line
+
+    table, source = current_verdicts()
+    rows = pd.DataFrame({"instrument": [INSTRUMENTS[n].label for n in names],
+                         "evidence": [INSTRUMENTS[n].kind for n in names],
+                         "what is known of it": [evidence_line(n, table) for n in names]})
+    return ReportSection("The evidence each instrument gives",
+                         "Descriptive: what the model computed; correlational: how the forecast moves with a small "
+                         "change, or what the weights allow; causal: an intervention and the forecast's change. Where "
+                         "an instrument was scored against planted answers, its score beside the random control's"
+                         + (f" ({source})." if source else "; no benchmark table could be read here."),
+                         [], [("instruments", rows)])

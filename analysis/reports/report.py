@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from informer_lab.analysis.intervals import METHOD
-from informer_lab.analysis.reports.anatomy import anatomy_section, model_sections
+from informer_lab.analysis.reports.anatomy import STUDY_INSTRUMENTS, anatomy_section, evidence_section, model_sections
 from informer_lab.analysis.reports.figures import grouped_bars, heatmap, interval_bars, series_bars
 from informer_lab.analysis.reports.html import MAX_TABLE_ROWS, Report, ReportSection, figure_html, render_html, table_html, write_report
 from informer_lab.analysis.reports.verdict import study_warning, verdict_section
@@ -293,7 +293,7 @@ def study_report(study_dir: str | Path) -> Report:
                 _removable_section(read(tables / "findings_removable.csv", _read_csv, done and "sweep" in analyses)),
                 _roles_section(read(tables / "findings_roles.csv", _read_csv, done and "roles" in analyses)),
                 anatomy_section({name: read(tables / f"findings_{name}.csv", _read_csv, done and name in analyses)
-                                 for name in ("lens", "shares", "composition")})]
+                                 for name in ("lens", "shares", "composition")}), evidence_section(STUDY_INSTRUMENTS)]
     if left_out:
         sections.append(ReportSection("Left out of this report", "These files of the study could not be shown:\n\n"
                                       + "\n".join(f"- {line}" for line in left_out), [], []))

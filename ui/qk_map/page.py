@@ -12,13 +12,13 @@ import streamlit as st
 
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.instruments.qk_map import qk_map_table
-from informer_lab.ui import evidence, state, widgets
+from informer_lab.ui import evidence, nav, state, widgets
 from informer_lab.ui.qk_map import cache, charts, tables
 from informer_lab.ui.tables import file_stem
 from informer_lab.ui.widgets import clickable_chart
 from informer_lab.analysis.heads.names import head_name
 
-SPARSITY_PAGE = "ui/sparsity/page.py"
+SPARSITY_PAGE = nav.page_file("sparsity")
 POINT_KEY, CHART_KEY, POINT_FRAGMENT = "qk_point", "qk_map", "qk_point_detail"
 WINDOW_CHOICES = (64, 256, 1024)
 

@@ -11,12 +11,12 @@ from informer_lab.study.findings import load_findings
 from informer_lab.study.folder import request_stop, stop_requested
 from informer_lab.study.plan import format_seeds
 from informer_lab.study.status import STATES
-from informer_lab.ui import settings, state, widgets
+from informer_lab.ui import nav, settings, state, widgets
 from informer_lab.ui.studies import charts, launch, tables
 from informer_lab.ui.tables import file_stem
 
 PICK_KEY = "st_roles"
-SPARSITY_PAGE = "ui/sparsity/page.py"
+SPARSITY_PAGE = nav.page_file("sparsity")
 
 st.title("Studies")
 st.caption("A study trains one model per seed × setting as Ray tasks (in a process of its own, so the app stays "

@@ -217,6 +217,9 @@ def test_a_checkpoint_report_holds_the_analysis_functions_numbers(tiny_trained, 
     for title in ("Errors", "Single-head ablation"):  # no interval: said so, with the reason, and no head is listed
         assert "No interval is shown" in sections[title].text and "independent stretches" in sections[title].text
     assert "no head is listed" in sections["Single-head ablation"].text
+    evidence = tables["instruments"].set_index("instrument")["evidence"]
+    assert evidence["Head ablation"] == "causal" and evidence["Attention rollout"] == "descriptive"
+    assert evidence["Composition scores"] == "correlational"
     whole = checkpoint_report(checkpoint, sample_frame, seed=3, max_windows=None, window=2)
     whole = {s.title: s for s in whole.sections}
     shown = dict(whole["Errors"].tables)["errors"]
