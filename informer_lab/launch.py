@@ -24,7 +24,7 @@ import urllib.request
 import webbrowser
 
 from . import running
-from .home import lab_home
+from .home import check_folder, lab_home
 from .source import SERVER_APP, child_env
 
 DEFAULT_PORT = 8501
@@ -184,8 +184,7 @@ def serve(port: int | None = None, host: str = LOOPBACK, browser: bool = True, w
     signal.signal(signal.SIGTERM, _interrupt)
     if port is None and chosen != DEFAULT_PORT:
         print(f"Port {DEFAULT_PORT} is taken; serving on port {chosen} instead.", flush=True)
-    home = lab_home().path
-    home.mkdir(parents=True, exist_ok=True)
+    home = check_folder(lab_home().path, "the lab's home", write=True)  # a loop, a file, a device: one line
     # The server runs in the lab's home: Streamlit reads a .streamlit/config.toml from its working folder, and the
     # folder a user starts the lab from should not change how it is served (a checkout's home is the checkout).
     server = subprocess.Popen(server_command(chosen, host), start_new_session=True, cwd=home, env=child_env())

@@ -84,8 +84,8 @@ def shape_problem(parts: dict[str, dict]) -> str | None:
     for row in parts["metrics"].get("history") or ():
         if not isinstance(row, dict) or any(_type_problem(v, _NUMBER) for v in row.values() if v is not None):
             return f"metrics.json: history holds {str(row)[:40]!r}, not an epoch's numbers"
-    for key, value in (parts["metrics"].get("test") or {}).items():
-        if value is not None and _type_problem(value, _NUMBER):
+    for key, value in (parts["metrics"].get("test") or {}).items():  # its figures (details as lists: per column)
+        if value is not None and not isinstance(value, (list, dict)) and _type_problem(value, _NUMBER):
             return f"metrics.json: test {key} is {_kind(value)}, not a number"
     return None
 

@@ -101,6 +101,8 @@ def test_damaged_runs_are_listed_with_their_reasons_and_never_take_the_page_down
     assert set(broken) | {"sample"} <= set(shown.index)
     assert all(words in shown.loc[name, "problem"] for name, words in broken.items())
     assert at.selectbox(key="runs_chosen").options == ["sample"]
+    said = " ".join(w.value for w in at.warning)
+    assert "5 run folders cannot be read" in said and "`revin-text`: config.json: revin is a text" in said
 
 
 def _unusable_homes(tmp_path):
