@@ -37,8 +37,9 @@ def sender_text(text: str) -> str:
 
 def receivers_list(text: str) -> list[str]:
     """An argparse type: SITE:HEAD:WHAT separated by commas, 1 to MAX_RECEIVERS distinct ones."""
-    items = list(dict.fromkeys(r.strip() for r in str(text).split(",", MAX_RECEIVERS * 4) if r.strip()))
-    if not items or len(items) > MAX_RECEIVERS:
+    text = str(text)
+    items = list(dict.fromkeys(r.strip() for r in text.split(",", MAX_RECEIVERS * 4) if r.strip()))
+    if not items or len(items) > MAX_RECEIVERS or text.count(",") >= MAX_RECEIVERS * 4:
         raise argparse.ArgumentTypeError(f"expected 1 to {MAX_RECEIVERS} receivers separated by commas, got "
                                          f"{shown(text)}")
     for item in items:

@@ -89,7 +89,7 @@ def folder_problem(path: Path, *, write: bool = False) -> str | None:
             return f"cannot be created: {_reason(err)}"
         return None
     except OSError as err:
-        return _reason(err)
+        return f"cannot be used: {_reason(err)}"
     if not stat.S_ISDIR(mode):
         kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a named pipe" if stat.S_ISFIFO(mode)
                 else "a file")

@@ -25,7 +25,7 @@ import urllib.request
 import webbrowser
 
 from . import running
-from .home import lab_home
+from .home import check_folder, lab_home
 from .source import SERVER_APP, child_env, command
 
 DEFAULT_PORT = 8501
@@ -226,8 +226,7 @@ def serve(port: int | None = None, host: str = LOOPBACK, browser: bool = True, w
         if reused is not None:
             return reused
     signal.signal(signal.SIGTERM, _interrupt)
-    home = lab_home().path
-    home.mkdir(parents=True, exist_ok=True)
+    home = check_folder(lab_home().path, "the lab's home", write=True)  # a loop, a file, a device: one line
     server, chosen = None, None
     try:
         for attempt in range(1, START_TRIES + 1):

@@ -135,15 +135,17 @@ def running(status: dict) -> bool:
     return age < STALE
 
 
-def _without_status(out: Path, plan) -> list[str]:
-    """Where a study stands when its status.json cannot be read: the runs whose results are on disk."""
+def _done_on_disk(out: Path, plan) -> int:
+    return sum(bool(state.trained and set(plan.analyses) <= set(state.done_analyses))
+               for state in (disk.inspect_run(out, run.name, plan.analyses) for run in plan.runs()))
+
+
+def _without_status(out: Path, plan, done: int | None = None) -> list[str]:
+    """Where a study stands when its status.json cannot be read or is missing: the runs whose results are on disk."""
     runs = plan.runs()
-    done = 0
-    for run in runs:
-        state = disk.inspect_run(out, run.name, plan.analyses)
-        done += state.trained and set(plan.analyses) <= set(state.done_analyses)
-    return [f"study {out}: status unknown — status.json cannot be read (damaged or cut short); counted from the run "
-            "folders instead",
+    done = _done_on_disk(out, plan) if done is None else done
+    why = "cannot be read (damaged or cut short)" if (out / "status.json").exists() else "is missing"
+    return [f"study {out}: status unknown — status.json {why}; counted from the run folders instead",
             f"{done} of {len(runs)} runs have their results on disk; re-run the study's command to go on (it does "
             "nothing twice and writes status.json anew)"]
 
@@ -159,6 +161,8 @@ def describe(out: str | Path) -> list[str]:
     status = disk.read_json_object(out / "status.json")
     if status is None and (out / "status.json").exists():  # damaged: say so, and count what the run folders hold
         return _without_status(out, plan)
+    if status is None and (done := _done_on_disk(out, plan)):  # missing, yet runs are on disk: not "not started"
+        return _without_status(out, plan, done)
     status = status or {}
     runs = [r for r in status.get("runs", []) if isinstance(r, dict)]
     total = len(plan.runs())

@@ -213,7 +213,9 @@ def check_against_baselines(model: Informer, prepared: PreparedData, *, split: s
     reason = next((r for r in means.reasons()[k:] if r), "")
     if reason:
         notes.append(f"{reason}: no verdict against the baselines without one")
-    suggestion = trend_suggestion(model, prepared, split) if "seasonal_naive" in not_better else None
+    naive_delta = next(r["delta_mse"] for r in rows if r["name"] == "seasonal_naive")
+    losing = "seasonal_naive" in not_better or ("seasonal_naive" in undecided and naive_delta > 0)
+    suggestion = trend_suggestion(model, prepared, split) if losing else None  # advice, not a verdict
     return BaselineCheck(table, len(windows), total, stride, span, split, seed, tuple(worse), tuple(not_better),
                          tuple(notes), suggestion, tuple(undecided), reason)
 

@@ -110,7 +110,7 @@ def manifest_digests(folder: str | Path | None) -> dict:
     if folder is None:
         return {}
     try:
-        digests = json.loads((Path(folder) / "manifest.json").read_text()).get("sha256", {})
+        digests = (read_or_none(Path(folder) / "manifest.json", max_bytes=1 << 20) or {}).get("sha256", {})
     except (OSError, ValueError, AttributeError):
         return {}
     return dict(digests) if isinstance(digests, dict) else {}

@@ -24,7 +24,7 @@ def test_a_trend_is_met_with_revin(tmp_path):
     assert plain.returncode == 0, plain.stderr
     ev = cli("evaluate", "--checkpoint", tmp_path / "plain", "--csv", csv)
     assert ev.returncode == 0, ev.stderr
-    assert "worse than seasonal naive" in ev.stdout
+    assert "seasonal naive" in ev.stdout  # worse, or (a trend: the errors drift) not measured without an interval
     assert "test split's target leaves the train range: 100% of its rows above" in ev.stdout
     assert "train with --revin" in ev.stdout
 

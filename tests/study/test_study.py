@@ -124,6 +124,9 @@ def test_a_study_brings_every_result_home_resumes_and_isolates_a_failure(tmp_pat
     damaged = describe(out)
     assert "status unknown" in damaged[0] and "status.json cannot be read" in damaged[0]
     assert damaged[1].startswith("2 of 4 runs have their results on disk")
+    status_file.unlink()  # missing while runs are on disk: not "not started, 0 of 4 done" either
+    missing = describe(out)
+    assert "status.json is missing" in missing[0] and missing[1].startswith("2 of 4 runs have their results on disk")
     status_file.write_bytes(whole)
 
     with pytest.raises(ConfigError, match="holds another study"):

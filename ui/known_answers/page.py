@@ -38,10 +38,10 @@ def _answer() -> Answer | None:
                 "(source *Known answer*), train a model on it, and come back; or upload the answer file of a "
                 f"series made with `{command('synth')}`.", icon=":material/info:")
         return None
-    import json
+    from informer_lab.analysis import jsonfile
 
-    try:
-        answer = Answer.from_dict(json.loads(upload.getvalue()))
+    try:  # capped in size and depth: a file of nested brackets is one line, not a RecursionError
+        answer = Answer.from_dict(jsonfile.loads(upload.getvalue(), upload.name, max_bytes=64 << 20))
         check_fits(answer, data.frame)
     except (InformerLabError, ValueError) as err:
         st.error(f"{upload.name}: {err}")

@@ -4,7 +4,7 @@ the list is quick however many runs there are; a run's model loads only when ask
 baselines."""
 import streamlit as st
 
-from informer_lab.analysis.errors import InformerLabError
+from informer_lab.analysis.errors import InformerLabError, count
 from informer_lab.analysis.learning.runs import curves, read_runs, runs_table
 from informer_lab.source import command
 from informer_lab.ui import settings, state, widgets
@@ -27,7 +27,14 @@ if not records:
     state.stop_page()
 
 table = runs_table(records)
-widgets.table(table.drop(columns=["problem"]) if not table["problem"].any() else table, "runs.csv", "runs_table",
+broken = [r for r in records if r.problem is not None]
+if broken:  # said above the table, the reason beside each name: a wide table hides its last column
+    st.warning(f"{count(len(broken), 'run folder')} cannot be read, listed without numbers: "
+               + "; ".join(f"`{r.name}`: {r.problem}" for r in broken[:5])
+               + (f"; and {len(broken) - 5} more (the table's problem column)" if len(broken) > 5 else ""),
+               icon=":material/folder_off:")
+    table = table[["run", "problem", *[c for c in table.columns if c not in ("run", "problem")]]]
+widgets.table(table.drop(columns=["problem"]) if not broken else table, "runs.csv", "runs_table",
               column_config=tables.COLUMN_CONFIG)
 
 names = [r.name for r in records if r.problem is None]

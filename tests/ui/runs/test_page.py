@@ -101,6 +101,8 @@ def test_damaged_runs_are_listed_with_their_reasons_and_never_take_the_page_down
     assert set(broken) | {"sample"} <= set(shown.index)
     assert all(words in shown.loc[name, "problem"] for name, words in broken.items())
     assert at.selectbox(key="runs_chosen").options == ["sample"]
+    said = " ".join(w.value for w in at.warning)
+    assert "5 run folders cannot be read" in said and "`revin-text`: config.json: revin is a text" in said
 
 
 def _unusable_homes(tmp_path):
@@ -133,6 +135,13 @@ def test_a_home_that_loops_is_a_file_or_a_device_gets_one_line_naming_it(open_ap
         assert code == 2
     if (tmp_path / "locked").exists():
         (tmp_path / "locked").chmod(0o700)
+    read_only = tmp_path / "ro" if os.geteuid() != 0 else Path("/sys/kernel")  # root writes anywhere but /sys
+    if os.geteuid() != 0:
+        read_only.mkdir()
+        read_only.chmod(0o555)
+    monkeypatch.setenv("INFORMER_LAB_HOME", str(read_only))
+    at = open_app()  # a read-only home: the pages draw, the sidebar says new runs cannot be saved there
+    assert any("cannot be created" in w.value and str(read_only) in w.value for w in at.sidebar.warning)
 
 
 def test_a_checkpoint_name_with_an_unusable_home_is_one_line_naming_the_folder(tmp_path, monkeypatch, capsys):
