@@ -59,4 +59,4 @@ def test_errors_are_one_line_exit_2(tmp_path):
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "nothing" in lines[0]
     bad = cli("ablate", "--checkpoint", tmp_path, "--csv", SAMPLE_CSV, "--out", tmp_path / "x.csv", "--fraction", 2)
-    assert bad.returncode == 2 and "fraction in [0, 1]" in bad.stderr
+    assert bad.returncode == 2 and "--fraction" in bad.stderr and "in [0, 1]" in bad.stderr

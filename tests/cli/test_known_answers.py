@@ -68,7 +68,9 @@ def test_faithfulness_and_the_model_check_after_an_analysis(tiny_trained, tmp_pa
     table = pd.read_csv(out)
     assert len(table) == 16 and {"uniform_change", "permuted_change", "floor", "reading"} <= set(table.columns)
     assert "key-sample floor" in run.stdout
-    assert run.stdout.splitlines()[-1].startswith("warning: This model is not measured against seasonal naive")
+    lines = run.stdout.splitlines()
+    assert lines[-1].startswith("evidence: Uniform and permuted attention rows — causal evidence")  # the instrument's
+    assert lines[-2].startswith("warning: This model is not measured against seasonal naive")  # after the model's check
     quiet = cli("faithfulness", "--checkpoint", folder, "--csv", SAMPLE_CSV, "--max-windows", 8, "--draws", 1,
                 "--key-seeds", 1, "--no-baseline-check", "--out", "-")
     assert quiet.returncode == 0 and "Test MSE" not in quiet.stdout + quiet.stderr

@@ -60,7 +60,7 @@ def test_what_the_tab_remembers_never_starts_a_comparison(open_app, tiny_trained
     at.radio(key="cp_windows").set_value(512)
     at = _run(at, "test")
     assert len(calls) == 1 and charts(at)
-    ui.compare.cache._COMPARISONS.clear()  # the result is dropped (another tab's work, a restart of the cache)
+    compare_cache._COMPARISONS.clear()  # the result is dropped (another tab's work, a restart of the cache)
     at.run()
     assert len(calls) == 1 and not charts(at)
     assert any("not kept any more" in i.value for i in at.info)
