@@ -8,6 +8,8 @@
     effects.py   a feature's direct effect on the forecast, its causal ablation or scaling, the heads that write it
     profile.py   density, activation histogram, top-activating windows, nearest features, the table of all features
     concepts.py  features (and single neurons) scored against user-given labels by AUROC, with intervals
-    seeds.py     dictionaries of several seeds matched (Hungarian on decoder cosine), stability against shuffled ones
+    seeds.py     dictionaries of several seeds matched (Hungarian on decoder cosine), stability against shuffled ones,
+                 the planted concepts of a generated series
+    known.py     the planted concept recovered per model seed (validated evidence); a model that did not learn: unscored
     run.py       one site's dictionary trained and measured in one call (the CLI's and the screen's entry point)
 """
