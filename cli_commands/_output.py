@@ -27,7 +27,7 @@ STDOUT = "-"
 _STDOUT: list = []  # the standard output a running command's CSV goes to (its own lines may be sent to stderr)
 AFTER: list = []  # what a command asked to print once it has succeeded (the model's check against baselines)
 FOLDERS = {"train": "checkpoint", "import": "checkpoint", "counterfactual": "folder", "study": "folder",
-           "circuits": "folder", "benchmark": "folder"}
+           "circuits": "folder", "benchmark": "folder", "sae": "folder"}
 
 
 class ProgressLine:
