@@ -43,6 +43,7 @@ class FeatureRun:
     table: pd.DataFrame
     concepts: ConceptScores | None
     seconds: dict
+    ablation_windows: int = 16
 
     @property
     def metrics(self):
@@ -53,7 +54,8 @@ class FeatureRun:
         return {"site": self.site, "k": s.k, "expansion": s.expansion, "latents": self.trained.m, "steps": s.steps,
                 "batch_size": s.batch_size, "learning_rate": s.learning_rate, "seed": self.seed,
                 "train_windows": self.train_windows, "train_positions": self.trained.tokens,
-                "test_windows": self.metrics.windows, "test_positions": self.metrics.positions}
+                "test_windows": self.metrics.windows, "test_positions": self.metrics.positions,
+                "ablation_windows": self.ablation_windows}
 
 
 def check_windows(**counts: int) -> None:
@@ -103,7 +105,7 @@ def run_features(model: Informer, prepared: PreparedData, site: str = DEFAULT_SI
                                                                             evaluation.activations, evaluation.codes))
         table = with_best_concepts(table, scores)
     return FeatureRun(site, int(seed), trained, len(train.windows), evaluation, direct, ablation, table, scores,
-                      seconds)
+                      seconds, int(ablation_windows))
 
 
 def with_best_concepts(table: pd.DataFrame, scores: ConceptScores) -> pd.DataFrame:
