@@ -46,16 +46,17 @@ def _band(x, low, high, colour: str, name: str) -> go.Scatter:
 
 
 def effect_figure(frame: pd.DataFrame, column: str, feature: int, what: str) -> go.Figure:
-    """Per horizon step: the direct effect (mean over windows, band: 95 %) and the forecast's change under the
-    intervention (error bars: 95 %)."""
+    """Per horizon step: the direct effect (mean over windows, band: 95 %) and the feature's contribution measured by
+    the intervention, Δ / (α − 1) (error bars: 95 %)."""
     x = frame["step"].to_numpy()
     traces = []
     if "direct" in frame:
         traces += [_band(x, frame["direct_low"].to_numpy(), frame["direct_high"].to_numpy(), DIRECT, "direct 95 %"),
                    go.Scatter(x=x, y=frame["direct"], name="direct effect (frozen norms)", line=dict(color=DIRECT))]
-    half_hi = (frame["delta_high"] - frame["delta"]).to_numpy()
-    half_lo = (frame["delta"] - frame["delta_low"]).to_numpy()
-    traces.append(go.Scatter(x=x, y=frame["delta"], name=f"forecast change, feature {what}", mode="markers+lines",
+    half_hi = (frame["contribution_high"] - frame["contribution"]).to_numpy()
+    half_lo = (frame["contribution"] - frame["contribution_low"]).to_numpy()
+    traces.append(go.Scatter(x=x, y=frame["contribution"], name=f"its contribution, measured with the feature {what}",
+                             mode="markers+lines",
                              line=dict(color=FEATURE, dash="dot"),
                              error_y=dict(type="data", array=np.nan_to_num(half_hi), arrayminus=np.nan_to_num(half_lo),
                                           visible=bool(np.isfinite(half_hi).any()))))

@@ -124,6 +124,10 @@ def feature_tab() -> None:
     widgets.chart(charts.effect_figure(tables.effect_frame(per_step, iv, column), column, f, what),
                   f"{stem}-f{f}-effect", "fe_effect")
     st.markdown(tables.intervention_line(iv))
+    st.caption("Both curves are what the feature adds to the forecast: the direct effect along the residual path, and "
+               "the forecast's change under the intervention divided by the change of the feature, Δ / (α − 1) (an "
+               "ablation: f(x) − f(x without it)). Where they differ, the feature acts through the FFNs, the "
+               "attention patterns or the norms' scales, which the direct path holds fixed.")
     st.caption(tables.EVIDENCE["causal"] + " " + (tables.EVIDENCE["direct"] if per_step is not None
                                                   else run.direct.reason))
     st.subheader("Heads that write it", divider="gray")

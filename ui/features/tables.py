@@ -69,10 +69,14 @@ def top_view(top: pd.DataFrame) -> pd.DataFrame:
 
 
 def effect_frame(per_step: pd.DataFrame | None, intervention, column: str) -> pd.DataFrame:
-    """step, direct, direct_low, direct_high, delta, delta_low, delta_high for one column (data units)."""
+    """step, direct (+ low, high), contribution (+ low, high) for one column (data units). contribution: the forecast's
+    change under the intervention per unit of change of the feature, Δ / (α − 1) — for an ablation (α = 0) what the
+    feature adds, f(x) − f(x without it) — on the same footing as the direct effect."""
     part = intervention.table[intervention.table.column == column].set_index("step")
-    out = pd.DataFrame({"step": part.index, "delta": part.delta.values, "delta_low": part.delta_low.values,
-                        "delta_high": part.delta_high.values})
+    per_unit = 1.0 / (intervention.scale - 1.0)
+    low, high = part.delta_low.values * per_unit, part.delta_high.values * per_unit
+    out = pd.DataFrame({"step": part.index, "contribution": part.delta.values * per_unit,
+                        "contribution_low": np.minimum(low, high), "contribution_high": np.maximum(low, high)})
     if per_step is not None:
         d = per_step[per_step.column == column].set_index("step").reindex(part.index)
         out["direct"], out["direct_low"], out["direct_high"] = d.effect.values, d.effect_low.values, d.effect_high.values

@@ -50,7 +50,7 @@ def test_a_dictionary_trains_on_demand_and_every_view_draws(open_app):
     assert len(table_with(at, "reads from")) >= 1  # the top windows, with the timestamps each position reads
     effect = next(f for f in charts(at) if "effect on the forecast per horizon step" in f["layout"]["title"]["text"])
     names = [t["name"] for t in effect["data"]]
-    assert "direct effect (frozen norms)" in names and any("ablated" in n for n in names)
+    assert "direct effect (frozen norms)" in names and any("measured with the feature ablated" in n for n in names)
     assert any(t.startswith("Window") for t in _titles(at))
     table_with(at, "attribution")
     table_with(at, "cosine")
