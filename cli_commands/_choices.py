@@ -13,7 +13,9 @@ FILLS = ("none", "interpolate", "ffill")  # analysis.data.FILLS
 BASELINES = ("zeros", "window_mean")  # analysis.instruments.attribution.BASELINES
 EDIT_KINDS = ("none", "spike", "shift", "scale", "trend", "zero", "shuffle", "paste")  # …window_edits.EDIT_KINDS
 PATCH_POINTS = ("heads", "embeddings", "memory")  # analysis.instruments.patching.PATCH_POINTS
-ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition")  # study.plan.ANALYSES
+ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition",
+            "features")  # study.plan.ANALYSES
+DEFAULT_ANALYSES = tuple(a for a in ANALYSES if a != "features")  # study.plan.DEFAULT_ANALYSES
 FAITHFULNESS_WINDOWS = 128  # analysis.heads.faithfulness.MAX_WINDOWS
 VARIANT_KINDS = ATTENTION_KINDS  # analysis.instruments.variants.KINDS
 VARIANT_WINDOWS = 128  # analysis.instruments.variants.MAX_WINDOWS

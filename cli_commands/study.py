@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._choices import ANALYSES
+from ._choices import ANALYSES, DEFAULT_ANALYSES
 from ._common import add_csv_options, add_training_options, open_csv, positive_int, read_options, training_choices
 
 
@@ -32,8 +32,9 @@ def register(sub) -> None:
     p.add_argument("--grid", nargs="*", default=[], metavar="KEY=V1,V2",
                    help="settings to vary, each KEY=values (e.g. attention=prob,full factor=3,5); every combination "
                         "runs with every seed")
-    p.add_argument("--analyses", default=",".join(ANALYSES),
-                   help=f"analyses per run, from {', '.join(ANALYSES)} (default: all)")
+    p.add_argument("--analyses", default=",".join(DEFAULT_ANALYSES),
+                   help=f"analyses per run, from {', '.join(ANALYSES)} (default: all but features, which trains a "
+                        "sparse dictionary of the memory per run)")
     p.add_argument("--max-windows", type=positive_int, default=512, help="windows each analysis scores")
     p.add_argument("--split", choices=("val", "test"), default="test")
     p.add_argument("--address", default=None, help="a Ray cluster to join (auto, or HOST:PORT); default: start "

@@ -108,6 +108,31 @@ def run_features(model: Informer, prepared: PreparedData, site: str = DEFAULT_SI
                       seconds, int(ablation_windows))
 
 
+STUDY_STEPS = 1_000
+
+
+def study_table(model: Informer, prepared: PreparedData, *, split: str = "test", seed: int = 0, windows: int = 256,
+                site: str = DEFAULT_SITE, settings: SAESettings = SAESettings(steps=STUDY_STEPS)) -> pd.DataFrame:
+    """A study's `features` analysis of one run: the dictionary of `site` (SAE seed = the run's seed; 512 train
+    windows, `windows` windows of `split`), one row per feature — feature, density, then the run's figures (site, fvu,
+    l0, dead_fraction, model_mse, spliced_delta_mse, its interval, relative_delta) repeated, then its decoder
+    direction w0 … w{d−1} (unit norm), which the study's findings match across seeds."""
+    train = collect(model, prepared, "train", site, windows=512, seed=seed)
+    sae = train_sae(train.values, replace(settings, seed=int(seed))).sae
+    evaluation = evaluate(model, prepared, sae, site, split=split, windows=windows, seed=seed)
+    m = evaluation.metrics
+    directions = sae.W_dec.detach().double().numpy()  # [d, M], unit columns
+    table = pd.DataFrame({"feature": np.arange(sae.m),
+                          "density": evaluation.codes.fires() / max(1, evaluation.codes.positions)})
+    for name, value in (("site", site), ("fvu", m.fvu), ("l0", m.l0), ("dead_fraction", m.dead_fraction),
+                        ("model_mse", m.model_mse), ("spliced_delta_mse", m.spliced_delta_mse),
+                        ("spliced_delta_mse_low", m.spliced_delta_mse_low),
+                        ("spliced_delta_mse_high", m.spliced_delta_mse_high), ("relative_delta", m.relative_delta)):
+        table[name] = value
+    weights = pd.DataFrame(directions.T, columns=[f"w{i}" for i in range(directions.shape[0])])
+    return pd.concat([table, weights], axis=1)
+
+
 def with_best_concepts(table: pd.DataFrame, scores: ConceptScores) -> pd.DataFrame:
     """The table with each feature's best concept at the position level: best_concept ('column=value'),
     best_concept_auroc."""
@@ -121,4 +146,5 @@ def with_best_concepts(table: pd.DataFrame, scores: ConceptScores) -> pd.DataFra
                         best_concept_auroc=aurocs[best, np.arange(aurocs.shape[1])])
 
 
-__all__ = ["FeatureRun", "MAX_WINDOWS", "check_windows", "run_features", "with_best_concepts"]
+__all__ = ["FeatureRun", "MAX_WINDOWS", "STUDY_STEPS", "check_windows", "run_features", "study_table",
+           "with_best_concepts"]

@@ -10,7 +10,7 @@ finds among m random-ish directions in d dimensions (high when m ≫ d: the Hung
 
 Planted concepts: a series generated with `informer-lab synth --kind regime` keeps its answer, the regime in force at
 every row (A or B); `--kind spikes`, the rows of its spikes. `answer_concepts` turns that into a concept table at the
-file's timestamps, scored like any user's concepts (concepts.py).
+file's timestamps, scored like any user's concepts (concepts.py). Matching imports no torch (a study's findings use it).
 """
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ import pandas as pd
 from scipy.optimize import linear_sum_assignment
 
 from informer_lab.analysis.errors import ConfigError
-from informer_lab.analysis.features.concepts import Concepts
 from informer_lab.analysis.intervals import Interval, pairwise_mean_interval
 
 MATCHED = 0.7  # a matched pair with a cosine above this counts as the same feature
@@ -104,9 +103,11 @@ def stability(dictionaries, seed: int = 0) -> Stability:
                      float(np.mean(shares)), float(np.mean(control_shares)))
 
 
-def answer_concepts(times, answer) -> Concepts:
+def answer_concepts(times, answer):
     """The planted concepts of a generated file (analysis.planted.synth.Answer) at its rows' timestamps `times`:
     'regime' (A / B at every row) for --kind regime; 'spike' (yes at a spike's row, no elsewhere) for --kind spikes."""
+    from informer_lab.analysis.features.concepts import Concepts  # torch, which the study's findings do without
+
     times = pd.DatetimeIndex(times)
     n = len(times)
     labels = {}
