@@ -3,10 +3,13 @@
 The concept file holds the data's time column and one or more label columns (categories; an empty cell: no label).
 It is never an input of the model: it only names what happened when. Each label value is scored one-vs-rest:
 
-- position level: a position's label is the most frequent label over the input steps it reads (sites.py's spans;
-  unlabelled steps left out, a tie to the latest step's); its score is z_f there;
-- window level: a window's label is the most frequent over its last `stretch` input steps; its score is z_f's
-  maximum over the positions whose span reaches into that stretch.
+- position level: a position reads value v when any input step it reads (sites.py's spans) is labelled v — an event
+  one step long counts for every position that reads it; a position straddling a regime switch reads both values —
+  and reads nothing when none of its steps is labelled; its score is z_f there;
+- window level: a window reads v when any of its last `stretch` input steps is labelled v; its score is z_f's maximum
+  over the positions whose span reaches into that stretch.
+
+One-vs-rest: the positives of v read v, the negatives read labels other than v only.
 
 AUROC = P(score of a positive > score of a negative) + ½ P(tie), from mid-ranks. Its interval (DeLong's components
 summed per window: ψ_w = Σ_{positives i in w} (V_i − A)/n₊ + Σ_{negatives j in w} (V_j − A)/n₋, whose sum over windows
@@ -119,31 +122,26 @@ def split_labels(concepts: Concepts, prepared: PreparedData, split: str) -> dict
     return out
 
 
-def _mode(labels) -> object:
-    """The most frequent label (None left out); a tie goes to the label of the latest step."""
-    counts: dict = {}
-    for v in labels:
-        if v is not None:
-            counts[v] = counts.get(v, 0) + 1
-            counts[v] = counts.pop(v)  # the latest seen last: max() below keeps the last of equals
-    if not counts:
-        return None
-    top = max(counts.values())
-    return str([v for v, c in counts.items() if c == top][-1])
+def _read(labels) -> frozenset:
+    """The labels of some steps, unlabelled ones left out."""
+    return frozenset(str(v) for v in labels if v is not None)
 
 
 def position_labels(labels: np.ndarray, windows: np.ndarray, spans: np.ndarray) -> np.ndarray:
-    """[S, L] the label each position reads (the mode over its span)."""
+    """[S, L] the set of labels each position reads (over its span; empty: nothing labelled there)."""
     out = np.empty((len(windows), len(spans)), dtype=object)
     for i, w in enumerate(windows):
         for p, (a, b) in enumerate(spans):
-            out[i, p] = _mode(labels[w + a:w + b + 1]) if a >= 0 else None
+            out[i, p] = _read(labels[w + a:w + b + 1]) if a >= 0 else frozenset()
     return out
 
 
 def window_labels(labels: np.ndarray, windows: np.ndarray, seq_len: int, stretch: int) -> np.ndarray:
-    """[S] each window's label over its last `stretch` input steps."""
-    return np.array([_mode(labels[w + seq_len - stretch:w + seq_len]) for w in windows], dtype=object)
+    """[S] the set of labels over each window's last `stretch` input steps."""
+    out = np.empty(len(windows), dtype=object)
+    for i, w in enumerate(windows):
+        out[i] = _read(labels[w + seq_len - stretch:w + seq_len])
+    return out
 
 
 def stretch_positions(spans: np.ndarray, seq_len: int, stretch: int) -> np.ndarray:
@@ -218,14 +216,14 @@ def score_concepts(concepts: Concepts, prepared: PreparedData, activations: Site
                                  np.repeat(np.arange(S), L)),
                     "window": (window_labels(labels, windows, seq_len, stretch), z_window, x_window, np.arange(S))}
         for level, (label, feats, neurons, window_of) in by_level.items():
-            known = np.array([v is not None for v in label])
-            for value in sorted({str(v) for v in label[known]}):
-                positive = np.array([v == value for v in label[known]])
+            known = np.array([len(v) > 0 for v in label])
+            for value in sorted(frozenset().union(*label[known])):
+                positive = np.array([value in v for v in label[known]])
                 n_pos, n_neg = int(positive.sum()), int((~positive).sum())
                 row = {"concept": column, "value": value, "level": level, "positives": n_pos, "negatives": n_neg}
                 if not n_pos or not n_neg:
                     rows.append({**row, "feature": -1, "auroc": np.nan, "auroc_low": np.nan, "auroc_high": np.nan,
-                                 "reason": "every labelled item has this value: nothing to tell apart",
+                                 "reason": "every labelled item reads this value: nothing to tell apart",
                                  "neuron": "", "neuron_auroc": np.nan})
                     scores.append(np.full(codes.m, np.nan))
                     continue

@@ -61,9 +61,11 @@ class Recovery:
 
 def planted_recovery(model: Informer, prepared: PreparedData, concepts: Concepts, concept: str, *, seed: int = 0,
                      site: str = DEFAULT_SITE, settings: SAESettings = SAESettings(), train_windows: int = 1024,
-                     test_windows: int = 256, frame: SeriesFrame | None = None, answer=None) -> Recovery:
+                     test_windows: int = 256, frame: SeriesFrame | None = None, answer=None,
+                     values: tuple[str, ...] | None = None) -> Recovery:
     """Score one model's dictionary of `site` against the planted `concept` (module docstring); frame and answer:
-    the generated series and its answer (the Bayes rule for "learned")."""
+    the generated series and its answer (the Bayes rule for "learned"); values: the concept's values that count
+    (default all: a regime's A and B; a spike's "yes" alone)."""
     ratio = float("nan")
     if frame is not None and answer is not None:
         check = learned(model, prepared, frame, answer, seed)
@@ -80,6 +82,8 @@ def planted_recovery(model: Informer, prepared: PreparedData, concepts: Concepts
     evaluation = evaluate(model, prepared, sae, site, windows=test_windows, seed=seed)
     scores = score_concepts(concepts, prepared, evaluation.activations, evaluation.codes)
     best = recovery(scores.table, concept)
+    if values is not None:
+        best = best[best.value.isin([str(v) for v in values])].reset_index(drop=True)
     top = best.loc[best.auroc.idxmax()]
     m = evaluation.metrics
     return Recovery(int(seed), True, "", ratio, str(top.value), str(top.level), int(top.feature), float(top.auroc),
