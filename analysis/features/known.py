@@ -84,8 +84,11 @@ def planted_recovery(model: Informer, prepared: PreparedData, concepts: Concepts
     best = recovery(scores.table, concept)
     if values is not None:
         best = best[best.value.isin([str(v) for v in values])].reset_index(drop=True)
-    top = best.loc[best.auroc.idxmax()]
     m = evaluation.metrics
+    if best.empty:
+        return Recovery(int(seed), True, f"no value of {concept!r} could be scored on these windows (none or every "
+                                         "item reads it)", ratio, fvu=m.fvu, l0=m.l0, dead_fraction=m.dead_fraction)
+    top = best.loc[best.auroc.idxmax()]
     return Recovery(int(seed), True, "", ratio, str(top.value), str(top.level), int(top.feature), float(top.auroc),
                     float(top.auroc_low), float(top.auroc_high), str(top.neuron), float(top.neuron_auroc), m.fvu, m.l0,
                     m.dead_fraction)

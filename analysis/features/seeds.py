@@ -132,6 +132,10 @@ def recovery(table: pd.DataFrame, concept: str) -> pd.DataFrame:
     part = table[table.concept == concept]
     if part.empty:
         raise ConfigError(f"no scores for the concept {concept!r}")
+    part = part.dropna(subset=["auroc"])  # a value no scored item (or every one) reads has no AUROC
+    if part.empty:
+        return pd.DataFrame(columns=["value", "level", "feature", "auroc", "auroc_low", "auroc_high", "neuron",
+                                     "neuron_auroc"])
     best = part.loc[part.groupby("value").auroc.idxmax()]
     return best[["value", "level", "feature", "auroc", "auroc_low", "auroc_high", "neuron", "neuron_auroc"]] \
         .reset_index(drop=True)

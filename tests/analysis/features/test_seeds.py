@@ -54,3 +54,5 @@ def test_planted_regimes_and_spikes_become_labels():
                           "auroc_low": np.nan, "auroc_high": np.nan, "neuron": "+0", "neuron_auroc": 0.5})
     best = seeds.recovery(table, "regime")
     assert best.feature.tolist() == [2, 3] and best.level.tolist() == ["window", "position"]
+    unscored = seeds.recovery(table.assign(auroc=np.nan), "regime")  # no value scored: nothing recovered
+    assert unscored.empty and "auroc" in unscored.columns
