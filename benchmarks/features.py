@@ -9,15 +9,17 @@ FVU, L0, dead latents and the forecast's MSE with the reconstruction spliced in,
 interval. Targets: one site trains in ≤ 60 s; FVU ≤ 0.10 at L0 ≤ 32; dead ≤ 1 %; the spliced MSE within 5 % of the
 model's.
 
-Part 2, a known answer: a series whose season switches between two hidden regimes (`synth --kind regime
---regime-lags 24,12 --regime-length 240`: y_t = 0.9·y_{t−24} + e_t in A, 0.9·y_{t−12} + e_t in B), three models
-(seeds 0, 1, 2; seq_len 96, d_model 32, 8 epochs of 300 steps), each checked first by the Known answers screen's rule
-(test MSE ≤ 1.5× the Bayes forecast's; a model that did not learn is reported, not scored), its dictionary of the
-memory (encoder.out) scored against the planted regime labels at the position and window levels, the best single
-neuron beside it; and dictionaries of three SAE seeds on the first learned model matched (Hungarian on decoder
-cosine) against shuffled dictionaries. Targets: the planted regime recovered (AUROC ≥ 0.9 at either level) in at
-least 2 of 3 seeds; stability above the shuffled control. (A season whose sign flips, --coefs 0.9,-0.9, defeats every
-linear forecaster, but a d_model-32 Informer trained for 1,500 steps did not learn it either: MSE 0.97.)
+Part 2, known answers (`--kinds regime spikes`): a series with a hidden state the generator keeps as its answer —
+`regime`: the season switches between y_t = 0.9·y_{t−24} + e_t (A) and 0.9·y_{t−12} + e_t (B), segments of about
+240 steps; `spikes`: a seasonal AR(24) with 60 spikes of ±10σ in its innovation at known rows. Three models each (seeds
+0, 1, 2; seq_len 96, d_model 32, 8 epochs of 300 steps), each checked first by the Known answers screen's rule (test
+MSE ≤ 1.5× the Bayes forecast's; a model that did not learn is reported, not scored); dictionaries of the memory
+(encoder.out) and the decoder's output scored against the planted labels (regime A / B; spike up / down, by the spike's sign) at the position
+and window levels, the best single neuron beside the best feature; dictionaries of three SAE seeds on the first
+learned model's memory matched (Hungarian on decoder cosine) against shuffled dictionaries. Targets: the planted
+concept recovered (AUROC ≥ 0.9 at either level, at either site) in at least 2 of 3 seeds; stability above the
+shuffled control. (A season whose sign flips, --coefs 0.9,-0.9, defeats every linear forecaster, but a d_model-32
+Informer trained for 1,500 steps did not learn it either: MSE 0.97.)
 """
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ def sample_part(sites, steps: int) -> list[dict]:
 
 PLANTED = {  # kind → (the generator's spec, the concept, the values that count)
     "regime": (dict(kind="regime", regime_lags=(24, 12), regime_length=240), "regime", None),
-    "spikes": (dict(kind="spikes", lags=(24,), coefs=(0.9,), events=60, spike=6.0), "spike", ("yes",)),
+    "spikes": (dict(kind="spikes", lags=(24,), coefs=(0.9,), events=60, spike=10.0), "spike", ("up", "down")),
 }
 PLANTED_SITES = ("encoder.out", "decoder.layer0.out")
 

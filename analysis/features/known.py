@@ -65,7 +65,7 @@ def planted_recovery(model: Informer, prepared: PreparedData, concepts: Concepts
                      values: tuple[str, ...] | None = None) -> Recovery:
     """Score one model's dictionary of `site` against the planted `concept` (module docstring); frame and answer:
     the generated series and its answer (the Bayes rule for "learned"); values: the concept's values that count
-    (default all: a regime's A and B; a spike's "yes" alone)."""
+    (default all: a regime's A and B; a spike's up and down, not its no)."""
     ratio = float("nan")
     if frame is not None and answer is not None:
         check = learned(model, prepared, frame, answer, seed)

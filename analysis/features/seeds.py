@@ -105,7 +105,8 @@ def stability(dictionaries, seed: int = 0) -> Stability:
 
 def answer_concepts(times, answer):
     """The planted concepts of a generated file (analysis.planted.synth.Answer) at its rows' timestamps `times`:
-    'regime' (A / B at every row) for --kind regime; 'spike' (yes at a spike's row, no elsewhere) for --kind spikes."""
+    'regime' (A / B at every row) for --kind regime; 'spike' (up or down at a spike's row by its sign, no elsewhere)
+    for --kind spikes."""
     from informer_lab.analysis.features.concepts import Concepts  # torch, which the study's findings do without
 
     times = pd.DatetimeIndex(times)
@@ -116,10 +117,12 @@ def answer_concepts(times, answer):
         regimes = np.array([g for _, g in answer.regime_of_row])
         at = regimes[np.searchsorted(firsts, np.arange(n), side="right") - 1]
         labels["regime"] = np.array(["AB"[g] for g in at], dtype=object)
-    spikes = [int(e["row"]) for e in answer.events if e.get("what") == "spike"]
-    if spikes:
+    spikes = [(int(e["row"]), float(e.get("size", 0.0))) for e in answer.events if e.get("what") == "spike"]
+    if spikes:  # by sign: a ReLU feature reads one direction, and a spike up is not a spike down
         marks = np.full(n, "no", dtype=object)
-        marks[[r for r in spikes if r < n]] = "yes"
+        for row, size in spikes:
+            if row < n:
+                marks[row] = "up" if size > 0 else "down"
         labels["spike"] = marks
     if not labels:
         raise ConfigError(f"a {answer.kind!r} series plants no concept; generate one with --kind regime or spikes")

@@ -45,7 +45,8 @@ def test_planted_regimes_and_spikes_become_labels():
     assert set(regime) == {"A", "B"} and regime[0] == "A"
     frame, answer = generate(SynthSpec(kind="spikes", rows=600, events=5, seed=2))
     spike = seeds.answer_concepts(pd.to_datetime(frame["date"]), answer).labels["spike"]
-    assert sorted(np.flatnonzero(spike == "yes")) == sorted(e["row"] for e in answer.events)
+    assert sorted(np.flatnonzero(spike != "no")) == sorted(e["row"] for e in answer.events)
+    assert all(spike[e["row"]] == ("up" if e["size"] > 0 else "down") for e in answer.events)
     frame, answer = generate(SynthSpec(kind="seasonal_ar", rows=300))
     with pytest.raises(ConfigError, match="plants no concept"):
         seeds.answer_concepts(pd.to_datetime(frame["date"]), answer)
