@@ -89,7 +89,7 @@ def run(args) -> int:
     write_table(result.table, args.out / "features.csv")
     written = ["metrics.json", "features.csv"]
     interval = (f"[{m.spliced_delta_mse_low:+.4f}, {m.spliced_delta_mse_high:+.4f}]" if m.reason == ""
-                else f"(no interval: {m.reason.removeprefix('no interval: ')[:90]})")
+                else f"(no interval: {m.reason.removeprefix('no interval: ')})")
     top = result.table.sort_values("ablation_rms", ascending=False).head(3)
     lines = [f"{args.site}: {result.trained.m} latents, k = {args.k}, trained on {result.trained.tokens:,} positions "
              f"in {result.seconds['train']:.1f} s",

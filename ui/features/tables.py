@@ -23,7 +23,7 @@ LITTLE_SPLICE = 0.05
 
 def _interval(low: float, high: float, reason: str, fmt: str = "{:+.4f}") -> str:
     if reason or not np.isfinite(low):
-        return "(no interval: " + (reason.removeprefix("no interval: ")[:140] or "too few windows") + ")"
+        return "(no interval: " + (reason.removeprefix("no interval: ") or "too few windows") + ")"
     return f"[{fmt.format(low)}, {fmt.format(high)}]"
 
 
