@@ -13,13 +13,16 @@ FILLS = ("none", "interpolate", "ffill")  # analysis.data.FILLS
 BASELINES = ("zeros", "window_mean")  # analysis.instruments.attribution.BASELINES
 EDIT_KINDS = ("none", "spike", "shift", "scale", "trend", "zero", "shuffle", "paste")  # …window_edits.EDIT_KINDS
 PATCH_POINTS = ("heads", "embeddings", "memory")  # analysis.instruments.patching.PATCH_POINTS
-ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition")  # study.plan.ANALYSES
+ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition",
+            "features")  # study.plan.ANALYSES
+DEFAULT_ANALYSES = tuple(a for a in ANALYSES if a != "features")  # study.plan.DEFAULT_ANALYSES
 FAITHFULNESS_WINDOWS = 128  # analysis.heads.faithfulness.MAX_WINDOWS
 VARIANT_KINDS = ATTENTION_KINDS  # analysis.instruments.variants.KINDS
 VARIANT_WINDOWS = 128  # analysis.instruments.variants.MAX_WINDOWS
 COST_LENGTHS = (96, 384, 1440, 4096, 8192)  # analysis.instruments.attention_cost.LENGTHS
 DISTIL_FORMS = ("routed", "structural", "jacobian")  # analysis.anatomy.transfer.FORMS
 SYNTH_KINDS = ("seasonal_ar", "driver", "spikes", "regime")  # analysis.planted.synth.KINDS
+FEATURE_SITE = "encoder.out"  # analysis.features.sites.DEFAULT_SITE (tests/cli/test_sae.py holds them equal)
 
 # TrainSettings' defaults (analysis.learning.training.TrainSettings), shown by --help
 TRAIN_DEFAULTS = {"epochs": 6, "batch_size": 32, "learning_rate": 3e-3, "schedule": "cosine", "patience": 3}

@@ -29,7 +29,7 @@ STDOUT = "-"
 _STDOUT: list = []  # the standard output a running command's CSV goes to (its own lines may be sent to stderr)
 AFTER: list = []  # what a command asked to print once it has succeeded (the model's check against baselines)
 FOLDERS = {"train": "checkpoint", "import": "checkpoint", "counterfactual": "folder", "study": "folder",
-           "circuits": "folder", "benchmark": "folder"}
+           "circuits": "folder", "benchmark": "folder", "sae": "folder"}
 # the files a command writes into its --out folder, put in place whole (analysis.outputs.write_folder)
 FOLDER_FILES = {"counterfactual": ("forecast.csv", "selection.csv", "scores.csv", "inputs.csv"),
                 "circuits": ("composition.csv", "atp.csv", "atp_heads.csv", "path.csv"),
@@ -127,7 +127,7 @@ EVIDENCE = {"rollout": ("rollout", "flow"), "lens": ("lens", "direct_share"), "a
             "ablate": ("ablation",), "importance": ("gradient_importance",), "patch": ("patching",),
             "circuits": ("composition", "atp", "path_patching"), "sparsity": ("attention", "sparsity"),
             "pyramid": ("pyramid",), "faithfulness": ("faithfulness",), "counterfactual": ("counterfactual",),
-            "qk-map": ("qk_map",), "variants": ("variants",)}  # the instruments each command runs
+            "qk-map": ("qk_map",), "variants": ("variants",), "sae": ("features",)}  # the instruments each command runs
 
 
 def evidence_notes(args: argparse.Namespace) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import argparse
 
-from ._choices import ANALYSES, GRID_KEYS, STUDY_MAX_RUNS
+from ._choices import ANALYSES, DEFAULT_ANALYSES, GRID_KEYS, STUDY_MAX_RUNS
 from ._common import (add_csv_options, add_training_options, int_in, open_csv, read_options, seeds, shown, text,
                       threads_int, training_choices)
 
@@ -35,8 +35,9 @@ def register(sub) -> None:
     p.add_argument("--grid", nargs="*", default=[], metavar="KEY=V1,V2", type=grid_item(p),
                    help="settings to vary, each KEY=values (e.g. attention=prob,full factor=3,5); every combination "
                         "runs with every seed")
-    p.add_argument("--analyses", type=analyses_list, default=",".join(ANALYSES),
-                   help=f"analyses per run, from {', '.join(ANALYSES)} (default: all)")
+    p.add_argument("--analyses", type=analyses_list, default=",".join(DEFAULT_ANALYSES),
+                   help=f"analyses per run, from {', '.join(ANALYSES)} (default: all but features, which trains a "
+                        "sparse dictionary of the memory per run)")
     p.add_argument("--max-windows", type=int_in(1, 1_000_000), default=512, help="windows each analysis scores")
     p.add_argument("--split", choices=("val", "test"), default="test")
     p.add_argument("--address", default=None, type=text(300), help="a Ray cluster to join (auto, or HOST:PORT); default: start "

@@ -31,7 +31,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--lags", type=LAGS, default=(24,), help="the target's seasonal lag(s), e.g. 24 or 24,168")
     p.add_argument("--coefs", type=number_list(-10, 10, most=2), default=None,
-                   help="their coefficients (default 0.9 for one lag, 0.6,0.3 for two)")
+                   help="their coefficients (default 0.9 for one lag, 0.6,0.3 for two); regime: one for both "
+                        "regimes or regime A's,B's (0.9,-0.9 with --regime-lags 24,24 flips the season's sign)")
     p.add_argument("--noise", type=number_in(0, 1e6, low_open=True), default=1.0, help="innovation σ of the target")
     p.add_argument("--irrelevant", type=int_in(0, SYNTH_LIMITS["irrelevant"]), default=1, help="columns the target never reads")
     p.add_argument("--decoys", type=int_in(0, SYNTH_LIMITS["decoys"]), default=0,

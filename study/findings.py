@@ -17,6 +17,10 @@ Per setting (the grid values; one group when there is no grid):
 - composition: per sender → receiver pair of matched heads (the role matrix's matching; without the roles analysis,
   heads by index, and the findings say so), the score over seeds with its t interval and the seeds above the random
   95 % quantile;
+- features (when the study ran them): each run's dictionary of the memory — FVU, L0, dead fraction and the spliced
+  ΔMSE over seeds — and the dictionaries of the runs matched feature to feature (Hungarian on decoder cosine,
+  analysis.features.seeds) against shuffled ones. Different seeds are different models whose residual streams share
+  no basis: a high matched cosine says they learned alike, a low one is expected;
 - the model against seasonal naive per run (`model_vs_baselines`), with a warning that qualifies every finding above
   when some runs' models are no better than it.
 
@@ -73,7 +77,8 @@ def summarise(out: str | Path) -> dict:
     out = Path(out)
     tables = out / "tables"
     read, notes = {}, []
-    for name in ("errors", "sweep", "importance", "agreement", "roles", "profiles", "lens", "shares", "composition"):
+    for name in ("errors", "sweep", "importance", "agreement", "roles", "profiles", "lens", "shares", "composition",
+                 "features"):
         table = read_joined(out, name)
         if table is not None:
             read[name] = table
@@ -165,8 +170,41 @@ def summarise(out: str | Path) -> dict:
                 "pairs": len(part), "matched_by": part["matched_by"].iloc[0],
                 "above_random_q95_in_every_seed": int((part["above_in"] == part["seeds"]).sum()),
                 "lower_bound_above_random_q95": int((shown["score_seeds_lo"] > shown["random_q95"]).sum())}
+    if "features" in read:
+        frames = []
+        for setting, part in _groups(read["features"]):
+            table, entry = _features(part)
+            frames.append(table.assign(setting=setting))
+            findings["settings"].setdefault(setting, {})["features"] = entry
+        write_bytes(tables / "findings_features.csv", csv_bytes(pd.concat(frames, ignore_index=True)))
     write_json(out / "findings.json", findings)
     return findings
+
+
+FEATURE_FIGURES = ("fvu", "l0", "dead_fraction", "spliced_delta_mse", "relative_delta")
+
+
+def _features(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Each dictionary's figures over seeds, and the dictionaries matched across the runs."""
+    from informer_lab.analysis.features.seeds import stability
+
+    runs = table.groupby("run", sort=False)
+    first = runs.head(1)
+    frames = [across_seeds(first.assign(key=figure), ["key"], figure).drop(columns="key")
+              .rename(columns=lambda c, f=figure: c.replace(f"{f}_", "")).assign(figure=figure)
+              for figure in FEATURE_FIGURES]
+    summary = pd.concat(frames, ignore_index=True)
+    entry = {r.figure: {"mean": r.mean, "lo": r.seeds_lo, "hi": r.seeds_hi, "seeds": int(r.seeds)}
+             for r in summary.itertuples()}
+    entry["site"] = str(first["site"].iloc[0])
+    weights = [c for c in table.columns if c.startswith("w") and c[1:].isdigit()]
+    dictionaries = [part[weights].to_numpy(dtype=np.float64).T for _, part in runs]
+    if len(dictionaries) >= 2 and len({d.shape for d in dictionaries}) == 1:
+        st = stability(dictionaries)
+        entry["matched_cosine"] = {"mean": st.stability.estimate, "lo": st.stability.lo, "hi": st.stability.hi,
+                                   "shuffled": st.shuffled.estimate, "matched_share": st.matched_share,
+                                   "above_shuffled": bool(st.above_control)}
+    return summary, entry
 
 
 def _composition(table: pd.DataFrame, matrices: list[pd.DataFrame], setting: str) -> pd.DataFrame:

@@ -24,7 +24,9 @@ from informer_lab.analysis.learning.training import TrainSettings
 from informer_lab.analysis.learning.workflow import ModelSize
 from informer_lab.model.config import ATTENTION_KINDS
 
-ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition")
+ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition", "features")
+# what a study runs unless told: every analysis but `features` (a dictionary trained per run: tens of seconds each)
+DEFAULT_ANALYSES = tuple(a for a in ANALYSES if a != "features")
 # grid key → (where it goes, its type): the train options a study may vary
 def on_off(text: str) -> bool:
     """'on' / 'off' (also true / false, yes / no, 1 / 0) → bool."""
@@ -115,7 +117,7 @@ class StudyPlan:
     train: TrainSettings
     seeds: tuple[int, ...]
     grid: dict = field(default_factory=dict)
-    analyses: tuple[str, ...] = ANALYSES
+    analyses: tuple[str, ...] = DEFAULT_ANALYSES
     max_windows: int = 512  # windows each analysis scores (strided through the split); None-like 0: all
     split: str = "test"
 
@@ -183,5 +185,5 @@ def read_plan(folder: Path) -> StudyPlan | None:
                           "folder aside or choose another --out") from None
 
 
-__all__ = ["ANALYSES", "GRID_KEYS", "MAX_RUNS", "RunSpec", "StudyPlan", "fingerprint", "format_seeds", "parse_grid",
+__all__ = ["ANALYSES", "DEFAULT_ANALYSES", "GRID_KEYS", "MAX_RUNS", "RunSpec", "StudyPlan", "fingerprint", "format_seeds", "parse_grid",
            "parse_seeds", "read_plan"]

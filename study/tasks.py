@@ -23,6 +23,7 @@ from informer_lab.analysis.heads.ablation import head_sweep
 from informer_lab.analysis.anatomy.direct import direct_shares, top_heads
 from informer_lab.analysis.anatomy.lens import forecast_lens
 from informer_lab.analysis.circuits.composition import composition_scores
+from informer_lab.analysis.features.run import study_table
 from informer_lab.analysis.attention.agreement import topu_agreement
 from informer_lab.analysis.checkpoints.folder import Checkpoint, checkpoint_files, read_checkpoint_files
 from informer_lab.analysis.compare.comparison import headline_errors
@@ -116,6 +117,8 @@ def _analyses(checkpoint: Checkpoint, frame, spec: RunSpec, wanted: list[str], m
         elif name == "composition":  # from the weights alone (analysis.circuits.composition)
             table = composition_scores(model, seed=seed).table[["sender", "receiver", "kind", "score", "random_mean",
                                                                 "random_q95", "above_q95"]]
+        elif name == "features":  # a dictionary of the memory per run; findings match them across seeds
+            table = study_table(model, prepared, split=split, seed=seed, windows=min(256, windows or 256))
         else:
             raise ValueError(f"unknown analysis {name!r}")
         out[name] = _csv(table)

@@ -189,8 +189,8 @@ def test_analysis_is_grouped_by_subject_and_the_project_uses_the_new_names():
     assert loose == ["__init__.py", "discoveries.py", "errors.py", "intervals.py", "jsonfile.py", "outputs.py",
                      "seeds.py"]
     subjects = sorted(p.name for p in (ROOT / "analysis").iterdir() if p.is_dir() and p.name != "__pycache__")
-    assert subjects == ["anatomy", "attention", "checkpoints", "circuits", "compare", "data", "heads", "instruments",
-                        "learning", "planted", "reports"]
+    assert subjects == ["anatomy", "attention", "checkpoints", "circuits", "compare", "data", "features", "heads",
+                        "instruments", "learning", "planted", "reports"]
     assert all((ROOT / "analysis" / s / "__init__.py").is_file() for s in subjects)
     former = {f"informer_lab.analysis.{name}" for name in FORMER}
     used = {}

@@ -61,6 +61,7 @@ def pages() -> dict[str, list[st.Page]]:
             _page("sparsity", "Sparsity explorer", ":material/scatter_plot:", "sparsity"),
             _page("pyramid", "Distilling pyramid", ":material/filter_list:", "pyramid"),
             _page("anatomy", "Anatomy", ":material/account_tree:", "anatomy"),
+            _page("features", "Features", ":material/category:", "features"),
             _page("ablation", "Ablation studies", ":material/science:", "ablation"),
             _page("attribution", "Attribution", ":material/insights:", "attribution"),
         ],

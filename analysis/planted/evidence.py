@@ -59,6 +59,7 @@ INSTRUMENTS = {i.name: i for i in (
     Instrument("lens", "The forecast lens", "descriptive"),
     Instrument("direct_share", "Direct shares of the decoder heads", "descriptive", "direct_share", "top1"),
     Instrument("qk_map", "The query/key map", "descriptive"),
+    Instrument("features", "Sparse dictionary features (TopK SAE)", "descriptive"),
     Instrument("integrated_gradients", "Integrated Gradients", "correlational", "integrated_gradients", "auprc"),
     Instrument("gradient_importance", "Gradient head importance", "correlational", "gradient_importance", "top1"),
     Instrument("composition", "Composition scores", "correlational"),

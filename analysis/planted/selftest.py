@@ -136,6 +136,12 @@ def _learned(model, prepared, frame, answer, seed) -> dict:
                   f"(theory {theory:.4f})", "learned"), "model_mse": float(model_mse), "bayes_mse": float(bayes_mse)}
 
 
+def learned(model: Informer, prepared: PreparedData, frame: SeriesFrame, answer: Answer, seed: int = 0) -> dict:
+    """The self-test's `learned` row: the model's test MSE over the Bayes forecast's on the same windows (figure, lo,
+    hi), passed when at most LEARNED (1.5×); also what analysis.features.known reads."""
+    return _learned(model, prepared, frame, answer, seed)
+
+
 def _spread(windows: list[int], spec) -> int:
     """How many of these windows (sorted) share rows with one of them: the closest pair decides."""
     gaps = np.diff(sorted(windows))
@@ -270,5 +276,5 @@ def self_test(model: Informer, prepared: PreparedData, frame: SeriesFrame, answe
     return SelfTest(table, answer.kind, learned, bool(len(instrument)) and bool(instrument["passed"].all()), notes)
 
 
-__all__ = ["Attribute", "IG_GAP", "IG_MASS", "IG_SIGN", "IG_TOP", "LEARNED", "SelfTest", "integrated_gradients",
+__all__ = ["Attribute", "IG_GAP", "IG_MASS", "IG_SIGN", "IG_TOP", "LEARNED", "SelfTest", "integrated_gradients", "learned",
            "self_test"]

@@ -5,7 +5,7 @@ Every kind is a set of linear equations, one per column, driven by Gaussian inno
     seasonal_ar  y_t = φ₁·y_{t−s₁} (+ φ₂·y_{t−s₂}) + e_t                       one or two seasonal lags
     driver       y_t = a·y_{t−s} + b·d_{t−k} + e_t,  d_t = ρ·d_{t−1} + η_t      an exogenous driver at lag k
     spikes       seasonal_ar plus spikes ±A·σ in the innovation at known times   planted events
-    regime       y_t = φ·y_{t−s_A} + e_t in regime A, φ·y_{t−s_B} + e_t in B     a switch at known times
+    regime       y_t = φ_A·y_{t−s_A} + e_t in regime A, φ_B·y_{t−s_B} + e_t in B  a switch at known times
 
 plus `irrelevant` columns x (independent AR(1), unit variance) that the target never reads, and optionally `decoys`:
 seasonal AR columns with the target's own first lag and coefficient (the same season, unit variance) that the target
@@ -111,8 +111,10 @@ class SynthSpec:
                 raise ConfigError(f"{flag} must be distinct whole numbers ≥ 1, got {','.join(map(str, lags))}")
         if self.kind == "driver" and not (abs(self.coefs[0]) < 1 and abs(self.driver_rho) < 1):
             raise ConfigError("--coefs and --driver-rho must lie in (−1, 1) for a stationary driver series")
-        if self.kind == "regime" and (not abs(self.coefs[0]) < 1 or self.regime_lags[0] == self.regime_lags[1]):
-            raise ConfigError("--coefs must lie in (−1, 1) and the two --regime-lags must differ")
+        if self.kind == "regime" and (len(self.coefs) > 2 or not all(abs(c) < 1 for c in self.coefs)
+                                      or len({*zip(self.regime_lags, (self.coefs * 2)[:2])}) < 2):
+            raise ConfigError("regime: --coefs takes one or two coefficients in (−1, 1) (regime A's, B's) and the two "
+                              "regimes must differ in --regime-lags or --coefs")
         if self.noise <= 0 or not math.isfinite(self.noise) or self.events < 0 or self.regime_length < 2:
             raise ConfigError("--noise must be > 0, --events ≥ 0 and --regime-length ≥ 2")
         if self.rows < 4 * self.max_lag:
@@ -210,9 +212,9 @@ def _equations(spec: SynthSpec) -> tuple[list[Equation], list[Equation]]:
         y = Equation(TARGET, (Term(TARGET, spec.lags[0], spec.coefs[0]), Term(DRIVER, spec.driver_lag, spec.driver_coef)),
                      spec.noise)
         return [drive, *xs, y], []
-    if spec.kind == "regime":
-        phi = spec.coefs[0]
-        regimes = [Equation(TARGET, (Term(TARGET, lag, phi),), spec.noise) for lag in spec.regime_lags]
+    if spec.kind == "regime":  # one coefficient for both regimes, or regime A's and B's
+        regimes = [Equation(TARGET, (Term(TARGET, lag, c),), spec.noise)
+                   for lag, c in zip(spec.regime_lags, (spec.coefs * 2)[:2])]
         return [*xs, regimes[0]], regimes
     y = Equation(TARGET, tuple(Term(TARGET, lag, c) for lag, c in zip(spec.lags, spec.coefs)), spec.noise)
     return [*xs, y], []

@@ -30,9 +30,9 @@ def anatomy_section(found: dict[str, pd.DataFrame | None]) -> ReportSection | No
 
 def model_sections(model, prepared, split: str, window: int, seed: int, *, lens_windows: int = 128,
                    pairs: int = 16) -> list[ReportSection]:
-    """The checkpoint report's anatomy and circuits: the rollout of window `window` (routed P, α ½, mean of the
-    heads), the forecast lens per layer over `lens_windows` windows, the composition scores beside random matrices,
-    and attribution patching against exact patching on `pairs` pairs of windows."""
+    """The checkpoint report's anatomy, circuits and features: the rollout of window `window` (routed P, α ½, mean of
+    the heads), the forecast lens per layer over `lens_windows` windows, the composition scores beside random matrices,
+    attribution patching against exact patching on `pairs` pairs of windows, and a dictionary of the memory."""
     import numpy as np
 
     from informer_lab.analysis.anatomy.lens import forecast_lens
@@ -75,10 +75,13 @@ def model_sections(model, prepared, split: str, window: int, seed: int, *, lens_
         f"{rho.estimate:+.3f} {interval}; heads where they disagree (Benjamini–Hochberg): {disagree}.",
         [], [("composition", scored.sort_values("score", ascending=False).head(40)[
             ["sender", "receiver", "kind", "score", "random_mean", "random_q95"]]), ("attribution patching", atp.heads)])
-    return [anatomy, circuits, evidence_section(CHECKPOINT_INSTRUMENTS)]
+    from informer_lab.analysis.reports.features import features_section
+
+    return [anatomy, circuits, features_section(model, prepared, split, seed), evidence_section(CHECKPOINT_INSTRUMENTS)]
 
 
-CHECKPOINT_INSTRUMENTS = ("ablation", "attention", "sparsity", "pyramid", "rollout", "lens", "composition", "atp")
+CHECKPOINT_INSTRUMENTS = ("ablation", "attention", "sparsity", "pyramid", "rollout", "lens", "features", "composition",
+                          "atp")
 STUDY_INSTRUMENTS = ("ablation", "gradient_importance", "lens", "direct_share", "composition")
 
 

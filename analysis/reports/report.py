@@ -140,7 +140,7 @@ def checkpoint_report(checkpoint, frame, *, seed: int = 0, split: str = "test", 
                       window: int = 0, data: bytes | None = None, folder: str | Path | None = None) -> Report:
     """One model on one data set: has it learned (against the baselines), errors, the single-head sweep (intervals
     over the split's first `max_windows` windows; None: all), window `window`'s sparsity, pyramid and anatomy,
-    circuits. `data` (the CSV's bytes) adds its fingerprint, `folder` (the checkpoint's) its manifest digests."""
+    circuits, features. `data` (the CSV's bytes) adds its fingerprint, `folder` (the checkpoint's) its digests."""
     from informer_lab.analysis.learning.windows import limit_windows
     from informer_lab.analysis.learning.workflow import prepare_for_checkpoint
 

@@ -24,7 +24,7 @@ def test_report_of_a_checkpoint_on_a_csv(tiny_trained, tmp_path):
     assert (folder / "manifest.json").is_file() and "weights.safetensors" in rest  # the manifest's digests
     assert "<dt>key samples</dt><dd>2</dd>" in rest and "<dt>windows scored</dt><dd>130</dd>" in rest
     for section in ("Has the model learned?", "Errors", "Single-head ablation", "Sparsity", "Distilling pyramid",
-                    "Anatomy of the forecast", "Circuits", "Provenance"):
+                    "Anatomy of the forecast", "Circuits", "Features", "Provenance"):
         assert f"<h2>{section}</h2>" in rest
     assert "Warning: This model is not measured against seasonal naive" in rest  # too few windows for a verdict
 

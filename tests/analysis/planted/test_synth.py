@@ -135,3 +135,19 @@ def test_planted_cells_point_at_the_lag_in_the_window():
 def test_bad_specs_are_refused_naming_the_option(changes, word):
     with pytest.raises(ConfigError, match=word):
         SynthSpec(**changes)
+
+
+def test_regimes_may_differ_in_their_coefficient_alone():
+    frame, answer = generate(SynthSpec(kind="regime", rows=6000, regime_lags=(24, 24), coefs=(0.9, -0.9),
+                                       regime_length=1000, seed=1))
+    assert [r.terms[0].coef for r in answer.regimes] == [0.9, -0.9]
+    y = frame["y"].to_numpy()
+    regime = np.zeros(len(y), dtype=int)
+    for first, g in answer.regime_of_row:
+        regime[first:] = g
+    lagged = np.arange(24, len(y))
+    for g, sign in ((0, 1), (1, -1)):
+        on = lagged[regime[lagged] == g]
+        assert sign * np.corrcoef(y[on], y[on - 24])[0, 1] > 0.7
+    with pytest.raises(ConfigError, match="must differ"):
+        SynthSpec(kind="regime", regime_lags=(24, 24), coefs=(0.9,))
