@@ -126,7 +126,8 @@ class BaselineCheck:
                 "mse": {name: number(rows.loc[name, "mse"]) for name in rows.index},
                 "delta_mse": {name: [number(rows.loc[name, c]) for c in ("delta_mse", "delta_mse_lo", "delta_mse_hi")]
                               for name in BASELINES},
-                "worse": list(self.worse), "not_better": list(self.not_better), "warning": self.warning()}
+                "worse": list(self.worse), "not_better": list(self.not_better), "undecided": list(self.undecided),
+                "warning": self.warning()}
 
     def as_dict(self) -> dict:
         return {"table": self.table.to_dict(orient="records"), "windows": self.windows,

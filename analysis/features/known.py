@@ -75,7 +75,7 @@ def planted_recovery(model: Informer, prepared: PreparedData, concepts: Concepts
                                               f"{LEARNED:g}×): {check['detail']}", ratio)
     else:
         verdict = check_against_baselines(model, prepared, seed=seed)
-        if verdict.not_better:
+        if verdict.not_better or verdict.undecided:  # not shown to beat them: without an interval, no claim either
             return Recovery(int(seed), False, verdict.warning() or "not better than the baselines")
     train = collect(model, prepared, "train", site, windows=train_windows, seed=seed)
     sae = train_sae(train.values, replace(settings, seed=int(seed))).sae

@@ -205,8 +205,10 @@ def against_baselines(record: dict) -> str:
 
     worse = [names.get(n, n) for n in listed("worse")]
     even = [names.get(n, n) for n in listed("not_better") if n not in listed("worse")]
+    undecided = [names.get(n, n) for n in listed("undecided")]
     parts = ([f"worse than {' and '.join(worse)}"] if worse else []) + ([f"not better than {' and '.join(even)}"]
-                                                                       if even else [])
+                                                                       if even else []) + \
+        ([f"not measured against {' and '.join(undecided)} (too few windows for an interval)"] if undecided else [])
     windows = record.get("windows")
     on = f" ({windows:,} test windows)" if isinstance(windows, int) and not isinstance(windows, bool) else ""
     return ("; ".join(parts) or "better than both") + on
