@@ -354,6 +354,18 @@ def anatomy(w: Walk) -> None:
     w.tab("tab: direct shares", "Direct shares", "direct share of the forecast")
 
 
+def features(w: Walk) -> None:
+    w.open("features", "Features", "Train the dictionary")
+    w.number("steps", "Steps", 100, None)
+    w.button("train (100 steps)", "Train the dictionary", "One row per feature")
+    w.act("tab: feature", w.page.get_by_role("tab", name="Feature", exact=True).first.click,
+          "'s effect on the forecast per horizon step")
+    w.number("feature", "Feature", 1, "Feature 1's effect on the forecast")
+    w.slider("scale", "Feature ×", "With the feature scaled by 0.5")
+    w.act("tab: concepts", w.page.get_by_role("tab", name="Concepts", exact=True).first.click,
+          "Upload a concept file above")
+
+
 def circuits(w: Walk) -> None:
     w.open("circuits", "Circuits", "Q-composition")
     w.radio("composition: K", "K: into its keys", "K-composition")
@@ -409,7 +421,7 @@ def studies(w: Walk) -> None:
 
 SCREENS: dict[str, Callable[[Walk], None]] = {
     "data": data_model, "forecast": forecast, "compare": compare, "masking": head_masking, "sparsity": sparsity,
-    "pyramid": pyramid, "anatomy": anatomy, "ablation": ablation, "attribution": attribution, "qk_map": qk_map,
+    "pyramid": pyramid, "anatomy": anatomy, "features": features, "ablation": ablation, "attribution": attribution, "qk_map": qk_map,
     "counterfactual": counterfactual, "patching": patching, "circuits": circuits, "variants": variants, "studies": studies}
 
 
