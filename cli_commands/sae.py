@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from ._choices import FEATURE_SITE
-from ._common import add_checkpoint_and_csv, int_in, non_negative_int, number_in
+from ._common import add_checkpoint_and_csv, int_in, number_in, seed_int, text
 
 CONCEPT_COLUMNS = ["concept", "value", "level", "feature", "auroc", "auroc_low", "auroc_high", "neuron", "neuron_auroc"]
 
@@ -18,7 +18,7 @@ def register(sub) -> None:
     add_checkpoint_and_csv(p)
     p.add_argument("--out", required=True, type=Path,
                    help="folder to write metrics.json, features.csv and (with --concepts) concepts.csv into")
-    p.add_argument("--site", default=FEATURE_SITE,
+    p.add_argument("--site", default=FEATURE_SITE, type=text(100),
                    help="the residual site: encoder.{r}.layer{l}.out, encoder.{r}.distil{l}.out, encoder.{r}.out "
                         "(several replicas), encoder.out (the memory the decoder reads; default), decoder.layer{l}.out")
     p.add_argument("--concepts", type=Path, default=None,
@@ -28,7 +28,7 @@ def register(sub) -> None:
     p.add_argument("--expansion", type=int_in(1, 64), default=4, help="latents per d_model dimension (4)")
     p.add_argument("--steps", type=int_in(1, 200_000), default=2_000, help="training steps of 256 positions (2000)")
     p.add_argument("--learning-rate", type=number_in(0, 1, low_open=True), default=2e-3)
-    p.add_argument("--seed", type=non_negative_int, default=0, help="the SAE's and every key sample's seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="the SAE's and every key sample's seed")
     p.add_argument("--train-windows", type=int_in(1, 100_000), default=1024,
                    help="train windows spread evenly over the split, the SAE's data (1024)")
     p.add_argument("--test-windows", type=int_in(1, 100_000), default=256,

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tests.e2e.test_browser import VIEWPORT, browser, screenshots, shoot, streamlit_server  # noqa: F401 (fixtures)
 from tests.e2e.walk import SCREENS, SLOW, Walk, untrained_model, upload
 
 SEQ_LEN = 1440
+# The screens in three walks of about equal length, each on a server of its own (pytest-xdist runs them side by side);
+# each walk starts on Data & model, where the file is uploaded.
+GROUPS = {"inputs-and-forecast": ("data", "forecast", "compare", "masking", "sparsity"),
+          "anatomy-and-features": ("data", "pyramid", "anatomy", "features", "ablation", "attribution"),
+          "instruments": ("data", "qk_map", "counterfactual", "patching", "circuits", "variants", "studies")}
 
 
 def long_series(path, rows: int = 6_000, seed: int = 0):
@@ -32,7 +38,12 @@ def long_series(path, rows: int = 6_000, seed: int = 0):
     return path
 
 
-def test_every_screen_of_a_seq_len_1440_model_works(browser, screenshots, tmp_path):  # noqa: F811 (fixtures)
+def test_the_walks_cover_every_screen():
+    assert sorted({name for group in GROUPS.values() for name in group}) == sorted(SCREENS)
+
+
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_every_screen_of_a_seq_len_1440_model_works(group, browser, screenshots, tmp_path):  # noqa: F811 (fixtures)
     csv = long_series(tmp_path / "long.csv")
     runs = tmp_path / "runs"
     untrained_model(csv, runs / "sample", SEQ_LEN, target="load")
@@ -43,9 +54,9 @@ def test_every_screen_of_a_seq_len_1440_model_works(browser, screenshots, tmp_pa
         page.get_by_text("Device:").first.wait_for(timeout=SLOW)
         upload(page, csv)
         walk = Walk(page, log=lambda line: print(f"  {line}"))
-        for name, screen in SCREENS.items():
-            screen(walk)  # raises ScreenError naming the screen, the action and the message
-            if name in ("qk_map", "pyramid", "compare", "variants"):
+        for name in GROUPS[group]:
+            SCREENS[name](walk)  # raises ScreenError naming the screen, the action and the message
+            if name in ("qk_map", "pyramid", "compare", "variants", "features"):
                 shoot(page, screenshots, f"long-{name}")
         page.close()
     log = (tmp_path / "server.log").read_text()
