@@ -31,11 +31,17 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     """Tests that start a local Ray (and those of the 200-run study fixture) run on one pytest-xdist worker, one
-    after another (`--dist loadgroup`): two local Rays on two cores would starve each other."""
-    for item in items:
+    after another (`--dist loadgroup`): two local Rays on two cores would starve each other. They and the browser
+    tests, the longest, go first, so that the other worker takes the many short tests meanwhile instead of one
+    worker finishing a long tail alone."""
+    def order(item) -> int:
         path = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
         if path.startswith(RAY_TESTS) or "study_200" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("ray"))
+            return 0
+        return 1 if path.startswith("tests/e2e/") else 2
+
+    items.sort(key=order)  # stable: the tests of a module stay together and in order
 
 
 def started_by_this_run(mark: str) -> dict[int, str]:

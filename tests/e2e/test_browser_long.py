@@ -21,7 +21,7 @@ SEQ_LEN = 1440
 # each walk starts on Data & model, where the file is uploaded.
 GROUPS = {"inputs-and-forecast": ("data", "forecast", "compare", "masking", "sparsity"),
           "anatomy-and-features": ("data", "pyramid", "anatomy", "features", "ablation", "attribution"),
-          "instruments": ("data", "qk_map", "counterfactual", "patching", "circuits", "variants", "studies")}
+          "instruments": ("data", "patching", "counterfactual", "qk_map", "circuits", "variants", "studies")}
 
 
 def long_series(path, rows: int = 6_000, seed: int = 0):
