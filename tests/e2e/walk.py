@@ -221,8 +221,10 @@ class Walk:
         field.fill(str(value))
         return self.act(action, lambda: field.press("Enter"), want)
 
-    def checkbox(self, action: str, name: str, want: str | None) -> float:
-        tick = self.page.get_by_role("checkbox", name=name, exact=True).first
+    def checkbox(self, action: str, name: str, want: str | None, *, exact: bool = True) -> float:
+        """A checkbox or a toggle (named whole, or by the start of its label with exact=False)."""
+        tick = self.page.get_by_role("checkbox", name=name, exact=exact).or_(
+            self.page.get_by_role("switch", name=name, exact=exact)).first  # st.toggle is a switch
         box = self.page.locator("label").filter(has=tick).first
         box.scroll_into_view_if_needed()
         was = tick.is_checked()
@@ -358,9 +360,10 @@ def features(w: Walk) -> None:
     w.open("features", "Features", "Train the dictionary")
     w.number("steps", "Steps", 100, None)
     w.button("train (100 steps)", "Train the dictionary", "One row per feature")
-    w.act("tab: feature", w.page.get_by_role("tab", name="Feature", exact=True).first.click,
-          "'s effect on the forecast per horizon step")
-    w.number("feature", "Feature", 1, "Feature 1's effect on the forecast")
+    w.act("tab: feature", w.page.get_by_role("tab", name="Feature", exact=True).first.click, "Where it fires most")
+    w.number("feature", "Feature", 1, "Feature 1")
+    w.checkbox("measure it", "Measure it: the forecast with the feature scaled", "Feature 1's effect on the forecast",
+               exact=False)
     w.slider("scale", "Feature ×", "With the feature scaled by 0.5")
     w.act("tab: concepts", w.page.get_by_role("tab", name="Concepts", exact=True).first.click,
           "Upload a concept file above")

@@ -14,6 +14,7 @@ from informer_lab.ui.lru import SharedLRU
 _INTERVENTIONS: SharedLRU = SharedLRU(32)
 _HEADS: SharedLRU = SharedLRU(32)
 WINDOWS = 64
+AUTO_ROWS = 20_000  # WINDOWS × seq_len up to which a feature's causal check runs as soon as the feature is shown
 
 
 def intervention(key: tuple, feature: int, scale: float, _checkpoint: Checkpoint, _prepared: PreparedData,

@@ -110,6 +110,15 @@ def feature_tab() -> None:
                                            profile.window_profile(codes, acts, prepared, f, row_of), column, f,
                                            window), f"{stem}-f{f}-window", "fe_window")
     st.subheader("What it does to the forecast", divider="gray")
+    rows = cache.WINDOWS * config.seq_len
+    measure = st.toggle(f"Measure it: the forecast with the feature scaled, and the heads that write it "
+                        f"({cache.WINDOWS} test windows, {rows:,} input rows)", value=rows <= cache.AUTO_ROWS,
+                        key=f"fe_measure_{rows <= cache.AUTO_ROWS}",
+                        help="On at once for short windows; for long ones it runs forward passes over every window "
+                             "each time the feature or its scale changes, so it waits to be asked.")
+    if not measure:
+        st.caption("Off: the feature's page above is what the model computed; switch it on for the causal check.")
+        return
     scale = st.select_slider("Feature × ", [0.0, 0.5, 2.0, 3.0], value=0.0, key="fe_scale",
                              format_func=lambda s: "0 (ablated)" if s == 0 else f"{s:g}")
     try:

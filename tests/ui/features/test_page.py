@@ -55,6 +55,9 @@ def test_a_dictionary_trains_on_demand_and_every_view_draws(open_app):
     table_with(at, "attribution")
     table_with(at, "cosine")
     assert any(m.value.startswith("With the feature ablated") for m in at.markdown)
+    at.toggle(key="fe_measure_True").set_value(False).run()  # short windows: measured at once, off on request
+    assert not at.exception and not any("effect on the forecast" in t for t in _titles(at))
+    assert any(c.value.startswith("Off: the feature's page above") for c in at.caption)
 
 
 def test_concepts_are_scored_and_searched(open_app):
