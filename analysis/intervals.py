@@ -46,6 +46,7 @@ LEVEL = 0.95
 BIAS = 0.03  # the share of the long-run variance the slope of a span-wide spectrum may cost over the ν frequencies
 MIN_DOF = 3  # fewer degrees of freedom: no interval (t_3: 3.18 standard errors; coverage measured down to 2)
 MEMORY_ALPHA = 0.05  # family-wise level of the tests for memory beyond the span
+_F_ISF = functools.lru_cache(maxsize=65536)(lambda q, a, b: float(__import__("scipy.stats").stats.f.isf(q, a, b)))
 METHOD = ("95 % t intervals over windows: the long-run variance from the windows' lowest frequencies, windows that "
           "share rows counted as dependent; none where too few windows give an honest one")
 
@@ -128,14 +129,12 @@ def flat_dof(squares: np.ndarray, dof: int, *, alpha: float = MEMORY_ALPHA) -> i
     power than the rest of the ν (Λ² [n − 1] of one column). Under a flat spectrum mean(Λ²_1…a) / mean(Λ²_a+1…ν)
     is F(a, ν − a); a = 1, 2, 4, … < ν/2, each at a Bonferroni share of `alpha`. A spectrum that rises towards
     frequency 0 within the band is memory longer than the span: the estimator would miss its variance."""
-    from scipy.stats import f as f_dist
-
     while dof >= MIN_DOF:
         splits = [a for a in (1, 2, 4, 8, 16, 32) if a <= dof // 2]
         rest = [squares[a:dof].mean() for a in splits]
         ratios = [squares[:a].mean() / r if r > 0 else (np.inf if squares[:a].mean() > 0 else 1.0)
                   for a, r in zip(splits, rest)]
-        if not any(ratio > f_dist.isf(alpha / len(splits), a, dof - a) for a, ratio in zip(splits, ratios)):
+        if not any(ratio > _F_ISF(alpha / len(splits), a, dof - a) for a, ratio in zip(splits, ratios)):
             return dof
         dof //= 2
     return dof

@@ -29,6 +29,7 @@ def pytest_configure(config):
             sys.modules["torch"].set_num_threads(1)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the group marks into the test ids
 def pytest_collection_modifyitems(config, items):
     """Tests that start a local Ray (and those of the 200-run study fixture) run on one pytest-xdist worker, one
     after another (`--dist loadgroup`): two local Rays on two cores would starve each other. They and the browser

@@ -58,6 +58,19 @@ class FeatureRun:
                 "ablation_windows": self.ablation_windows}
 
 
+# The windows a run reads at seq_len 96 (run_features' defaults) and the fewest it reads at any length.
+WINDOWS_AT_96 = {"train_windows": 1024, "test_windows": 256, "effect_windows": 64, "ablation_windows": 16}
+FEWEST_WINDOWS = {"train_windows": 64, "test_windows": 32, "effect_windows": 16, "ablation_windows": 8}
+
+
+def windows_for_length(seq_len: int) -> dict[str, int]:
+    """run_features' window counts for inputs of `seq_len` rows: the defaults hold up to 96 rows; longer windows read
+    the same number of input rows (fewer windows, each longer: a dictionary of a seq_len-1440 model trains on 68
+    windows of 720 encoder positions, about 49,000 activations), never fewer than FEWEST_WINDOWS."""
+    scale = min(1.0, 96 / max(1, int(seq_len)))
+    return {name: max(FEWEST_WINDOWS[name], round(n * scale)) for name, n in WINDOWS_AT_96.items()}
+
+
 def check_windows(**counts: int) -> None:
     for name, value in counts.items():
         if not 1 <= int(value) <= MAX_WINDOWS:
@@ -146,5 +159,5 @@ def with_best_concepts(table: pd.DataFrame, scores: ConceptScores) -> pd.DataFra
                         best_concept_auroc=aurocs[best, np.arange(aurocs.shape[1])])
 
 
-__all__ = ["FeatureRun", "MAX_WINDOWS", "STUDY_STEPS", "check_windows", "run_features", "study_table",
-           "with_best_concepts"]
+__all__ = ["FEWEST_WINDOWS", "FeatureRun", "MAX_WINDOWS", "STUDY_STEPS", "WINDOWS_AT_96", "check_windows",
+           "run_features", "study_table", "windows_for_length", "with_best_concepts"]

@@ -55,7 +55,11 @@ def test_every_screen_of_a_seq_len_1440_model_works(group, browser, screenshots,
         upload(page, csv)
         walk = Walk(page, log=lambda line: print(f"  {line}"))
         for name in GROUPS[group]:
-            SCREENS[name](walk)  # raises ScreenError naming the screen, the action and the message
+            try:
+                SCREENS[name](walk)  # raises ScreenError naming the screen, the action and the message
+            except Exception:
+                shoot(page, screenshots, f"long-{group}-failed-at-{name}")  # what the page showed when it failed
+                raise
             if name in ("qk_map", "pyramid", "compare", "variants", "features"):
                 shoot(page, screenshots, f"long-{name}")
         page.close()

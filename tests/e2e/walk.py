@@ -26,6 +26,7 @@ from typing import Callable
 SLOW = int(os.environ.get("WALK_TIMEOUT_MS", 600_000))
 MISSED_MS = 60_000  # a chart click shows its answer within seconds; none after this: the click hit another point
 STARTED_MS = 20_000  # an action's run starts within milliseconds; none after this: the action did not land
+RESLICE_MS = min(SLOW, 180_000)  # a re-slice that has not finished after this is stuck, not slow (bar: 1 s)
 
 ARM_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -138,11 +139,14 @@ class Walk:
         return self._finish("open", "first", started, want, SLOW)
 
     def act(self, action: str, do: Callable[[], None], want: str | None = None, *, kind: str = "reslice",
-            prepare: Callable[[], None] | None = None, timeout: int = SLOW) -> float:
-        """`prepare()` (untimed: open a list), then `do()` timed to the end of the run it started, `want` shown.
+            prepare: Callable[[], None] | None = None, timeout: int | None = None) -> float:
+        """`prepare()` (untimed: open a list), then `do()` timed to the end of the run it started, `want` shown
+        (within `timeout` ms: RESLICE_MS for a re-slice, SLOW otherwise).
 
-        An action that starts no run within STARTED_MS (a click that landed while a rerun redrew its list, seen once
-        in CI as a ten-minute wait) is done again, prepare included, and timed from its second start."""
+        An action that starts no run within STARTED_MS, or whose target went away before the click (a list closed
+        by a rerun that redrew it, seen in CI on a busy machine), is done again, prepare included, and timed from
+        its second start."""
+        timeout = timeout or (RESLICE_MS if kind == "reslice" else SLOW)
         for attempt in range(2):
             self.page.wait_for_timeout(600)
             if prepare is not None:
@@ -150,7 +154,14 @@ class Walk:
                 self.page.wait_for_timeout(300)
             self.page.evaluate(ARM_JS)
             started = time.perf_counter()
-            do()
+            try:
+                do()
+            except Exception as err:  # playwright's TimeoutError: what it was to click is gone
+                if attempt == 1:
+                    raise
+                if self.log is not None:
+                    self.log(f"{self.screen}, {action}: {type(err).__name__} before the click landed; again")
+                continue
             if attempt == 1 or self._started():
                 break
             if self.log is not None:

@@ -7,7 +7,7 @@ import streamlit as st
 from informer_lab.analysis.checkpoints.folder import Checkpoint
 from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.features.concepts import Concepts
-from informer_lab.analysis.features.run import run_features
+from informer_lab.analysis.features.run import run_features, windows_for_length
 from informer_lab.analysis.features.sae import SAESettings
 from informer_lab.ui.jobs import PhaseJob
 
@@ -17,5 +17,6 @@ def train_job(model_key: str, data_key: str, site: str, k: int, expansion: int, 
               concepts_key: str, _checkpoint: Checkpoint, _prepared: PreparedData,
               _concepts: Concepts | None) -> PhaseJob:
     settings = SAESettings(k=k, expansion=expansion, steps=steps)
+    windows = windows_for_length(_checkpoint.model.config.seq_len)
     return PhaseJob("dictionary", lambda say: run_features(_checkpoint.model, _prepared, site, settings, seed=seed,
-                                                           concepts=_concepts, say=say)).start()
+                                                           concepts=_concepts, say=say, **windows)).start()

@@ -10,6 +10,7 @@ import streamlit as st
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.features import profile
 from informer_lab.analysis.features.concepts import read_concepts, search
+from informer_lab.analysis.features.run import windows_for_length
 from informer_lab.analysis.features.seeds import answer_concepts
 from informer_lab.analysis.features.sites import DEFAULT_SITE, residual_sites
 from informer_lab.analysis.instruments.window_edits import window_frame
@@ -56,8 +57,10 @@ asked = st.session_state.setdefault("fe_asked", [])
 if train and key not in asked:
     asked.append(key)
 if key not in asked:
-    st.info(f"Press **Train the dictionary**: {expansion * config.d_model} features of `{site}` on up to 1,024 train "
-            "windows, then measured on 256 test windows (a minute or less on a CPU for the sample model).",
+    windows = windows_for_length(config.seq_len)
+    st.info(f"Press **Train the dictionary**: {expansion * config.d_model} features of `{site}` on up to "
+            f"{windows['train_windows']:,} train windows, then measured on {windows['test_windows']:,} test windows "
+            "(as many input rows at any length; a minute or less on a CPU for the sample model).",
             icon=":material/play_circle:")
     state.stop_page()
 run = widgets.phase_job_result(jobs.train_job(*key, checkpoint, prepared, concepts))

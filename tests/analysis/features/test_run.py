@@ -31,3 +31,17 @@ def test_a_run_trains_measures_and_scores_concepts(tiny_trained, tiny_prepared):
         run_features(model, tiny_prepared, test_windows=0)
     with pytest.raises(ConfigError, match="not a residual site"):
         run_features(model, tiny_prepared, "cross.0")
+
+
+@pytest.mark.parametrize("seq_len", [24, 96, 336, 1440, 5760])
+def test_long_windows_read_as_many_input_rows_never_too_few_windows(seq_len):
+    from informer_lab.analysis.features.run import FEWEST_WINDOWS, WINDOWS_AT_96, windows_for_length
+
+    counts = windows_for_length(seq_len)
+    for name, at_96 in WINDOWS_AT_96.items():
+        assert counts[name] >= FEWEST_WINDOWS[name]
+        if seq_len <= 96:
+            assert counts[name] == at_96
+        elif counts[name] > FEWEST_WINDOWS[name]:  # the input rows read stay within a window of those at 96
+            assert abs(counts[name] * seq_len - at_96 * 96) <= seq_len
+    assert windows_for_length(1440)["train_windows"] == 68
