@@ -49,6 +49,16 @@ FINISHED_JS = """(want) => {
   const checking = !!want && !!banner && banner.innerText.includes('Checking this model');
   return app && (app.dataset.testScriptState === 'notRunning' || checking) && window.__walk.ran && shown;
 }"""
+# The armed action's run has started: a change of the script state seen, or the app running now (then marked seen).
+RUNNING_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (app && app.dataset.testScriptState === 'running') window.__walk.ran = true;
+  return window.__walk.ran;
+}"""
+IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return app && app.dataset.testScriptState !== 'running';
+}"""
 TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 # The page position of data point (x, y) of the plotly chart whose title includes `title` (null: no such chart).
 POINT_JS = """([title, x, y]) => {
@@ -149,6 +159,7 @@ class Walk:
         timeout = timeout or (RESLICE_MS if kind == "reslice" else SLOW)
         for attempt in range(2):
             self.page.wait_for_timeout(600)
+            self._idle()
             if prepare is not None:
                 prepare()
                 self.page.wait_for_timeout(300)
@@ -169,12 +180,22 @@ class Walk:
         return self._finish(action, kind, started, want, timeout)
 
     def _started(self) -> bool:
-        """Whether the armed action started a script or fragment run within STARTED_MS."""
+        """Whether the armed action started a script or fragment run within STARTED_MS. A click that lands while
+        another run is still going (a page still computing on a busy machine) changes no attribute, the app being
+        'running' already: that run takes the change up, so a running app counts as started."""
         try:
-            self.page.wait_for_function("() => window.__walk.ran", timeout=STARTED_MS, polling=20)
+            self.page.wait_for_function(RUNNING_JS, timeout=STARTED_MS, polling=20)
             return True
         except Exception:
             return False
+
+    def _idle(self) -> None:
+        """Waits (up to STARTED_MS) for the app to finish what it is running, so that an action starts a run of
+        its own; a page that polls all the time is taken as it is."""
+        try:
+            self.page.wait_for_function(IDLE_JS, timeout=STARTED_MS, polling=50)
+        except Exception:
+            pass
 
     def choose(self, action: str, label: str, index: int, want: str | None = None) -> float:
         """Option `index` of the selectbox labelled `label` (the next one when that is already chosen), timed from
