@@ -35,4 +35,6 @@ class BuildPy(build_py):
 PACKAGES, PACKAGE_DIR = packages()
 setup(packages=PACKAGES, package_dir=PACKAGE_DIR, cmdclass={"build_py": BuildPy},
       package_data={f"informer_lab.{DATA}": ["sample.csv", "README.md", "checkpoint/*.json",
-                                             "checkpoint/*.safetensors"]})
+                                             "checkpoint/*.safetensors"],
+                    # the instruments' measured scores against planted answers, shown beside each instrument
+                    "informer_lab.analysis.planted": ["measured/*.csv"]})

@@ -37,6 +37,10 @@ KINDS = {
 }
 LEARNED = 1.5  # a model counts when its test MSE is at most this many times the Bayes MSE (the self-test's bound)
 MIN_MODELS = 3  # models needed for an interval over models
+# a lower value is better: the planted head's rank; sufficiency, the error added when only the top cells are kept
+LOWER_IS_BETTER = frozenset({"rank", "sufficiency", "sufficiency_excess"})
+UNIT_RANGE = frozenset({"aup", "aur", "auprc", "top1"})  # figures in [0, 1]
+BINARY = frozenset({"top1"})  # per model 1 (the planted head ranked first) or 0
 MEASURED = Path(__file__).resolve().parent / "measured" / "instruments.csv"
 VERDICT_COLUMNS = ("instrument", "evidence", "metric", "value", "low", "high", "random", "models", "verdict")
 
@@ -97,18 +101,22 @@ def instrument_verdicts(scores: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
             paired = pd.concat([mine.rename("mine"), theirs.rename("random")], axis=1, join="inner").dropna()
             n = len(paired)
             value = float(mine.mean()) if len(mine.dropna()) else math.nan
-            if n >= MIN_MODELS:
+            hits = paired.iloc[:, 0]
+            if n >= MIN_MODELS and metric in BINARY and set(hits.unique()) <= {0.0, 1.0}:
+                lo_v, hi_v, verdict = _binary_verdict(int(hits.sum()), n, float(paired.iloc[:, 1].mean()))
+            elif n >= MIN_MODELS:
                 difference = paired.iloc[:, 0] - paired.iloc[:, 1]
                 half = float(student.ppf(0.975, n - 1) * difference.std(ddof=1) / math.sqrt(n))
                 low, high = float(difference.mean()) - half, float(difference.mean()) + half
-                better = metric != "rank"  # a lower rank is better
+                better = metric not in LOWER_IS_BETTER
                 above, below = (low > 0, high < 0) if better else (high < 0, low > 0)
                 verdict = ("better than random" if above else "worse than random" if below else
                            "no better than random")
                 verdict += f" (difference {difference.mean():+.3g} [{low:+.3g}, {high:+.3g}] over {n} models)"
-                spread = paired.iloc[:, 0]
-                s_half = (float(student.ppf(0.975, n - 1) * spread.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan)
-                lo_v, hi_v = float(spread.mean()) - s_half, float(spread.mean()) + s_half
+                s_half = float(student.ppf(0.975, n - 1) * hits.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+                lo_v, hi_v = float(hits.mean()) - s_half, float(hits.mean()) + s_half
+                if metric in UNIT_RANGE:  # never an interval outside the values the figure can take
+                    lo_v, hi_v = max(lo_v, 0.0), min(hi_v, 1.0)
             else:
                 lo_v = hi_v = math.nan
                 verdict = (f"not judged: {n} model{'s' if n != 1 else ''} that learned scored it (an interval over "
@@ -117,6 +125,19 @@ def instrument_verdicts(scores: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
                          "low": lo_v, "high": hi_v, "random": float(theirs.mean()) if len(theirs.dropna()) else math.nan,
                          "models": n, "verdict": verdict})
     return pd.DataFrame(rows, columns=list(VERDICT_COLUMNS)), len(learned), len(models)
+
+
+def _binary_verdict(hits: int, n: int, chance: float) -> tuple[float, float, str]:
+    """A share of models where the instrument found the planted head (0 or 1 each): its exact (Clopper–Pearson) 95 %
+    interval against the random ranking's chance of the same (1 / heads; the mean over models where they differ).
+    A t interval over 5 zeros and ones is no interval: it called 3 of 5 against a chance of 1/16 undecided."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(hits, n).proportion_ci(0.95, method="exact")
+    verdict = ("better than random" if ci.low > chance else "worse than random" if ci.high < chance else
+               "no better than random")
+    return float(ci.low), float(ci.high), (f"{verdict} ({hits} of {n} models, exact interval [{ci.low:.3g}, "
+                                           f"{ci.high:.3g}] against a chance of {chance:.3g})")
 
 
 def _per_model(scores: pd.DataFrame, instrument: str, metric: str, learned: set) -> pd.Series:

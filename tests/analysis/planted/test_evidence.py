@@ -64,6 +64,19 @@ def test_a_lower_rank_is_better():
     assert table.iloc[0]["verdict"].startswith("better than random")
 
 
+def test_less_error_from_the_top_cells_alone_is_more_sufficient():
+    # sufficiency: the error added when only the top cells are kept (ERASER): IG adding none beats random cells
+    table, _, _ = instrument_verdicts(scores_of({"integrated_gradients": [0.0, 0.01, -0.01, 0.0],
+                                                 "random": [0.6, 0.55, 0.7, 0.62]}, [True] * 4, metric="sufficiency"))
+    assert table.iloc[0]["verdict"].startswith("better than random")
+
+
+def test_an_interval_of_a_share_stays_within_0_and_1():
+    table, _, _ = instrument_verdicts(scores_of({"ablation": [1, 0, 1, 1, 0], "random": [0.0625] * 5},
+                                                [True] * 5, metric="top1"))
+    assert table.iloc[0]["low"] >= 0 and table.iloc[0]["high"] <= 1
+
+
 def test_the_line_says_the_kind_and_the_score_beside_the_control(tmp_path):
     table, _, _ = instrument_verdicts(scores_of({"flow": [0.010, 0.012, 0.009], "random": [0.04, 0.02, 0.041]},
                                                 [True] * 3))
@@ -74,3 +87,31 @@ def test_the_line_says_the_kind_and_the_score_beside_the_control(tmp_path):
     assert "than random" in line
     assert evidence_line("composition").endswith("Not scored against planted answers.")
     assert "has not been run" in evidence_line("rollout", table.iloc[0:0])
+
+
+def test_the_lab_ships_a_measured_verdict_for_every_benchmarked_instrument():
+    shipped = read_verdicts()  # analysis/planted/measured/instruments.csv, written by `cli.py benchmark`
+    assert shipped is not None, "the measured table is missing or unreadable"
+    for inst in INSTRUMENTS.values():
+        if inst.benchmark is None:
+            continue
+        row = shipped[(shipped["instrument"] == inst.name) & (shipped["metric"] == inst.metric)]
+        assert len(row) == 1, inst.name
+        verdict = row["verdict"].iloc[0]
+        assert verdict.startswith(("better than random", "no better than random", "worse than random",
+                                   "not judged")), verdict
+        if not verdict.startswith("not judged"):  # a verdict is a paired interval over at least MIN_MODELS models
+            assert row["models"].iloc[0] >= 3 and np.isfinite(row["low"].iloc[0])
+
+
+def test_a_share_of_models_gets_the_exact_binomial_interval_against_chance():
+    # 3 of 5 models rank the planted head first, chance 1/16: Clopper–Pearson bounds are Beta quantiles
+    table, _, _ = instrument_verdicts(scores_of({"ablation": [1, 0, 1, 1, 0], "random": [0.0625] * 5},
+                                                [True] * 5, metric="top1"))
+    row = table.iloc[0]
+    assert row["low"] == pytest.approx(stats.beta.ppf(0.025, 3, 3)) and row["high"] == pytest.approx(
+        stats.beta.ppf(0.975, 4, 2))
+    assert row["verdict"].startswith("better than random")
+    none, _, _ = instrument_verdicts(scores_of({"ablation": [0, 0, 0, 0, 0], "random": [0.0625] * 5},
+                                               [True] * 5, metric="top1"))
+    assert none.iloc[0]["verdict"].startswith("no better than random")  # 0 of 5 cannot exclude 1/16
