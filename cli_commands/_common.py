@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from informer_lab.home import resolve_run
 
 from ._choices import ATTENTION_KINDS, FILLS, MAX_REPLICA_LAYERS, MAX_REPLICAS, SCHEDULES, SIZE_RANGES, TRAIN_DEFAULTS
-from ._types import (COUNT_MAX, LIST_MAX, bounded_text, int_in, int_list, non_negative_int, number_in, number_list,  # noqa: F401
+from ._types import (COUNT_MAX, LIST_MAX, bounded_text, choice_list, int_in, int_list, non_negative_int, number_in, number_list,  # noqa: F401
                      positive_int, seed_int, seeds, shown, text, threads_int)  # the commands import their types from here
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
 

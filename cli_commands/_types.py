@@ -166,6 +166,22 @@ def text(chars: int = 1000, *, items: int | None = None, what: str = "names"):
     return parse
 
 
+def choice_list(choices, what: str):
+    """An argparse type: names from `choices` separated by commas (each once, in the order given; at most four
+    times as many items as there are choices are split off a hostile text)."""
+    choices = tuple(choices)
+
+    def parse(value: str) -> tuple[str, ...]:
+        names = tuple(dict.fromkeys(n.strip() for n in str(value).split(",", parse.items) if n.strip()))
+        unknown = [n for n in names if n not in choices]
+        if not names or unknown:
+            raise argparse.ArgumentTypeError(f"expected {what} from {', '.join(choices)} separated by commas, got "
+                                             f"{shown((unknown or [value])[0])}")
+        return names
+    parse.items = 4 * len(choices)
+    return parse
+
+
 def seeds(limit: int):
     """An argparse type: seeds as 0-7, 0,3,9 or 2-4,8 (analysis.seeds), at most `limit` → a tuple."""
     from informer_lab.analysis.errors import ConfigError

@@ -7,29 +7,18 @@
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
 from ._choices import SYNTH_KINDS
-from ._common import seeds as seed_list, step_bar, threads_int
+from ._common import choice_list, seeds as seed_list, step_bar, threads_int
 
 DEFAULT_KINDS = ("seasonal_ar", "driver", "spikes")  # analysis.circuits.benchmark.KINDS
 MAX_SEEDS = 100
 
 
-def kinds_list(text: str) -> tuple[str, ...]:
-    """An argparse type: generated kinds separated by commas."""
-    kinds = tuple(k.strip() for k in text.split(",", 4 * len(SYNTH_KINDS)) if k.strip())
-    bad = [k for k in kinds if k not in SYNTH_KINDS]
-    if not kinds or bad:
-        raise argparse.ArgumentTypeError(f"expected kinds from {', '.join(SYNTH_KINDS)} separated by commas, got "
-                                         f"{(bad[0] if bad else text)[:40]!r}")
-    return tuple(dict.fromkeys(kinds))
-
-
-kinds_list.items = 4 * len(SYNTH_KINDS)
+kinds_list = choice_list(SYNTH_KINDS, "kinds")
 
 
 def register(sub) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import argparse
 
 from ._choices import ANALYSES, DEFAULT_ANALYSES, GRID_KEYS, STUDY_MAX_RUNS
-from ._common import (add_csv_options, add_training_options, int_in, open_csv, read_options, seeds, shown, text,
+from ._common import (add_csv_options, choice_list, add_training_options, int_in, open_csv, read_options, seeds, shown, text,
                       threads_int, training_choices)
 
 
@@ -53,17 +53,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def analyses_list(text: str) -> tuple[str, ...]:
-    """An argparse type: analyses from ANALYSES separated by commas."""
-    analyses = tuple(dict.fromkeys(a.strip() for a in str(text).split(",", 4 * len(ANALYSES)) if a.strip()))
-    unknown = [a for a in analyses if a not in ANALYSES]
-    if not analyses or unknown:
-        raise argparse.ArgumentTypeError(f"unknown analyses {shown((unknown or [text])[0])}; choose from "
-                                         f"{', '.join(ANALYSES)}")
-    return analyses
-
-
-analyses_list.items = 4 * len(ANALYSES)
+analyses_list = choice_list(ANALYSES, "analyses")
 
 
 def grid_item(parser: argparse.ArgumentParser):

@@ -8,25 +8,14 @@ the cost of every kind at L = 96 … 8192 (analysis.instruments.attention_cost).
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from ._choices import COST_LENGTHS, VARIANT_KINDS, VARIANT_WINDOWS
-from ._common import seed_int, add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, step_bar, \
+from ._common import choice_list, seed_int, add_checkpoint_and_csv, open_checkpoint_and_data, positive_int, step_bar, \
     write_table
 
 
-def kinds_list(text: str) -> list[str]:
-
-    kinds = list(dict.fromkeys(k.strip() for k in text.split(",", kinds_list.items) if k.strip()))
-    unknown = [k for k in kinds if k not in VARIANT_KINDS]
-    if not kinds or unknown:
-        raise argparse.ArgumentTypeError(f"--kinds takes kinds from {', '.join(VARIANT_KINDS)}, separated by commas; got "
-                         f"{(unknown or [text])[0][:40]!r}")
-    return kinds
-
-
-kinds_list.items = 4 * len(VARIANT_KINDS)
+kinds_list = choice_list(VARIANT_KINDS, "kinds")
 
 
 def register(sub) -> None:
