@@ -3,7 +3,9 @@
 One walk serves the long-input browser test (tests/e2e/test_browser_long.py: nothing may raise on a seq_len-1440
 model) and the re-slicing benchmark (benchmarks/reslice.py: how long each action takes). Every action is timed
 from the click (the option chosen, the key pressed) to the end of the script run, or fragment run, it started
-with what it asked for on screen, plus two animation frames. Kinds:
+with what it asked for on screen, plus two animation frames. The clock is the page's own, from the action's first
+input event (pointer down, key down), so the driver's checks before its click are not counted; an action without one
+(a value filled in) is timed from the driver's call. Kinds:
 
 - first:   a screen opened from the sidebar, to its first result drawn (bar: 5 s at seq_len 1440, 10 s at 5760)
 - reslice: a control that changes what a screen shows (bar: 1 s at seq_len 1440, 2 s at 5760)
@@ -30,7 +32,11 @@ RESLICE_MS = min(SLOW, 180_000)  # a re-slice that has not finished after this i
 
 ARM_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
-  window.__walk = {ran: false};
+  window.__walk = {ran: false, input: null};
+  if (!window.__walkInput) {  // the page's clock at the first input event after arming: where the user's wait starts
+    window.__walkInput = e => { if (window.__walk && window.__walk.input === null) window.__walk.input = e.timeStamp; };
+    for (const kind of ['pointerdown', 'keydown']) document.addEventListener(kind, window.__walkInput, true);
+  }
   if (window.__walkObserver) window.__walkObserver.disconnect();
   window.__walkObserver = new MutationObserver(() => { window.__walk.ran = true; });
   window.__walkObserver.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
@@ -59,7 +65,10 @@ IDLE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   return app && app.dataset.testScriptState !== 'running';
 }"""
-TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+# Seconds from the armed action's first input event to now, two frames later, on the page's clock (null: no input
+# event seen, e.g. a value typed by `fill`): what the user waits, without the driver's own checks before its click.
+WAITED_JS = """() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() =>
+  r(window.__walk.input === null ? null : (performance.now() - window.__walk.input) / 1000))))"""
 # The page position of data point (x, y) of the plotly chart whose title includes `title` (null: no such chart).
 POINT_JS = """([title, x, y]) => {
   const gd = Array.from(document.querySelectorAll('.js-plotly-plot'))
@@ -124,8 +133,8 @@ class Walk:
         except Exception:
             self.check(action)  # an exception box explains a missing result better than a timeout
             raise
-        self.page.evaluate(TWO_FRAMES_JS)
-        seconds = time.perf_counter() - started
+        waited = self.page.evaluate(WAITED_JS)
+        seconds = time.perf_counter() - started if waited is None else waited
         self.times.append(Timing(self.screen, action, kind, seconds))
         if self.log is not None:
             self.log(f"{self.screen}, {action}: {seconds:.2f} s")
@@ -233,11 +242,12 @@ class Walk:
         label.scroll_into_view_if_needed()
         return self.act(action, label.click, want, kind=kind)
 
-    def slider(self, action: str, label: str, want: str | None = None, key: str = "ArrowRight") -> float:
+    def slider(self, action: str, label: str, want: str | None = None, key: str = "ArrowRight", *,
+               kind: str = "reslice") -> float:
         thumb = self.page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider").first
         thumb.scroll_into_view_if_needed()
         thumb.focus()
-        return self.act(action, lambda: thumb.press(key), want)
+        return self.act(action, lambda: thumb.press(key), want, kind=kind)
 
     def button(self, action: str, name: str, want: str | None, *, kind: str = "run") -> float:
         button = self.page.get_by_role("button", name=name, exact=True).first
@@ -253,7 +263,8 @@ class Walk:
         field.fill(str(value))
         return self.act(action, lambda: field.press("Enter"), want)
 
-    def checkbox(self, action: str, name: str, want: str | None, *, exact: bool = True) -> float:
+    def checkbox(self, action: str, name: str, want: str | None, *, exact: bool = True,
+                 kind: str = "reslice") -> float:
         """A checkbox or a toggle (named whole, or by the start of its label with exact=False)."""
         tick = self.page.get_by_role("checkbox", name=name, exact=exact).or_(
             self.page.get_by_role("switch", name=name, exact=exact)).first  # st.toggle is a switch
@@ -264,7 +275,7 @@ class Walk:
         def flip() -> None:  # once: a second try finds it flipped already
             if tick.is_checked() == was:
                 box.click()
-        return self.act(action, flip, want)
+        return self.act(action, flip, want, kind=kind)
 
     def chart_button(self, action: str, title: str, label: str) -> float:
         """A button of the chart titled `title` (plotly's own, answered in the browser): timed from the click to the
@@ -394,9 +405,11 @@ def features(w: Walk) -> None:
     w.button("train (100 steps)", "Train the dictionary", "One row per feature")
     w.act("tab: feature", w.page.get_by_role("tab", name="Feature", exact=True).first.click, "Where it fires most")
     w.number("feature", "Feature", 1, "Feature 1")
+    # the causal check runs forward passes over 64 test windows with the feature scaled (off until asked for on long
+    # windows): a computation, timed as a run, each scale its own
     w.checkbox("measure it", "Measure it: the forecast with the feature scaled", "Feature 1's effect on the forecast",
-               exact=False)
-    w.slider("scale", "Feature ×", "With the feature scaled by 0.5")
+               exact=False, kind="run")
+    w.slider("scale", "Feature ×", "With the feature scaled by 0.5", kind="run")
     w.act("tab: concepts", w.page.get_by_role("tab", name="Concepts", exact=True).first.click,
           "Upload a concept file above")
 

@@ -1,13 +1,15 @@
 """The Anatomy screen's cached calls: one recorded forward pass per (model, data, split, window, seed), kept in a
-`ui.lru.SharedLRU`; every re-slice (target step, head, α, P form) builds its maps from it (tens of milliseconds at
-seq_len 1440). Flow is cached per slice: it costs one max-flow per input step."""
+`ui.lru.SharedLRU`; every re-slice (target step, head, α, P form) builds its maps from it. The maps of a slice and
+their rollouts are kept too (at seq_len 1440 the three forms' maps and rollouts cost about 0.3 s of every rerun, and
+a user steps back and forth between heads, steps and forms). Flow is cached per slice: it costs one max-flow per
+input step."""
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
 from informer_lab.analysis.anatomy.flow import flow
-from informer_lab.analysis.anatomy.rollout import Graph, Pieces, Relevance, record_pieces, window_graph
+from informer_lab.analysis.anatomy.rollout import Graph, Pieces, Relevance, record_pieces, rollout, window_graph
 from informer_lab.analysis.attention.recording import window_batch
 from informer_lab.analysis.checkpoints.folder import Checkpoint
 from informer_lab.analysis.data import PreparedData
@@ -15,6 +17,8 @@ from informer_lab.ui.compute import one_thread
 from informer_lab.ui.lru import SharedLRU
 
 _PIECES: SharedLRU[Pieces] = SharedLRU(8)
+_GRAPHS: SharedLRU[Graph] = SharedLRU(24)
+_ROLLOUTS: SharedLRU[Relevance] = SharedLRU(96)
 _FLOWS: SharedLRU[Relevance] = SharedLRU(64)
 
 
@@ -26,9 +30,17 @@ def pieces(model_key: str, data_key: str, split: str, window: int, seed: int, _c
     return _PIECES.get_or_make((model_key, data_key, split, window, seed), make)
 
 
-def graph(_checkpoint: Checkpoint, _pieces: Pieces, *, alpha: float, head: int | None, form: str) -> Graph:
-    """The maps of one slice (milliseconds at seq_len 96, tens of them at 1440: not cached)."""
-    return window_graph(_checkpoint.model, _pieces, 0, alpha=alpha, head=head, distil=form)
+def graph(key: tuple, _checkpoint: Checkpoint, _pieces: Pieces, *, alpha: float, head: int | None,
+          form: str) -> Graph:
+    """The maps of one slice of the window recorded under `key` (model, data, split, window, seed)."""
+    return _GRAPHS.get_or_make((*key, alpha, head, form), lambda: window_graph(_checkpoint.model, _pieces, 0,
+                                                                               alpha=alpha, head=head, distil=form))
+
+
+def relevance(key: tuple, _graph: Graph, *, alpha: float, head: int | None, form: str,
+              targets: tuple[int, ...]) -> Relevance:
+    """The rollout of one slice to the forecast steps `targets`."""
+    return _ROLLOUTS.get_or_make((*key, alpha, head, form, targets), lambda: rollout(_graph, targets))
 
 
 def flow_relevance(key: tuple, _graph: Graph, *, alpha: float, head: int | None, form: str,

@@ -9,7 +9,6 @@ on small graphs and on request on large ones.
 import streamlit as st
 
 from informer_lab.analysis.anatomy.flow import MAX_EDGES, flow_edges, uniform, uniform_reason
-from informer_lab.analysis.anatomy.rollout import rollout
 from informer_lab.analysis.anatomy.transfer import FORMS
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.instruments.window_edits import window_frame
@@ -68,8 +67,10 @@ def rollout_tab() -> None:
     head_index = None if head == "mean" else int(head)
 
     forms = FORMS if config.distil and max(config.e_layers) > 1 else (form,)
-    graphs = {f: cache.graph(checkpoint, pieces, alpha=alpha, head=head_index, form=f) for f in forms}
-    relevance = {f: rollout(g, targets) for f, g in graphs.items()}
+    key = (model.key, data.key, split, window, seed)
+    graphs = {f: cache.graph(key, checkpoint, pieces, alpha=alpha, head=head_index, form=f) for f in forms}
+    relevance = {f: cache.relevance(key, g, alpha=alpha, head=head_index, form=f, targets=targets)
+                 for f, g in graphs.items()}
     chosen = relevance[form]
     inputs = chosen.inputs.mean(axis=0)
     label, known = float(chosen.label.mean()), float(chosen.known.mean())
@@ -83,7 +84,6 @@ def rollout_tab() -> None:
                                "step).")
     flow_inputs, flat = None, None
     if want_flow:
-        key = (model.key, data.key, split, window, seed)
         flowed, raw = cache.flow_relevance(key, graphs[form], alpha=alpha, head=head_index, form=form, targets=targets)
         if uniform(raw):  # the same flow for every step: no chart of equal bars, the value and why
             flat = uniform_reason(raw, alpha)
@@ -128,7 +128,16 @@ TABS = {"Rollout and flow": rollout_tab,
                                                     column, frame, stem),
         "Direct shares": lambda: lens_view.shares_tab(model, data, prepared, seed, checkpoint, split, window, column,
                                                       stem)}
-for tab, draw in zip(st.tabs(list(TABS), key="an_tab", on_change="rerun"), TABS.values()):
-    if tab.open:
-        with tab:
-            draw()
+
+
+@st.fragment
+def details() -> None:
+    """The lazy tabs. A fragment: another tab, forecast step, α, head or form of P reruns only this part, on the
+    recorded window, not the controls and notes above."""
+    for tab, draw in zip(st.tabs(list(TABS), key="an_tab", on_change="rerun"), TABS.values()):
+        if tab.open:
+            with tab:
+                draw()
+
+
+details()

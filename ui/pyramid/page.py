@@ -195,10 +195,19 @@ def attention_rows() -> None:
 
 TABS = {"Lengths and pool winners": lengths_tab, "Max-pool survival": survival_tab, "Feature norms": norms_tab,
         "Attention rows per encoder layer": attention_rows}
-for tab, draw in zip(st.tabs(list(TABS), key="py_tab", on_change="rerun"), TABS.values()):
-    if tab.open:
-        with tab:
-            draw()
+
+
+@st.fragment
+def details() -> None:
+    """The lazy tabs. A fragment: opening another tab reruns only this part, not the picture above (a redraw of the
+    picture at seq_len 1440 costs the browser a few tenths of a second)."""
+    for tab, draw in zip(st.tabs(list(TABS), key="py_tab", on_change="rerun"), TABS.values()):
+        if tab.open:
+            with tab:
+                draw()
+
+
+details()
 
 
 # ------------------------------------------------------------------------------------------ side by side
