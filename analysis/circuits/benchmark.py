@@ -46,8 +46,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from informer_lab.analysis.circuits.scores import (COLUMNS, DRAWS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS, SHARE,
-                                      TIME_ONLY, head_rows, interval_row, learned_row, random_head_rows, metric_tables, removal_scores,
+from informer_lab.analysis.circuits.scores import (COLUMNS, DRAWS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS,
+                                      REMOVAL_METRICS, SHARE, TIME_ONLY, WHITE_BOX_METRICS, head_rows, interval_row, learned_row, random_head_rows, metric_tables, removal_scores,
                                       report, scored_windows, spread, summary_table, true_mask, white_box,
                                       window_forecaster)
 from informer_lab.analysis.learning.training import TrainSettings, config_for, train
@@ -230,14 +230,14 @@ def score_inputs(model, prepared, answer, settings: BenchmarkSettings, *, kind: 
         masks = [true_mask(answer, prepared, int(w), h, radius) for h in steps]
         for name, scores in maps.items():
             figures = [white_box(scores[t], masks[t]) for t in range(len(steps))]
-            for metric in ("aup", "aur", "auprc"):
+            for metric in WHITE_BOX_METRICS:
                 per.setdefault((name, metric), []).append(float(np.mean([f[metric] for f in figures])))
         x, mark, _, mark_dec, y = dataset[int(w)]
         forecast = window_forecaster(model, mark, mark_dec, column, seed)
         removal = removal_scores(forecast, x.numpy(), y[:, column].numpy(), steps, maps, share=settings.share,
                                  draws=settings.draws, rng=rng)
         for name, figures in removal.items():
-            for metric in INPUT_METRICS[3:]:
+            for metric in REMOVAL_METRICS:
                 per.setdefault((name, metric), []).append(figures[metric])
         tick()
     spreads = "; time only, spread over the columns"

@@ -5,6 +5,8 @@
                      evidence, its mean score over the models that learned with a 95 % interval over models, the
                      random control's, and the verdict in words
     models.csv       kind, seed, mse, bayes_mse, learned: every model trained (one that did not learn is not scored)
+    agreement.csv    Kendall's τ across the input instruments between each perturbation metric and each metric
+                     against the true cells (analysis.circuits.agreement)
     report.html      the offline page: a table per metric, the notes, every score
 """
 from __future__ import annotations
@@ -13,9 +15,10 @@ from pathlib import Path
 
 import torch
 
+from informer_lab.analysis.circuits.agreement import metric_agreement
 from informer_lab.analysis.circuits.benchmark import BenchmarkResult
 from informer_lab.analysis.circuits.scores import report
-from informer_lab.analysis.planted.evidence import instrument_verdicts
+from informer_lab.analysis.planted.evidence import instrument_verdicts, learned_models
 
 
 def benchmark_report(result: BenchmarkResult):
@@ -28,7 +31,7 @@ def benchmark_report(result: BenchmarkResult):
 
 
 def write_benchmark(result: BenchmarkResult, folder: str | Path) -> dict[str, Path]:
-    """Write the folder's four files (a temporary folder renamed into place: a kill leaves the old folder or the new
+    """Write the folder's five files (a temporary folder renamed into place: a kill leaves the old folder or the new
     one). → their paths by name."""
     from informer_lab.analysis.outputs import write_folder
     from informer_lab.analysis.reports.html import render_html
@@ -37,6 +40,8 @@ def write_benchmark(result: BenchmarkResult, folder: str | Path) -> dict[str, Pa
     files = {"scores.csv": result.scores.to_csv(index=False).encode("utf-8"),
              "instruments.csv": verdicts.to_csv(index=False).encode("utf-8"),
              "models.csv": result.models.to_csv(index=False).encode("utf-8"),
+             "agreement.csv": metric_agreement(result.scores, learned_models(result.scores)).to_csv(
+                 index=False).encode("utf-8"),
              "report.html": render_html(benchmark_report(result)).encode("utf-8")}
     folder = write_folder(Path(folder), files, "--out")
     return {name: folder / name for name in files}

@@ -2,22 +2,7 @@
 forecast function and a window; what they are scored against (the true cells of a window, the windows); and the rows,
 tables and report page they end in.
 
-Against the true cells (white-box metrics, Crabbé & van der Schaar 2021, "Explaining time series predictions with
-dynamic masks"; tint's `aup`, `aur`, `auprc`). The scores s of the cells are scaled to [0, 1] (min–max: s − min over
-max − min; a constant map is all 0), every distinct scaled score τ is a threshold, the cells at or above it the
-selection, and with T the true cells
-
-    precision(τ) = |sel(τ) ∩ T| / |sel(τ)|,     recall(τ) = |sel(τ) ∩ T| / |T|
-    AUP  = ∫ precision(τ) dτ,  AUR = ∫ recall(τ) dτ      (trapezoids over the distinct τ, increasing: sklearn's
-                                                           `auc(thresholds, precision[:-1])`, as tint computes them)
-    AUPRC = Σ_n (R_n − R_{n−1}) · P_n                    (thresholds decreasing, R_0 = 0: sklearn's
-                                                           `average_precision_score`)
-
-Tied scores enter together (one threshold per distinct value), as in sklearn (≥ 1.1: every distinct score is a
-threshold, none dropped after full recall). tint scales by (s − min) / (max + 1e-5) instead: the same for a map whose
-minimum is 0. A map with a single distinct value has one threshold: AUP = AUR = 0, and AUPRC = the share of true
-cells (everything selected at once); so has a map whose spread is float rounding (at most `ROUNDING` of its largest
-magnitude: flow's integer capacities leave differences of ~1e-7), scaled to all zeros.
+Against the true cells: analysis.circuits.white_box (AUP, AUR, AUPRC, relevance mass and rank accuracy).
 
 Removal (DeYoung et al. 2020, ERASER, as ΔMSE for a forecast). For one window and horizon step h, the top `share`
 of the (position, column) cells by the instrument's score are removed (set to `fill`, 0: each column's training
@@ -35,76 +20,18 @@ import numpy as np
 import pandas as pd
 import torch
 
+from informer_lab.analysis.circuits.white_box import (ROUNDING, WHITE_BOX_METRICS, aup, auprc, aur, mass_accuracy,
+                                                      pr_curve, rank_accuracy, scaled, white_box)
+
 INPUT_INSTRUMENTS = ("integrated_gradients", "occlusion", "blank_out", "rollout", "flow", "attention", "random")
 HEAD_INSTRUMENTS = ("ablation", "gradient_importance", "direct_share", "faithfulness", "atp")
-INPUT_METRICS = ("aup", "aur", "auprc", "comprehensiveness", "comprehensiveness_excess", "sufficiency",
-                 "sufficiency_excess")
+REMOVAL_METRICS = ("comprehensiveness", "comprehensiveness_excess", "sufficiency", "sufficiency_excess")
+INPUT_METRICS = WHITE_BOX_METRICS + REMOVAL_METRICS
 HEAD_METRICS = ("top1", "rank")
 COLUMNS = ("kind", "seed", "instrument", "metric", "value", "low", "high", "windows", "note")
 TIME_ONLY = ("blank_out", "rollout", "flow", "attention")
 SHARE = 0.2
 DRAWS = 4
-ROUNDING = 1e-6
-
-
-def scaled(scores) -> np.ndarray:
-    """Min–max scaling to [0, 1] of a flat array. A map whose spread is at most ROUNDING of its largest magnitude is
-    constant (→ zeros): its differences are float rounding (flow's integer capacities leave ~1e-7), not a ranking."""
-    s = np.asarray(scores, dtype=np.float64).reshape(-1)
-    if not np.all(np.isfinite(s)):
-        raise ValueError("attribution scores must be finite")
-    low, high = (s.min(), s.max()) if len(s) else (0.0, 0.0)
-    if high - low <= ROUNDING * max(abs(low), abs(high)):
-        return np.zeros_like(s)
-    return (s - low) / (high - low)
-
-
-def pr_curve(scores, truth) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(thresholds, precision, recall), one entry per distinct score, thresholds decreasing: the selection at
-    threshold τ is every cell with score ≥ τ. Scores as given (not scaled). truth: booleans of the same size, at
-    least one true."""
-    s = np.asarray(scores, dtype=np.float64).reshape(-1)
-    t = np.asarray(truth, dtype=bool).reshape(-1)
-    if s.shape != t.shape:
-        raise ValueError(f"scores ({s.size}) and truth ({t.size}) differ in size")
-    if not t.any():
-        raise ValueError("the true mask has no cell: precision and recall are undefined")
-    order = np.argsort(-s, kind="mergesort")
-    s, t = s[order], t[order]
-    last = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]  # the last cell of each distinct value
-    tps = np.cumsum(t)[last].astype(np.float64)
-    selected = (last + 1).astype(np.float64)
-    return s[last], tps / selected, tps / tps[-1]
-
-
-def _area(thresholds: np.ndarray, values: np.ndarray) -> float:
-    if len(thresholds) < 2:
-        return 0.0
-    x, y = thresholds[::-1], values[::-1]  # increasing thresholds
-    return float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2))
-
-
-def aup(scores, truth) -> float:
-    """Area under precision(τ) over the scaled thresholds τ ∈ [0, 1] (module docstring)."""
-    thresholds, precision, _ = pr_curve(scaled(scores), truth)
-    return _area(thresholds, precision)
-
-
-def aur(scores, truth) -> float:
-    """Area under recall(τ) over the scaled thresholds τ ∈ [0, 1] (module docstring)."""
-    thresholds, _, recall = pr_curve(scaled(scores), truth)
-    return _area(thresholds, recall)
-
-
-def auprc(scores, truth) -> float:
-    """Average precision Σ_n (R_n − R_{n−1}) P_n, thresholds decreasing (sklearn's average_precision_score)."""
-    _, precision, recall = pr_curve(scaled(scores), truth)
-    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
-
-
-def white_box(scores, truth) -> dict[str, float]:
-    """{"aup", "aur", "auprc"} of one map against one true mask."""
-    return {"aup": aup(scores, truth), "aur": aur(scores, truth), "auprc": auprc(scores, truth)}
 
 
 def top_cells(scores, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -336,6 +263,10 @@ METRIC_TEXT = {
     "aur": "area under recall(τ) (higher: better; uniform random scores give about 0.5, a map that puts most cells "
            "near 0 less: compare within a column)",
     "auprc": "average precision Σ (R_n − R_{n−1}) P_n (chance: the share of true cells)",
+    "mass_accuracy": "relevance mass accuracy: the share of the map's relevance that falls on the true cells (chance: "
+                     "the share of true cells)",
+    "rank_accuracy": "relevance rank accuracy: the share of the true cells among the map's |T| highest cells (chance: "
+                     "the share of true cells)",
     "comprehensiveness": "ΔMSE of the probed steps when the instrument's top cells are set to the training mean "
                          "(higher: better)",
     "comprehensiveness_excess": "comprehensiveness minus that of as many random cells, paired per window (> 0: "
@@ -367,6 +298,6 @@ def report(scores: pd.DataFrame, notes, provenance: dict, about: str):
 
 
 __all__ = ["COLUMNS", "DRAWS", "Forecast", "HEAD_INSTRUMENTS", "HEAD_METRICS", "INPUT_INSTRUMENTS", "INPUT_METRICS",
-           "METRIC_TEXT", "ROUNDING", "SHARE", "TIME_ONLY", "aup", "auprc", "aur", "head_rows", "interval_row",
+           "METRIC_TEXT", "REMOVAL_METRICS", "ROUNDING", "WHITE_BOX_METRICS", "mass_accuracy", "rank_accuracy", "SHARE", "TIME_ONLY", "aup", "auprc", "aur", "head_rows", "interval_row",
            "learned_row", "metric_tables", "pr_curve", "random_cells", "random_head_rows", "rank_of", "removal_scores", "report", "scaled",
            "scored_windows", "spread", "summary_table", "top_cells", "true_mask", "white_box", "window_forecaster"]

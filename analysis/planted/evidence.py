@@ -39,7 +39,7 @@ LEARNED = 1.5  # a model counts when its test MSE is at most this many times the
 MIN_MODELS = 3  # models needed for an interval over models
 # a lower value is better: the planted head's rank; sufficiency, the error added when only the top cells are kept
 LOWER_IS_BETTER = frozenset({"rank", "sufficiency", "sufficiency_excess"})
-UNIT_RANGE = frozenset({"aup", "aur", "auprc", "top1"})  # figures in [0, 1]
+UNIT_RANGE = frozenset({"aup", "aur", "auprc", "mass_accuracy", "rank_accuracy", "top1"})  # figures in [0, 1]
 BINARY = frozenset({"top1"})  # per model 1 (the planted head ranked first) or 0
 MEASURED = Path(__file__).resolve().parent / "measured" / "instruments.csv"
 VERDICT_COLUMNS = ("instrument", "evidence", "metric", "value", "low", "high", "random", "models", "verdict")
@@ -79,7 +79,7 @@ INSTRUMENTS = {i.name: i for i in (
 )}
 
 
-def _learned_models(scores: pd.DataFrame) -> set[tuple[str, int]]:
+def learned_models(scores: pd.DataFrame) -> set[tuple[str, int]]:
     fit = scores[(scores["instrument"] == "model") & (scores["metric"] == "mse_over_bayes")]
     return {(k, int(s)) for k, s, v in zip(fit["kind"], fit["seed"], fit["value"].astype(float)) if v <= LEARNED}
 
@@ -90,7 +90,7 @@ def instrument_verdicts(scores: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
     from scipy.stats import t as student
 
     models = scores[["kind", "seed"]].drop_duplicates()
-    learned = _learned_models(scores)
+    learned = learned_models(scores)
     rows = []
     for inst in INSTRUMENTS.values():
         if inst.benchmark is None:
@@ -203,4 +203,4 @@ def evidence_line(name: str, verdicts: pd.DataFrame | None = None) -> str:
 
 
 __all__ = ["INSTRUMENTS", "Instrument", "KINDS", "LEARNED", "MEASURED", "VERDICT_COLUMNS", "current_verdicts",
-           "evidence_line", "instrument_verdicts", "newest_benchmark", "read_verdicts"]
+           "evidence_line", "instrument_verdicts", "learned_models", "newest_benchmark", "read_verdicts"]

@@ -153,6 +153,8 @@ def test_a_quick_benchmark_writes_every_instruments_scores_and_the_report(quick)
     assert list(verdicts.columns) == ["instrument", "evidence", "metric", "value", "low", "high", "random", "models",
                                       "verdict"]
     assert set(verdicts["instrument"]) >= {"integrated_gradients", "flow", "attention", "ablation"}
+    agreement = pd.read_csv(files["agreement.csv"])
+    assert list(agreement.columns) == ["perturbation_metric", "planted_metric", "tau", "p_value", "instruments"]
     models = pd.read_csv(files["models.csv"])
     assert list(models.columns) == ["kind", "seed", "mse", "bayes_mse", "learned"] and len(models) == 1
     assert models["mse"].iloc[0] > 0 and models["bayes_mse"].iloc[0] > 0
