@@ -39,7 +39,6 @@ from typing import Literal, Sequence
 import numpy as np
 import pandas as pd
 import torch
-from captum.attr import IntegratedGradients, Saliency
 
 from informer_lab.model import Batch, HeadMask, Informer, key_generator
 
@@ -131,6 +130,8 @@ def head_importance(model: Informer, prepared: PreparedData, split: str = "val",
         generator.set_state(state["at"])  # every call for this window batch draws the same key samples
         return window_losses(model, Batch(x_enc, mark_enc, x_dec, mark_dec), y, gates, means=means,
                              generator=generator)
+
+    from captum.attr import IntegratedGradients, Saliency  # at use: importing captum.attr costs ~1 s of CPU
 
     attributor = Saliency(forward) if method == "saliency" else IntegratedGradients(forward)
 

@@ -42,7 +42,6 @@ from typing import Callable, Literal
 import numpy as np
 import pandas as pd
 import torch
-from captum.attr import IntegratedGradients
 
 from informer_lab.model import Batch, Informer, key_generator, recording
 
@@ -175,6 +174,8 @@ def input_attribution(model: Informer, prepared: PreparedData, split: str, windo
     b = torch.from_numpy(b_np).to(device)[None]
     f = forecast_function(model, mark_enc.to(device), mark_dec.to(device), step=step,
                           column_index=targets.index(target_column), seed=seed, attention=attention)
+
+    from captum.attr import IntegratedGradients  # at use: importing captum.attr costs ~1 s of CPU
 
     ig = IntegratedGradients(f)
     attributions, delta = ig.attribute(x, baselines=b, n_steps=n_steps, method="gausslegendre",
