@@ -104,24 +104,27 @@ def _seeds(args, out: Path) -> tuple[int, ...]:
 
 
 def run(args) -> int:
-    from informer_lab.analysis.data import prepare
     from informer_lab.analysis.errors import ConfigError
-    from informer_lab.analysis.learning.training import config_for
     from informer_lab.study.folder import request_stop
-    from informer_lab.study.plan import StudyPlan, fingerprint, parse_grid, read_plan
-    from informer_lab.study.runner import run_study
     from informer_lab.study.status import describe
 
-    if args.status is not None:
+    if args.status is not None:  # answered without torch or Ray: the status file and the folder only
         for line in describe(args.status):
             print(line)
         return 0
     if args.stop is not None:
+        from informer_lab.study.plan import read_plan
+
         if read_plan(args.stop) is None:
             raise ConfigError(f"{args.stop} holds no study (no study.json)")
         request_stop(args.stop)
         print(f"stop requested: the study in {args.stop} stops between tasks (re-run its command to resume)")
         return 0
+    from informer_lab.analysis.data import prepare
+    from informer_lab.analysis.learning.training import config_for
+    from informer_lab.study.plan import StudyPlan, fingerprint, parse_grid, read_plan
+    from informer_lab.study.runner import run_study
+
     missing = [flag for flag, value in (("--csv", args.csv), ("--target", args.target), ("--out", args.out))
                if value is None]
     if missing:

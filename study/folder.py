@@ -25,10 +25,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from informer_lab.analysis.checkpoints.folder import checkpoint_folder_files
-from informer_lab.analysis.checkpoints.store import write_folder
 from informer_lab.analysis.errors import CheckpointError, ConfigError
 from informer_lab.analysis.jsonfile import read_or_none
+
+
+def checkpoint_folder_files(folder: Path) -> dict[str, bytes]:
+    """analysis.checkpoints.folder.checkpoint_folder_files, imported at use (as write_folder below): the checkpoint
+    modules import the model and torch (2-3 s of CPU), which `study --status` and `--stop` never need."""
+    from informer_lab.analysis.checkpoints.folder import checkpoint_folder_files as files
+
+    return files(folder)
 
 STOP = "stop"
 LOG = "log.txt"
@@ -143,6 +149,8 @@ def write_trained(out: Path, name: str, files: dict[str, bytes], summary: dict, 
     log, and train.json last (the mark that the run is trained)."""
     folder = run_folder(out, name)
     folder.mkdir(parents=True, exist_ok=True)
+    from informer_lab.analysis.checkpoints.store import write_folder
+
     write_folder(folder / "checkpoint", files)
     write_json(folder / "params.json", params)
     write_bytes(folder / LOG, log.encode())
