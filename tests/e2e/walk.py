@@ -412,6 +412,7 @@ def anatomy(w: Walk) -> None:
 
 def features(w: Walk) -> None:
     w.open("features", "Features", "Train the dictionary")
+    w.number("expansion", "Expansion", 1, None)  # d_model features: each is ablated on the test windows
     w.number("steps", "Steps", 100, None)
     w.button("train (100 steps)", "Train the dictionary", "One row per feature")
     w.act("tab: feature", w.page.get_by_role("tab", name="Feature", exact=True).first.click, "Where it fires most")

@@ -188,7 +188,7 @@ def test_a_node_removed_mid_study_has_its_runs_done_elsewhere(cluster, tmp_path)
     out = tmp_path / "study"
     node2 = cluster.add_blind_node(out)
     lost = _node_ids(cluster)["worker"]
-    run = _study(cluster, out, "0-3", 600)
+    run = _study(cluster, out, "0-3", 200)  # long enough to be seen training on node 2 (polled every 0.3 s)
     deadline = time.monotonic() + 300
     victim = None
     while time.monotonic() < deadline and victim is None:
