@@ -108,7 +108,7 @@ def run(args) -> int:
     from informer_lab.study.folder import request_stop
     from informer_lab.study.status import describe
 
-    if args.status is not None:  # answered without torch or Ray: the status file and the folder only
+    if args.status is not None:  # answered from the status file and the folder, without Ray
         for line in describe(args.status):
             print(line)
         return 0

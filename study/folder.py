@@ -31,7 +31,7 @@ from informer_lab.analysis.jsonfile import read_or_none
 
 def checkpoint_folder_files(folder: Path) -> dict[str, bytes]:
     """analysis.checkpoints.folder.checkpoint_folder_files, imported at use (as write_folder below): the checkpoint
-    modules import the model and torch (2-3 s of CPU), which `study --status` and `--stop` never need."""
+    modules import the model and torch (2-3 s of CPU), which reading a study folder's state does not need."""
     from informer_lab.analysis.checkpoints.folder import checkpoint_folder_files as files
 
     return files(folder)

@@ -1,8 +1,7 @@
 """The Anatomy screen's cached calls: one recorded forward pass per (model, data, split, window, seed), kept in a
-`ui.lru.SharedLRU`; every re-slice (target step, head, α, P form) builds its maps from it. The maps of a slice and
-their rollouts are kept too (at seq_len 1440 the three forms' maps and rollouts cost about 0.3 s of every rerun, and
-a user steps back and forth between heads, steps and forms). Flow is cached per slice: it costs one max-flow per
-input step."""
+`ui.lru.SharedLRU`; every re-slice (target step, head, α, P form) builds its maps from it. The last slice's maps and
+recent rollouts are kept too (at seq_len 1440 the three forms' maps and rollouts cost about 0.3 s of every rerun).
+Flow is cached per slice: it costs one max-flow per input step."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +16,10 @@ from informer_lab.ui.compute import one_thread
 from informer_lab.ui.lru import SharedLRU
 
 _PIECES: SharedLRU[Pieces] = SharedLRU(8)
-_GRAPHS: SharedLRU[Graph] = SharedLRU(24)
-_ROLLOUTS: SharedLRU[Relevance] = SharedLRU(96)
+# a slice's maps are seq_len² per layer (33 MB a form at seq_len 1440, ~0.5 GB at 5760): one slice's three forms are
+# kept, which a change of forecast step or form re-uses; its rollouts are small (1 MB at 1440)
+_GRAPHS: SharedLRU[Graph] = SharedLRU(3)
+_ROLLOUTS: SharedLRU[Relevance] = SharedLRU(24)
 _FLOWS: SharedLRU[Relevance] = SharedLRU(64)
 
 
