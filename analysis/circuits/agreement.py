@@ -1,8 +1,8 @@
 """Do the perturbation metrics rank the instruments as the planted answers do? Kendall's τ across the input
-instruments between each perturbation metric (comprehensiveness and sufficiency beyond random cells) and each
+instruments between each perturbation metric (comprehensiveness, sufficiency, CPD and CPP beyond random) and each
 metric against the true cells, on the instruments' means over the models that learned.
 
-Sufficiency is better when lower, so its sign is turned before ranking: τ > 0 always means the two metrics agree on
+Sufficiency and CPP are better when lower, so their sign is turned before ranking: τ > 0 always means the two metrics agree on
 which instruments are better. τ comes with scipy's exact two-sided p-value (no ties: exact permutation
 distribution) and the number of instruments it ranks: with seven instruments only |τ| ≥ 0.71 reaches p < 0.05, so
 a small τ is "no evidence of agreement", not evidence of disagreement. (Perturbation and ground-truth metrics often
@@ -13,11 +13,11 @@ import math
 
 import pandas as pd
 
-from informer_lab.analysis.circuits.scores import INPUT_INSTRUMENTS, REMOVAL_METRICS, WHITE_BOX_METRICS
+from informer_lab.analysis.circuits.scores import CUMULATIVE_METRICS, INPUT_INSTRUMENTS, REMOVAL_METRICS, WHITE_BOX_METRICS
 
 AGREEMENT_COLUMNS = ("perturbation_metric", "planted_metric", "tau", "p_value", "instruments")
-PERTURBATION = tuple(m for m in REMOVAL_METRICS if m.endswith("_excess"))
-LOWER_IS_BETTER = frozenset({"sufficiency", "sufficiency_excess"})
+PERTURBATION = tuple(m for m in REMOVAL_METRICS + CUMULATIVE_METRICS if m.endswith("_excess"))
+LOWER_IS_BETTER = frozenset({"sufficiency", "sufficiency_excess", "cpp", "cpp_excess"})
 
 
 def instrument_means(scores: pd.DataFrame, learned: set[tuple[str, int]]) -> pd.DataFrame:

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from informer_lab.analysis.circuits.cumulative import CUMULATIVE_METRICS, cumulative_scores
 from informer_lab.analysis.circuits.scores import (COLUMNS, DRAWS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS,
                                       REMOVAL_METRICS, SHARE, TIME_ONLY, WHITE_BOX_METRICS, head_rows, interval_row, learned_row, random_head_rows, metric_tables, removal_scores,
                                       report, scored_windows, spread, summary_table, true_mask, white_box,
@@ -236,9 +237,11 @@ def score_inputs(model, prepared, answer, settings: BenchmarkSettings, *, kind: 
         forecast = window_forecaster(model, mark, mark_dec, column, seed)
         removal = removal_scores(forecast, x.numpy(), y[:, column].numpy(), steps, maps, share=settings.share,
                                  draws=settings.draws, rng=rng)
-        for name, figures in removal.items():
-            for metric in REMOVAL_METRICS:
-                per.setdefault((name, metric), []).append(figures[metric])
+        cumulative = cumulative_scores(forecast, x.numpy(), steps, maps, draws=settings.draws, rng=rng)
+        for source, metrics in ((removal, REMOVAL_METRICS), (cumulative, CUMULATIVE_METRICS)):
+            for name, figures in source.items():
+                for metric in metrics:
+                    per.setdefault((name, metric), []).append(figures[metric])
         tick()
     spreads = "; time only, spread over the columns"
     rows = []

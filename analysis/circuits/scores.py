@@ -20,13 +20,14 @@ import numpy as np
 import pandas as pd
 import torch
 
+from informer_lab.analysis.circuits.cumulative import CUMULATIVE_METRICS
 from informer_lab.analysis.circuits.white_box import (ROUNDING, WHITE_BOX_METRICS, aup, auprc, aur, mass_accuracy,
                                                       pr_curve, rank_accuracy, scaled, white_box)
 
 INPUT_INSTRUMENTS = ("integrated_gradients", "occlusion", "blank_out", "rollout", "flow", "attention", "random")
 HEAD_INSTRUMENTS = ("ablation", "gradient_importance", "direct_share", "faithfulness", "atp")
 REMOVAL_METRICS = ("comprehensiveness", "comprehensiveness_excess", "sufficiency", "sufficiency_excess")
-INPUT_METRICS = WHITE_BOX_METRICS + REMOVAL_METRICS
+INPUT_METRICS = WHITE_BOX_METRICS + REMOVAL_METRICS + CUMULATIVE_METRICS
 HEAD_METRICS = ("top1", "rank")
 COLUMNS = ("kind", "seed", "instrument", "metric", "value", "low", "high", "windows", "note")
 TIME_ONLY = ("blank_out", "rollout", "flow", "attention")
@@ -273,6 +274,11 @@ METRIC_TEXT = {
                                 "better than random)",
     "sufficiency": "ΔMSE when only the top cells are kept, the rest at the training mean (lower: better)",
     "sufficiency_excess": "sufficiency minus that of as many random cells kept (< 0: better than random)",
+    "cpd": "cumulative prediction difference: the cells removed 5 % at a time, most relevant first, the forecast's "
+           "change at each step added up (TIMING; higher: better)",
+    "cpd_excess": "CPD minus that of random orders, paired per window (> 0: better than random)",
+    "cpp": "cumulative prediction preservation: as CPD, least relevant first (lower: better)",
+    "cpp_excess": "CPP minus that of random orders (< 0: better than random)",
     "planted_lag_mass": "the chosen head's attention mass within a layer step of the planted lag, on held-out windows",
     "planted_head_found": "1 when the head chosen by its lag profile peaks at a planted lag with mass above uniform "
                           "(its interval; none without one)",
@@ -298,6 +304,6 @@ def report(scores: pd.DataFrame, notes, provenance: dict, about: str):
 
 
 __all__ = ["COLUMNS", "DRAWS", "Forecast", "HEAD_INSTRUMENTS", "HEAD_METRICS", "INPUT_INSTRUMENTS", "INPUT_METRICS",
-           "METRIC_TEXT", "REMOVAL_METRICS", "ROUNDING", "WHITE_BOX_METRICS", "mass_accuracy", "rank_accuracy", "SHARE", "TIME_ONLY", "aup", "auprc", "aur", "head_rows", "interval_row",
+           "CUMULATIVE_METRICS", "METRIC_TEXT", "REMOVAL_METRICS", "ROUNDING", "WHITE_BOX_METRICS", "mass_accuracy", "rank_accuracy", "SHARE", "TIME_ONLY", "aup", "auprc", "aur", "head_rows", "interval_row",
            "learned_row", "metric_tables", "pr_curve", "random_cells", "random_head_rows", "rank_of", "removal_scores", "report", "scaled",
            "scored_windows", "spread", "summary_table", "top_cells", "true_mask", "white_box", "window_forecaster"]

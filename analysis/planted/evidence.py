@@ -38,7 +38,7 @@ KINDS = {
 LEARNED = 1.5  # a model counts when its test MSE is at most this many times the Bayes MSE (the self-test's bound)
 MIN_MODELS = 3  # models needed for an interval over models
 # a lower value is better: the planted head's rank; sufficiency, the error added when only the top cells are kept
-LOWER_IS_BETTER = frozenset({"rank", "sufficiency", "sufficiency_excess"})
+LOWER_IS_BETTER = frozenset({"rank", "sufficiency", "sufficiency_excess", "cpp", "cpp_excess"})
 UNIT_RANGE = frozenset({"aup", "aur", "auprc", "mass_accuracy", "rank_accuracy", "top1"})  # figures in [0, 1]
 BINARY = frozenset({"top1"})  # per model 1 (the planted head ranked first) or 0
 MEASURED = Path(__file__).resolve().parent / "measured" / "instruments.csv"
