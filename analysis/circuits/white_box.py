@@ -24,8 +24,9 @@ Relevance mass and rank accuracy (Arras, Osman & Samek 2022, "CLEVR-XAI"; as xai
     rank accuracy = |top_K(s) ∩ T| / K,          K = |T|
 
 The top K is taken with ties broken at random, in expectation: the cells strictly above the cut count whole, the
-cells tied at the cut count by the share of the free places they fill. Both are computed on the scores as given (no
-scaling); a map of uniform random scores gets about |T| / N for both, the share of true cells.
+cells tied at the cut count by the share of the free places they fill; a map whose spread is float rounding is one
+tie, as for the areas. The mass is computed on the scores as given. A map of uniform random scores gets about
+|T| / N for both, the share of true cells.
 """
 from __future__ import annotations
 
@@ -113,6 +114,7 @@ def mass_accuracy(scores, truth) -> float:
 def rank_accuracy(scores, truth) -> float:
     """The expected share of true cells among the |T| highest scores, ties at the cut broken at random."""
     s, t = _flat(scores, truth)
+    s = scaled(s)  # monotone; a map whose spread is float rounding is one tie (exactly chance), as for the areas
     K = int(t.sum())
     cut = np.sort(s)[::-1][K - 1]  # the K-th highest score
     above, tied = s > cut, s == cut

@@ -55,3 +55,10 @@ def test_bad_inputs_are_refused():
         mass_accuracy([1.0, 2.0], [True])
     with pytest.raises(ValueError, match="finite"):
         mass_accuracy([np.nan, 1.0], [True, False])
+
+
+def test_a_map_whose_spread_is_float_rounding_ranks_at_chance():
+    truth = np.zeros(50, dtype=bool)
+    truth[:5] = True
+    rounding = 3.0 + 1e-9 * np.arange(50)[::-1]  # the true cells a hair higher: rounding, not a ranking
+    assert rank_accuracy(rounding, truth) == pytest.approx(truth.mean())
