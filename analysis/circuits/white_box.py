@@ -48,16 +48,22 @@ def scaled(scores) -> np.ndarray:
     return (s - low) / (high - low)
 
 
-def pr_curve(scores, truth) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(thresholds, precision, recall), one entry per distinct score, thresholds decreasing: the selection at
-    threshold τ is every cell with score ≥ τ. Scores as given (not scaled). truth: booleans of the same size, at
-    least one true."""
+def _flat(scores, truth) -> tuple[np.ndarray, np.ndarray]:
+    """Flat float scores and boolean truth of the same size, at least one true cell (every metric's inputs)."""
     s = np.asarray(scores, dtype=np.float64).reshape(-1)
     t = np.asarray(truth, dtype=bool).reshape(-1)
     if s.shape != t.shape:
         raise ValueError(f"scores ({s.size}) and truth ({t.size}) differ in size")
     if not t.any():
-        raise ValueError("the true mask has no cell: precision and recall are undefined")
+        raise ValueError("the true mask has no cell: the metrics are undefined")
+    return s, t
+
+
+def pr_curve(scores, truth) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(thresholds, precision, recall), one entry per distinct score, thresholds decreasing: the selection at
+    threshold τ is every cell with score ≥ τ. Scores as given (not scaled). truth: booleans of the same size, at
+    least one true."""
+    s, t = _flat(scores, truth)
     order = np.argsort(-s, kind="mergesort")
     s, t = s[order], t[order]
     last = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]  # the last cell of each distinct value
@@ -91,21 +97,11 @@ def auprc(scores, truth) -> float:
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
 
 
-def _flat(scores, truth) -> tuple[np.ndarray, np.ndarray]:
-    s = np.asarray(scores, dtype=np.float64).reshape(-1)
-    t = np.asarray(truth, dtype=bool).reshape(-1)
-    if s.shape != t.shape:
-        raise ValueError(f"scores ({s.size}) and truth ({t.size}) differ in size")
-    if not t.any():
-        raise ValueError("the true mask has no cell: the metrics are undefined")
-    if not np.all(np.isfinite(s)):
-        raise ValueError("attribution scores must be finite")
-    return s, t
-
-
 def mass_accuracy(scores, truth) -> float:
     """The share of the positive relevance that lies on the true cells (module docstring)."""
     s, t = _flat(scores, truth)
+    if not np.all(np.isfinite(s)):
+        raise ValueError("attribution scores must be finite")
     r = np.maximum(s, 0.0)
     total = r.sum()
     return float(r[t].sum() / total) if total > 0 else 0.0
