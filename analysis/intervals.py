@@ -21,7 +21,8 @@ independent values (span 1) ν = n − 1 and the interval is the textbook t inte
 degrees of freedom (about 11 spans of windows) the lab shows **no interval** and says why (`WindowMeans.reasons`).
 
 Memory beyond the span. Windows further apart than the span share no row, but a process with long memory (a strong
-daily or weekly season, a near unit root) still correlates their figures. Before ν is chosen, the autocorrelation of
+daily or weekly season, a near unit root) still correlates their figures. The callers measure that memory on the
+rows, where it shows (`analysis.row_memory`), and pass it in the span. Before ν is chosen, the autocorrelation of
 each column beyond the span is tested lag by lag against Bartlett's band (a Bonferroni z over the lags tested); the
 span becomes the last lag with a significant positive autocorrelation when that is longer (`memory_span`). Then the
 ν frequencies themselves are checked: a figure that drifts across the split puts most of its variance in the lowest
@@ -51,10 +52,11 @@ METHOD = ("95 % t intervals over windows: the long-run variance from the windows
           "share rows counted as dependent; none where too few windows give an honest one")
 
 
-def overlap_span(seq_len: int, pred_len: int, stride: int = 1) -> int:
+def overlap_span(seq_len: int, pred_len: int, stride: int = 1, memory: int = 0) -> int:
     """How many of the scored windows share a row with one of them (itself included): ⌈(seq_len + pred_len) /
-    stride⌉ for windows `stride` steps apart; 1 once they are a whole span apart."""
-    return max(1, math.ceil((seq_len + pred_len) / max(1, stride)))
+    stride⌉ for windows `stride` steps apart; 1 once they are a whole span apart. memory: the rows' own memory in
+    steps (`analysis.row_memory`): windows that read rows within it of one another's count too."""
+    return max(1, math.ceil((seq_len + pred_len + max(0, int(memory))) / max(1, stride)))
 
 
 def _fejer(frequencies: np.ndarray, span: int) -> np.ndarray:
@@ -88,7 +90,7 @@ def windows_needed(span: int, dof: int = MIN_DOF, bias: float = BIAS) -> int:
     return n
 
 
-def _autocorrelations(values: np.ndarray, max_lag: int) -> np.ndarray:
+def autocorrelations(values: np.ndarray, max_lag: int) -> np.ndarray:
     """[max_lag + 1, k] sample autocorrelations of each column (NaN for a constant column)."""
     n = len(values)
     centred = values - values.mean(axis=0)
@@ -109,7 +111,7 @@ def memory_span(values: np.ndarray, span: int, *, alpha: float = MEMORY_ALPHA) -
     out = np.full(k, int(span))
     if top <= span or n < 16:
         return out
-    rho = _autocorrelations(values, top)  # [top + 1, k]
+    rho = autocorrelations(values, top)  # [top + 1, k]
     from scipy.stats import norm
 
     squares = np.concatenate([np.zeros((1, k)), np.cumsum(np.nan_to_num(rho[1:]) ** 2, axis=0)])  # Σ_{j≤m} ρ̂_j²
@@ -146,7 +148,7 @@ class WindowMeans:
 
     dof: the degrees of freedom (fewer than MIN_DOF: no interval, lo/hi NaN); span: the windows one window is
     dependent on (the overlap, or the memory found beyond it); overlap: the span given (the windows sharing rows);
-    windows: n."""
+    windows: n (overlap: one span, or one per column where they differ)."""
 
     estimate: np.ndarray
     lo: np.ndarray
@@ -156,7 +158,7 @@ class WindowMeans:
     span: np.ndarray
     windows: int
     level: float = LEVEL
-    overlap: int = 1
+    overlap: int | np.ndarray = 1
     cut: np.ndarray | None = None  # where the interval was cut at the figure's limits (floor, ceiling: them)
     floor: np.ndarray | None = None
     ceiling: np.ndarray | None = None
@@ -177,8 +179,9 @@ class WindowMeans:
 
     def reasons(self) -> list[str]:
         """Per column: '' where there is an interval, else why there is none."""
-        return [no_interval_reason(self.windows, int(s), self.overlap) if d < MIN_DOF else ""
-                for d, s in zip(np.ravel(self.dof), np.ravel(self.span))]
+        overlaps = np.broadcast_to(np.asarray(self.overlap), np.shape(self.dof)).ravel()
+        return [no_interval_reason(self.windows, int(s), int(o)) if d < MIN_DOF else ""
+                for d, s, o in zip(np.ravel(self.dof), np.ravel(self.span), overlaps)]
 
 
 def no_interval_reason(windows: int, span: int, overlap: int | None = None) -> str:
@@ -189,7 +192,7 @@ def no_interval_reason(windows: int, span: int, overlap: int | None = None) -> s
         return "one window: no interval"
     if cosine_dof(windows, overlap) < MIN_DOF:
         return (f"no interval: {windows:,} windows hold {windows / max(1, overlap):.1f} independent stretches of "
-                f"{overlap:,} windows (those that share rows with one window); an honest 95 % interval needs about "
+                f"{overlap:,} windows (those that share rows with one window or read rows the series still remembers); an honest 95 % interval needs about "
                 f"{windows_needed(overlap):,} windows")
     if span > overlap and cosine_dof(windows, span) < MIN_DOF:
         return (f"no interval: the figure stays correlated over {span:,} windows, beyond the {overlap:,} that share "
@@ -223,11 +226,12 @@ def t_p_values(estimate, se, dof, null=0.0, alternative: str = "two-sided") -> n
     return np.where(dof >= MIN_DOF, np.minimum(p, 1.0), np.nan)
 
 
-def window_means(values, *, span: int, level: float = LEVEL, memory: bool = True, floor=None,
+def window_means(values, *, span, level: float = LEVEL, memory: bool = True, floor=None,
                  ceiling=None) -> WindowMeans:
     """Means of the columns of per-window values [n] or [n, k] (window order = time order), each with its t
-    interval from the cosine estimator of the long-run variance (module docstring). span: how many windows share
-    rows with one window (`overlap_span`); memory: also test for dependence beyond it (`memory_span`). floor,
+    interval from the cosine estimator of the long-run variance (module docstring). span: how many windows one
+    window's figure depends on (`overlap_span`, with the rows' memory: `analysis.row_memory.data_span`), one for
+    all columns or one per column; memory: also test for dependence beyond it (`memory_span`). floor,
     ceiling: the figure's limits (0 for an MSE, 1 for a share; a number or one per column, NaN for none): an
     interval is cut there, never claiming values the figure cannot take, and `WindowMeans.cut` says where."""
     from scipy import stats
@@ -238,7 +242,11 @@ def window_means(values, *, span: int, level: float = LEVEL, memory: bool = True
     flat = values.reshape(len(values), -1)
     n, k = flat.shape
     estimate = flat.mean(axis=0) if n else np.full(k, np.nan)
-    spans = memory_span(flat, span) if memory and n else np.full(k, max(1, int(span)))
+    given = np.broadcast_to(np.maximum(1, np.asarray(span, dtype=np.int64)), (k,))  # one span, or one per column
+    spans = given.copy()
+    if memory and n:
+        for s in np.unique(given):
+            spans[given == s] = memory_span(flat[:, given == s], int(s))
     dof = np.array([cosine_dof(int(n), int(s)) for s in spans], dtype=np.int64)
     se = np.full(k, np.nan)
     if n >= 2:
@@ -257,7 +265,8 @@ def window_means(values, *, span: int, level: float = LEVEL, memory: bool = True
     lo, hi = np.where(lo < low, low, lo), np.where(hi > high, high, hi)
     return WindowMeans(estimate.reshape(shape), lo.reshape(shape), hi.reshape(shape),
                        np.where(shown, se, np.nan).reshape(shape), dof.reshape(shape), spans.reshape(shape), n,
-                       level, max(1, int(span)), cut.reshape(shape), low.reshape(shape), high.reshape(shape))
+                       level, int(given[0]) if (given == given[0]).all() else given.reshape(shape),
+                       cut.reshape(shape), low.reshape(shape), high.reshape(shape))
 
 
 def mean_intervals(values: np.ndarray, *, span: int, level: float = LEVEL, **limits) -> tuple[np.ndarray, ...]:

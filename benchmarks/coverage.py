@@ -55,6 +55,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from informer_lab.analysis.discoveries import benjamini_hochberg  # noqa: E402
 from informer_lab.analysis.intervals import (MIN_DOF, overlap_span, pairwise_mean_interval, ratio_interval,  # noqa: E402
                                 window_means)
+from informer_lab.analysis.row_memory import row_memory  # noqa: E402
 
 PROCESSES = {"white": {}, "ar1": {1: 0.9}, "daily_h": {24: 0.8}, "daily_15min": {96: 0.8}}
 # A stress case outside the goal: a daily season so persistent (0.9 from one day to the next) that a figure's
@@ -63,6 +64,7 @@ STRESS = {"daily_15min_strong": {96: 0.9}}
 PROCESSES.update(STRESS)
 SHAPES = [(96, 24), (192, 24), (336, 96), (1440, 96)]
 WINDOWS = [32, 256, 1024, 4096]
+PERIODS = {"daily_15min": 96, "daily_15min_strong": 96}  # steps per day (hourly otherwise)
 HEADS = 16
 BETA, BETA2 = 0.5, 0.3
 Q = 0.05
@@ -209,6 +211,12 @@ def window_setting(tally: Tally, false_heads: dict, kind: str, S: int, P: int, n
     for start in range(0, reps, chunk):
         r = min(chunk, reps - start)
         x, eps = draw(kind, r, length, rng)
+        # the span per replication, as the lab measures it: the overlap plus the memory of the rows the windows read
+        # (their time-of-day and day-of-week profiles taken out first, as for a calendar series)
+        t = np.arange(length)
+        period = PERIODS.get(kind, 24)
+        spans = np.array([overlap_span(S, P, stride, memory=row_memory(x[i], [t % period, (t // period) % 7]))
+                          for i in range(r)])
         ebar, esq, bayes = horizon_errors(kind, eps, origins, P)  # [r, n]
         xo, xb = x[:, origins], x[:, origins - 12]
         filters = rng.standard_normal((r, HEADS, S)) / math.sqrt(S)
@@ -231,7 +239,7 @@ def window_setting(tally: Tally, false_heads: dict, kind: str, S: int, P: int, n
             columns["topu"] = (overlap(windows.reshape(r * n, S), 1.0, u, rng).reshape(r, n).T, np.full(r, truth_topu))
         for name, (values, truth) in columns.items():
             per = HEADS if name.startswith("head") else 1
-            m = window_means(values, span=span)
+            m = window_means(values, span=np.repeat(spans, per))
             tally.add((name, *setting, "lab"), m.lo, m.hi, truth, per)
             if before:
                 lo, hi = mbb(values, span, rng)
@@ -245,7 +253,7 @@ def window_setting(tally: Tally, false_heads: dict, kind: str, S: int, P: int, n
                         found[1] += float((row < Q).sum())
                         found[2] += float(benjamini_hochberg(row, Q).sum())
         for i in range(r):
-            ratio = ratio_interval(model[i], esq[i], span=span)
+            ratio = ratio_interval(model[i], esq[i], span=int(spans[i]))
             tally.add(("ratio", *setting, "lab"), ratio.lo, ratio.hi, (bayes + BETA ** 2 * vx) / bayes)
 
 

@@ -31,7 +31,8 @@ from informer_lab.model.lags import instance_scale
 from informer_lab.analysis.anatomy.lens import BATCH, check_eval, spread_windows, window_batches
 from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.errors import ConfigError
-from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.row_memory import data_span
 
 REMAINDER, FORECAST = "remainder", "forecast"
 
@@ -168,7 +169,7 @@ class DirectShares:
     table: window, step (1 … P), column, part, value; part is 'SITE:HEAD' (e.g. 'cross.0:2'), 'remainder' or
            'forecast'; per (window, step, column) the head parts and the remainder sum to the forecast.
     heads: the head parts in model.sites order; gated: the parts the head mask switched off (their shares are 0).
-    windows: the split's windows (evenly spread, one in `stride`); span: overlap_span of that spacing."""
+    windows: the split's windows (evenly spread, one in `stride`); span: `data_span` of that spacing."""
 
     table: pd.DataFrame
     heads: tuple[str, ...]
@@ -243,7 +244,7 @@ def direct_shares(model: Informer, prepared: PreparedData, split: str = "test", 
         off = (head_mask.gates == 0).all(dim=0).cpu().numpy()  # [n_sites, H]
         gated = tuple(f"{s.name}:{h}" for s in sites for h in range(H) if off[s.index, h])
     return DirectShares(table, heads, gated, tuple(targets), split, indices, stride,
-                        overlap_span(prepared.spec.seq_len, prepared.spec.pred_len, stride), int(seed))
+                        data_span(prepared, split, stride), int(seed))
 
 
 def _abs_values(shares: DirectShares) -> np.ndarray:

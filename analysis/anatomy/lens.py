@@ -19,7 +19,7 @@ differ by the memory alone. Draws depend on lengths only, not on the batch: a wi
 windows batched with it.
 
 Figures: MSE against the truth and against the model's own forecast (mse_to_final), in the standardised units of the
-lab's MSE, as means over evenly spread windows with `analysis.intervals.window_means` (span `overlap_span`).
+lab's MSE, as means over evenly spread windows with `analysis.intervals.window_means` (span `analysis.row_memory.data_span`).
 """
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ from informer_lab.model import Batch, Informer, key_generator
 from informer_lab.analysis.attention.positions import distilled_spans, replica_length
 from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.errors import ConfigError
-from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.learning.windows import WindowDataset, collate
 
 LENSES = ("decoder", "encoder", "encoder_tuned")
@@ -56,7 +57,7 @@ def check_eval(model: Informer) -> None:
 
 def spread_windows(prepared: PreparedData, split: str, windows: int) -> tuple[np.ndarray, int, int]:
     """(indices, stride, total): at most `windows` windows of `split`, one in `stride` = ⌈total / windows⌉ from the
-    first, so the spacing is constant (the intervals' dependence span is overlap_span(seq_len, pred_len, stride))."""
+    first, so the spacing is constant (the intervals' dependence span is `data_span(prepared, split, stride)`)."""
     if int(windows) < 1:
         raise ConfigError(f"choose at least one window, got {windows}")
     total = len(WindowDataset(prepared, split))
@@ -336,7 +337,7 @@ def forecast_lens(model: Informer, prepared: PreparedData, split: str = "test", 
     forecast = np.concatenate(parts["forecast"])
     readings = {lens: np.concatenate(parts[lens], axis=1) for lens in LENSES if parts[lens]}  # [n_l, S, P, C]
 
-    span = overlap_span(prepared.spec.seq_len, prepared.spec.pred_len, stride)
+    span = data_span(prepared, split, stride)
     rows, overall = [], []
     for lens, values in readings.items():
         for layer, reading in enumerate(values):

@@ -22,7 +22,8 @@ from informer_lab.model import Informer
 from informer_lab.model.attention import sample_sizes
 
 from informer_lab.analysis.data import PreparedData
-from informer_lab.analysis.intervals import mean_intervals, overlap_span
+from informer_lab.analysis.intervals import mean_intervals
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.attention.recording import record_forward, window_batch
 from informer_lab.analysis.attention.sparsity import exact_sparsity, topk_agreement
 from informer_lab.analysis.learning.windows import WindowDataset
@@ -63,7 +64,7 @@ def topu_agreement(model: Informer, prepared: PreparedData, split: str = "test",
             columns.append(topk_agreement(sampled, exact, u).overlap)  # [B, H]
         per_window.append(np.concatenate(columns, axis=1))  # [B, sites·H]
     values = np.concatenate(per_window)  # [windows, sites·H]
-    est, lo, hi = mean_intervals(values, span=overlap_span(prepared.spec.seq_len, prepared.spec.pred_len, stride))
+    est, lo, hi = mean_intervals(values, span=data_span(prepared, split, stride))
     H = model.config.n_heads
     rows = []
     for i, site in enumerate(sparse):

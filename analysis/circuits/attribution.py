@@ -22,7 +22,7 @@ interval are named, with Benjamini–Hochberg across the heads.
 
 Pairs. `pairs` evenly spread windows A_i of the split, each with B_i the window half the split later (wrapping): A and
 B far apart, consecutive pairs one stride apart; intervals over pairs with the lab's window-means method, the pairs'
-A windows one stride apart (`overlap_span`).
+A windows one stride apart (`data_span`).
 """
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.discoveries import Q, benjamini_hochberg
 from informer_lab.analysis.heads.mask_scoring import default_max_rows
 from informer_lab.analysis.instruments.patching import patched_heads
-from informer_lab.analysis.intervals import mean_interval, overlap_span, window_means
+from informer_lab.analysis.intervals import mean_interval, window_means
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.learning.windows import WindowDataset, collate
 
 
@@ -66,8 +67,7 @@ def pair_windows(prepared: PreparedData, split: str, pairs: int) -> PairSet:
     clean = (np.arange(count) * stride) % n
     corrupt = (clean + n // 2) % n
     corrupt = np.where(corrupt == clean, (clean + 1) % n, corrupt)
-    spec = prepared.spec
-    return PairSet(split, clean, corrupt, stride, overlap_span(spec.seq_len, spec.pred_len, stride))
+    return PairSet(split, clean, corrupt, stride, data_span(prepared, split, stride))
 
 
 def independent_pairs(prepared: PreparedData, split: str) -> int:

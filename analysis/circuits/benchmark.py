@@ -21,7 +21,7 @@ The true cells of (window, h): the planted (column, lag) cells the Bayes forecas
 (known_answer.planted_cells), ± known_answer.receptive_radius steps in time (1 for the conv embedding), as the
 self-test counts them; steps: known_answer.probe_steps. Metrics: analysis.circuits.scores (AUP, AUR, AUPRC;
 comprehensiveness and sufficiency, top 20 % of cells against as many random ones), per window the mean over the steps,
-then the mean over windows with the lab's interval (window_means, span from overlap_span of the windows' spacing).
+then the mean over windows with the lab's interval (window_means, span from `data_span` of the windows' spacing).
 
 Head instruments: the planted head is `selftest_heads.head_at_lag`'s (most mass at the target's planted lag, chosen
 on half the profile windows; lag_profile's `planted_head_found`: its dominant lag is a planted one, `planted_lag_mass`:

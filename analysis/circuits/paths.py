@@ -26,7 +26,7 @@ with `seed` (`key_generator`), as patching.py does: every run sees the same samp
 Pairs: K (A, B) window pairs, A = w and B = w + offset (default: half the split's windows), w evenly spread over
 the first n − offset windows, one in `stride` = ⌈(n − offset) / K⌉. Per pair and step, standardised: delta = the mean
 over columns of f_patched − f_B; restored = Σ_c (f_patched − f_B)(f_A − f_B) / Σ_c (f_A − f_B)² (patching.py's).
-Over pairs: delta by `analysis.intervals.window_means` (span = overlap_span of the pairs' spacing); restored as the
+Over pairs: delta by `analysis.intervals.window_means` (span = `data_span` of the pairs' spacing); restored as the
 ratio of the pairs' mean numerator to their mean denominator (`ratio_interval`), so a pair whose A and B nearly agree
 weighs little instead of exploding a ratio. The last pairs' A windows may share rows with the first pairs' B windows:
 the intervals count neighbouring pairs only.
@@ -47,7 +47,8 @@ from informer_lab.analysis.discoveries import discovery_columns
 from informer_lab.analysis.errors import ConfigError
 from informer_lab.analysis.instruments.patching import patched_forward
 from informer_lab.analysis.circuits.reach import check_reachable, execution_order, why_unreached
-from informer_lab.analysis.intervals import overlap_span, ratio_interval, window_means
+from informer_lab.analysis.intervals import ratio_interval, window_means
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.learning.windows import WindowDataset, collate
 
 WHATS = {"q": "queries", "k": "keys", "v": "values", "out": "context"}
@@ -262,7 +263,7 @@ def path_forecasts(model: Informer, clean: Batch, corrupt: Batch, sender, receiv
 def window_pairs(prepared: PreparedData, split: str, pairs: int = PAIRS,
                  offset: int | None = None) -> tuple[np.ndarray, int, int]:
     """([K, 2] (A, B) windows, stride, span): A = w evenly spread over the first n − offset windows of `split` (one in
-    stride), B = w + offset (default offset: n // 2); span = overlap_span(seq_len, pred_len, stride)."""
+    stride), B = w + offset (default offset: n // 2); span = data_span(prepared, split, stride)."""
     n = len(WindowDataset(prepared, split))
     offset = n // 2 if offset is None else int(offset)
     if int(pairs) < 1:
@@ -272,8 +273,7 @@ def window_pairs(prepared: PreparedData, split: str, pairs: int = PAIRS,
                           f"[1, {n - 1}], got {offset}")
     stride = max(1, math.ceil((n - offset) / int(pairs)))
     clean = np.arange(0, n - offset, stride, dtype=np.int64)
-    spec = prepared.spec
-    return np.stack([clean, clean + offset], axis=1), stride, overlap_span(spec.seq_len, spec.pred_len, stride)
+    return np.stack([clean, clean + offset], axis=1), stride, data_span(prepared, split, stride)
 
 
 def _pair_batches(prepared, split, pair_index: np.ndarray, batch_size: int):

@@ -120,8 +120,8 @@ def removal_scores(forecast: Forecast, x: np.ndarray, truth: np.ndarray, steps: 
 # --------------------------------------------------------------------------------------------
 def scored_windows(prepared, answer, steps, count: int) -> tuple[np.ndarray, int]:
     """(up to `count` test windows spread evenly whose every probe step reads every planted cell, the span of the
-    intervals: overlap_span of their closest spacing; 1 when they are a whole seq_len + pred_len apart)."""
-    from informer_lab.analysis.intervals import overlap_span
+    intervals: `data_span` of their closest spacing)."""
+    from informer_lab.analysis.row_memory import data_span
     from informer_lab.analysis.learning.windows import WindowDataset
     from informer_lab.analysis.planted.known_answer import planted_cells
 
@@ -133,8 +133,7 @@ def scored_windows(prepared, answer, steps, count: int) -> tuple[np.ndarray, int
     stride = max(1, len(usable) // count)
     chosen = np.asarray(usable[::stride][:count], dtype=np.int64)
     gaps = np.diff(chosen)
-    return chosen, overlap_span(spec.seq_len, spec.pred_len, int(gaps.min()) if len(gaps) else spec.seq_len +
-                                spec.pred_len)
+    return chosen, data_span(prepared, "test", int(gaps.min()) if len(gaps) else spec.seq_len + spec.pred_len)
 
 
 def true_mask(answer, prepared, window: int, step: int, radius: int) -> np.ndarray:

@@ -35,7 +35,8 @@ from informer_lab.model import Informer, InformerConfig
 from informer_lab.analysis.compare.baselines import (LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast,
                         split_histories)
 from informer_lab.analysis.data import PreparedData, seasonal_period
-from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.learning.passes import Pass, run_passes
 from informer_lab.analysis.learning.windows import WindowDataset
 from informer_lab.analysis.learning.training import TrainProgress, TrainSettings, predict, train
@@ -162,7 +163,7 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
 
     truth = np.asarray(truth, dtype=np.float64)
     targets = tuple(prepared.target_columns)
-    metrics = error_table(forecasts, truth, prepared, seed=seed)
+    metrics = error_table(forecasts, truth, prepared, seed=seed, split=split)
     truth_orig = prepared.scaler.inverse_transform(truth, targets)
     step_rows = []
     for name, forecast in forecasts.items():
@@ -193,7 +194,7 @@ def compare_forecasts(checkpoint_model: Informer, prepared: PreparedData, *, ful
 
 
 def error_table(forecasts: Mapping[str, np.ndarray], truth: np.ndarray, prepared: PreparedData, *,
-                seed: int = 0) -> pd.DataFrame:
+                seed: int = 0, split: str = "test") -> pd.DataFrame:
     """One row per (model, scale): model, scale ("standardised" | "original"), mse, mse_lo, mse_hi, mae, mae_lo,
     mae_hi, delta_mse (model − informer) with delta_mse_lo / delta_mse_hi, windows, interval and delta_interval (why the MSE, the ΔMSE, has none).
 
@@ -204,7 +205,7 @@ def error_table(forecasts: Mapping[str, np.ndarray], truth: np.ndarray, prepared
     targets = tuple(prepared.target_columns)
     truth = np.asarray(truth, dtype=np.float64)
     names = list(forecasts)
-    span = overlap_span(prepared.spec.seq_len, prepared.spec.pred_len)
+    span = data_span(prepared, split)
     rows = []
     for scale in ("standardised", "original"):
         def err(f):
@@ -250,7 +251,7 @@ def headline_errors(model: Informer, prepared: PreparedData, *, split: str = "te
     period = seasonal_period(prepared.freq)
     if period is not None and period <= prepared.spec.seq_len:
         forecasts[SEASONAL_NAIVE] = seasonal_naive_forecast(history, prepared.spec.pred_len, period)
-    table = error_table(forecasts, truth, prepared, seed=seed)
+    table = error_table(forecasts, truth, prepared, seed=seed, split=split)
     return table[table["scale"] == "standardised"].drop(columns="scale").reset_index(drop=True)
 
 

@@ -25,7 +25,8 @@ from informer_lab.model import Informer, key_generator
 
 from informer_lab.analysis.compare.baselines import LinearBaseline, fit_linear_baseline, last_value_forecast, seasonal_naive_forecast, split_histories
 from informer_lab.analysis.data import PreparedData, range_departure, seasonal_period
-from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.learning.windows import WindowDataset, collate
 from informer_lab.analysis.errors import count
 
@@ -193,7 +194,7 @@ def check_against_baselines(model: Informer, prepared: PreparedData, *, split: s
     forecasts = {MODEL: preds, **others}
     sq = np.stack([((f - truth) ** 2).mean(axis=(1, 2)) for f in forecasts.values()], axis=1)  # [n, 3]
     values = np.concatenate([sq, sq[:, :1] - sq], axis=1)  # MSEs, then model − each
-    span = overlap_span(spec.seq_len, spec.pred_len, stride)
+    span = data_span(prepared, split, stride)
     k = len(forecasts)
     means = window_means(values, span=span, floor=np.r_[np.zeros(k), np.full(k, np.nan)])
     est, lo, hi = means.estimate, means.lo, means.hi

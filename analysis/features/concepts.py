@@ -31,7 +31,8 @@ from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.errors import ConfigError
 from informer_lab.analysis.features.metrics import FeatureCodes
 from informer_lab.analysis.features.sites import SiteActivations
-from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.row_memory import data_span
 
 MAX_VALUES = 50  # distinct values a label column may hold
 MAX_BYTES = 64 << 20
@@ -204,7 +205,7 @@ def score_concepts(concepts: Concepts, prepared: PreparedData, activations: Site
         raise ConfigError(f"the stretch must be 1 … seq_len ({seq_len}) steps, got {stretch}")
     windows, spans = activations.windows, activations.spans
     S, L = len(windows), len(spans)
-    span = overlap_span(seq_len, prepared.spec.pred_len, activations.stride)
+    span = data_span(prepared, activations.split, activations.stride)
     z = codes.dense().reshape(S * L, codes.m)  # [N, m]
     x = activations.values.double().numpy().reshape(S * L, -1)  # [N, d]
     reach = stretch_positions(spans, seq_len, stretch)

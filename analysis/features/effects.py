@@ -29,7 +29,8 @@ from informer_lab.analysis.features.residual import Chain, ResidualPass, chain, 
 from informer_lab.analysis.features.sae import TopKSAE
 from informer_lab.analysis.features.sites import check_site
 from informer_lab.analysis.instruments.patching import patched_forward
-from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.row_memory import data_span
 
 NO_PATH = ("no direct path: a distilling step (conv, BatchNorm, ELU, max-pool, no residual) lies between this site "
            "and the memory; the ablation measures the feature's effect")
@@ -160,7 +161,7 @@ def direct_effects(model: Informer, prepared: PreparedData, sae: TopKSAE, site: 
     """Every feature's direct effect on `windows` windows spread over `split` (module docstring)."""
     check_site(model, site)
     indices, stride, _ = spread_windows(prepared, split, windows)
-    span = overlap_span(prepared.spec.seq_len, prepared.spec.pred_len, stride)
+    span = data_span(prepared, split, stride)
     columns = tuple(prepared.target_columns)
     values, totals, remainders = [], [], []
     for batch, _ in window_batches(prepared, split, indices, batch_size):
@@ -277,7 +278,7 @@ def intervene(model: Informer, prepared: PreparedData, sae: TopKSAE, site: str, 
         mse.append((((edited - y) ** 2).mean(dim=(1, 2)) - ((forecast - y) ** 2).mean(dim=(1, 2))).double().numpy())
     delta, mse = np.concatenate(deltas), np.concatenate(mse)  # [S, P, C], [S]
     S, P, C = delta.shape
-    span = overlap_span(prepared.spec.seq_len, prepared.spec.pred_len, stride)
+    span = data_span(prepared, split, stride)
     means = window_means(np.concatenate([(delta * std).reshape(S, -1), mse[:, None]], axis=1), span=span)
     reasons = means.reasons()
     table = pd.DataFrame({"step": np.repeat(np.arange(1, P + 1), C), "column": np.tile(targets, P),

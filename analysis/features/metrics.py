@@ -29,7 +29,8 @@ from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.features.sae import TopKSAE, fvu
 from informer_lab.analysis.features.sites import SiteActivations, check_site, position_spans
 from informer_lab.analysis.instruments.patching import patched_forward
-from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.row_memory import data_span
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,7 +134,7 @@ def evaluate(model: Informer, prepared: PreparedData, sae: TopKSAE, site: str, *
     codes = FeatureCodes(np.concatenate(values), np.concatenate(latents), sae.m)
     model_mse, spliced_mse = np.concatenate(model_mse), np.concatenate(spliced_mse)
     x_hat = sae.decode(torch.from_numpy(codes.dense())) if splice_sae else x
-    span = overlap_span(prepared.spec.seq_len, prepared.spec.pred_len, stride)
+    span = data_span(prepared, split, stride)
     delta = window_means((spliced_mse - model_mse)[:, None], span=span)
     fires = codes.fires()
     metrics = SAEMetrics(fvu(x.numpy(), x_hat.numpy()), float((codes.values > 0).sum(axis=-1).mean()),

@@ -45,7 +45,8 @@ from informer_lab.model import Batch, HeadMask, Informer, key_generator
 from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.errors import ConfigError
 from informer_lab.analysis.discoveries import Q, adjusted_p_values
-from informer_lab.analysis.intervals import overlap_span, window_means
+from informer_lab.analysis.intervals import window_means
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.heads.masking import BASELINE, AblationMode, all_heads, reference_means
 from informer_lab.analysis.learning.windows import limit_windows, split_batches
 
@@ -169,7 +170,7 @@ def head_importance(model: Informer, prepared: PreparedData, split: str = "val",
 
     values = torch.cat(per_window).reshape(windows, -1).numpy()  # [windows, n_sites·H]
     importance = values.mean(axis=0).reshape(n_sites, H)
-    span = overlap_span(prepared.spec.seq_len, prepared.spec.pred_len)
+    span = data_span(prepared, split)
     if null:
         reference = torch.cat(per_window_null).reshape(windows, -1).numpy()
         means_all = window_means(np.concatenate([values, values - reference], axis=1), span=span)

@@ -34,7 +34,8 @@ from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.errors import ConfigError
 from informer_lab.analysis.heads.masking import AblationMode, check_mode, reference_means
 from informer_lab.analysis.discoveries import adjusted_p_values
-from informer_lab.analysis.intervals import add_interval_columns, overlap_span, window_means
+from informer_lab.analysis.intervals import add_interval_columns, window_means
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.learning.training import Metrics
 from informer_lab.analysis.learning.windows import limit_windows, split_batches
 
@@ -168,7 +169,7 @@ def evaluate_masks(model: Informer, prepared: PreparedData, split: str, gates: t
                           mse_original=(sum_sq_orig / count).numpy(), mae_original=(sum_abs_orig / count).numpy(),
                           mse_per_step=(sum_sq_step / (windows * c_out)).numpy(), windows=windows,
                           window_mse=torch.cat(window_sq, dim=1).numpy(), window_mae=torch.cat(window_abs, dim=1).numpy(),
-                          span=overlap_span(prepared.spec.seq_len, pred_len))
+                          span=data_span(prepared, split, pred_len=pred_len))
 
 
 def metric_rows(evaluation: MaskEvaluation, meta: list[dict], *, seed: int = 0) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from informer_lab.model import Informer, key_generator, replacing_rows
 
 from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.compare.verdict import chosen_windows
-from informer_lab.analysis.intervals import overlap_span
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.learning.windows import WindowDataset, collate
 from informer_lab.analysis.errors import count
 
@@ -49,7 +49,7 @@ def spread_windows(prepared: PreparedData, split: str, max_windows: int, batch_s
         raise ValueError(f"the {split} split has no complete window")
     windows = chosen_windows(total, spec.seq_len, max_windows)
     stride = int(windows[1] - windows[0]) if len(windows) > 1 else 1
-    span = overlap_span(spec.seq_len, spec.pred_len, stride)
+    span = data_span(prepared, split, stride)
     batches = [collate([dataset[int(w)] for w in windows[i:i + batch_size]])
                for i in range(0, len(windows), batch_size)]
     truth = np.concatenate([y.numpy() for _, y in batches]).astype(np.float64)

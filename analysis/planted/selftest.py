@@ -49,7 +49,8 @@ from informer_lab.model import Informer
 
 from informer_lab.analysis.instruments.attribution import baseline_input, forecast_function, input_attribution
 from informer_lab.analysis.data import PreparedData, SeriesFrame
-from informer_lab.analysis.intervals import mean_interval, median_interval, overlap_span, ratio_interval
+from informer_lab.analysis.intervals import mean_interval, median_interval, ratio_interval
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.planted.known_answer import (bayes_window_forecasts, check_fits, event_rows, planted_cells, probe_steps,
                                           receptive_radius)
 from informer_lab.analysis.planted.selftest_anatomy import rollout_rows
@@ -126,7 +127,7 @@ def _learned(model, prepared, frame, answer, seed) -> dict:
     preds, truth = forecast_windows(model, prepared, "test", windows, seed=seed)
     bayes = bayes_window_forecasts(answer, frame, prepared, "test", windows)
     values = np.stack([((preds - truth) ** 2).mean(axis=(1, 2)), ((bayes - truth) ** 2).mean(axis=(1, 2))], axis=1)
-    interval = ratio_interval(values[:, 0], values[:, 1], span=overlap_span(spec.seq_len, spec.pred_len, stride))
+    interval = ratio_interval(values[:, 0], values[:, 1], span=data_span(prepared, "test", stride))
     est, lo, hi = interval.estimate, interval.lo, interval.hi
     model_mse, bayes_mse = values.mean(axis=0)
     theory = answer.bayes_for(prepared.target_columns, spec.pred_len)
@@ -142,10 +143,11 @@ def learned(model: Informer, prepared: PreparedData, frame: SeriesFrame, answer:
     return _learned(model, prepared, frame, answer, seed)
 
 
-def _spread(windows: list[int], spec) -> int:
-    """How many of these windows (sorted) share rows with one of them: the closest pair decides."""
+def _spread(windows: list[int], prepared) -> int:
+    """How many of these test windows (sorted) one of them depends on (`data_span`): the closest pair decides."""
     gaps = np.diff(sorted(windows))
-    return overlap_span(spec.seq_len, spec.pred_len, int(gaps.min()) if len(gaps) else spec.seq_len + spec.pred_len)
+    spec = prepared.spec
+    return data_span(prepared, "test", int(gaps.min()) if len(gaps) else spec.seq_len + spec.pred_len)
 
 
 def _ig_rows(model, prepared, answer, seed, n_windows, n_steps, attribute: Attribute) -> tuple[list[dict], int]:
@@ -209,7 +211,7 @@ def _ig_rows(model, prepared, answer, seed, n_windows, n_steps, attribute: Attri
     decoy_share = len(decoys) / prepared.enc_in
     width = (f"the planted (column, lag) ± {radius} step{'s' if radius != 1 else ''}: the value embedding's kernel of "
              f"{2 * radius + 1} mixes each step with its neighbours" if radius else "the planted (column, lag) cells")
-    span = _spread(windows, spec)
+    span = _spread(windows, prepared)
     rows = []
     for name, criterion, test, detail in (
             ("ig_top", f"top cell on {'a planted cell ± ' + str(radius) if radius else 'a planted cell'} in "

@@ -21,7 +21,8 @@ from informer_lab.analysis.anatomy.flow import flow, flow_edges
 from informer_lab.analysis.anatomy.rollout import record_pieces, rollout, window_graph
 from informer_lab.analysis.attention.recording import window_batch
 from informer_lab.analysis.data import PreparedData
-from informer_lab.analysis.intervals import overlap_span, ratio_interval
+from informer_lab.analysis.intervals import ratio_interval
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.planted.known_answer import planted_cells, probe_steps, receptive_radius
 from informer_lab.analysis.planted.selftest_heads import not_applicable, row
 from informer_lab.analysis.planted.synth import Answer
@@ -82,7 +83,7 @@ def rollout_rows(model: Informer, prepared: PreparedData, answer: Answer, *, see
             planted[name].append(mine / len(steps))
             random[name].append(theirs / len(steps))
     gaps = np.diff(chosen)
-    span = overlap_span(spec.seq_len, spec.pred_len, int(gaps.min()) if len(gaps) else spec.seq_len + spec.pred_len)
+    span = data_span(prepared, "test", int(gaps.min()) if len(gaps) else spec.seq_len + spec.pred_len)
     rows = []
     for name in names:
         method = name.split("_")[0]

@@ -15,7 +15,8 @@ from informer_lab.analysis.heads.ablation import _site_columns
 from informer_lab.analysis.attention.agreement import strided_windows
 from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.heads.importance import head_importance, rank_correlation
-from informer_lab.analysis.intervals import mean_interval, overlap_span, ratio_interval, window_means
+from informer_lab.analysis.intervals import mean_interval, ratio_interval, window_means
+from informer_lab.analysis.row_memory import data_span
 from informer_lab.analysis.heads.mask_scoring import evaluate_masks
 from informer_lab.analysis.heads.masking import all_heads, gates_with_sets_off, head_label
 from informer_lab.analysis.attention.positions import site_positions
@@ -87,7 +88,7 @@ def head_at_lag(model: Informer, prepared: PreparedData, lags: list[int], *, see
     span = (len(profile[s, h]) - 1) // 2
     dominant = int(np.argmax(profile[s, h])) - span
     unit = site_positions(model.config, model.sites[s]).lag_unit
-    interval = mean_interval(held[:, s, h], span=overlap_span(prepared.spec.seq_len, prepared.spec.pred_len, 2 * stride))
+    interval = mean_interval(held[:, s, h], span=data_span(prepared, "test", 2 * stride))
     est, lo, hi = interval.estimate, interval.lo, interval.hi
     radius = receptive_radius(model.config)
     peaks = any(abs(dominant - lag) < unit + radius for lag in lags)

@@ -1,6 +1,8 @@
 """Path patching (analysis/circuits/paths.py) against activation patching and the architecture's wiring."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -14,6 +16,7 @@ from informer_lab.analysis.errors import ConfigError
 from informer_lab.analysis.instruments.patching import activation_patching
 from informer_lab.analysis.instruments.window_edits import Edit, edited_batches
 from informer_lab.analysis.learning.training import config_for
+from informer_lab.analysis.row_memory import data_span, split_memory
 from tests.conftest import TINY_SIZE
 
 SPLIT, CLEAN, CORRUPT = "test", 0, 400
@@ -104,7 +107,7 @@ def test_decoder_self_reaches_cross_attention_only_through_its_queries(setting):
 def test_path_patching_over_pairs_has_intervals_around_the_mean(setting):
     model, prepared = setting[:2]
     r = path_patching(model, prepared, SPLIT, ("encoder.0.1", 2), [("cross.0", h, "k") for h in range(4)],
-                      pairs=12, seed=0)
+                      pairs=8, seed=0)  # one in 109 windows: further apart than seq_len + pred_len + the rows' memory
     table = r.table
     assert tuple(table.columns) == COLUMNS
     T = model.config.pred_len
@@ -125,7 +128,9 @@ def test_path_patching_over_pairs_has_intervals_around_the_mean(setting):
 def test_pairs_are_evenly_spread_and_checked(tiny_prepared):
     index, stride, span = window_pairs(tiny_prepared, SPLIT, 12)
     assert len(index) == 12 and (np.diff(index[:, 0]) == stride).all()
-    assert span == 1  # one in 73 windows: a whole seq_len + pred_len apart
+    # one in 73 windows: a whole seq_len + pred_len apart, but within the rows' memory of one another
+    assert span == data_span(tiny_prepared, SPLIT, stride) == math.ceil((60 + split_memory(tiny_prepared, SPLIT)) / 73)
+    assert split_memory(tiny_prepared, SPLIT) > 13 and span == 2
     with pytest.raises(ConfigError):
         window_pairs(tiny_prepared, SPLIT, 12, offset=0)
 

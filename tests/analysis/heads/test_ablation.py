@@ -211,7 +211,8 @@ def test_bad_arguments_are_refused(model, subset):
 def test_sweep_intervals_are_those_of_each_windows_paired_difference(model, tiny_prepared):
     """delta_mse_lo/hi recomputed by hand: per-window MSE of the plain forward and of the forward with one head off
     (`predict`, one mask at a time), their per-window difference, its mean's interval (analysis.intervals)."""
-    from informer_lab.analysis.intervals import mean_intervals, overlap_span
+    from informer_lab.analysis.intervals import mean_intervals
+    from informer_lab.analysis.row_memory import data_span
     from informer_lab.analysis.learning.training import predict
 
     subset = tiny_prepared  # the whole test split: 1,741 windows, 29 spans of 60 (head (1, 2) has an interval there)
@@ -221,8 +222,7 @@ def test_sweep_intervals_are_those_of_each_windows_paired_difference(model, tiny
     base, truth = predict(model, subset, "test", seed=0)
     off, _ = predict(model, subset, "test", seed=0, head_mask=HeadMask(gates_with_heads_off(model, [(1, 2)])))
     diff = ((off - truth) ** 2).mean(axis=(1, 2)) - ((base - truth) ** 2).mean(axis=(1, 2))  # [windows]
-    spec = subset.spec
-    est, lo, hi = mean_intervals(diff[:, None], span=overlap_span(spec.seq_len, spec.pred_len))
+    est, lo, hi = mean_intervals(diff[:, None], span=data_span(subset, "test"))  # the overlap and the rows' memory
     assert np.isfinite(lo[0])
     assert row["delta_mse"] == pytest.approx(est[0], abs=1e-7)
     assert (row["delta_mse_lo"], row["delta_mse_hi"]) == pytest.approx((lo[0], hi[0]), abs=1e-7)  # float32 forecasts

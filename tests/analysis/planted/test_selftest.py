@@ -47,7 +47,10 @@ def test_the_self_test_passes_on_a_model_that_learned(planted):
     assert rows.loc["ig_top", "figure"] >= 0.5 and rows.loc["ig_sign", "figure"] >= 0.8
     assert rows.loc["ig_decoy", "passed"], rows.loc["ig_decoy", "detail"]  # the decoy is not reported relevant
     assert "± 1 step" in rows.loc["ig_top", "detail"]  # the tolerance is stated
-    assert rows.loc["head_lag", "passed"]  # a head attends at lag 12 …
+    # a head attends at lag 12 … (848 test rows of a season that persists for days hold about six independent
+    # stretches of windows: its mass there has no honest interval, and the row says n/a rather than pass)
+    assert rows.loc["head_lag", "passed"] or (rows.loc["head_lag", "passed"] is None
+                                              and np.isnan(rows.loc["head_lag", "lo"]))
     assert "dominant lag 12" in rows.loc["head_lag", "detail"] or "dominant lag 11" in rows.loc["head_lag", "detail"] \
         or "dominant lag 13" in rows.loc["head_lag", "detail"]
     assert rows.loc["head_knockout", "figure"] > 0  # … and removing it costs more than removing another
@@ -114,12 +117,15 @@ def _scripted(prepared, answer, top_on_planted):
     return attribute
 
 
-def test_instrument_rows_pass_on_their_point_estimate_not_on_a_bound_of_their_interval(planted):
+def test_instrument_rows_pass_on_their_point_estimate_not_on_a_bound_of_their_interval(planted, monkeypatch):
     """ig_top over 8 windows: 5 of 8 on the planted cell gives 0.625 ≥ 0.5 with a lower bound under 0.5 — it passes;
     3 of 8 gives 0.375 < 0.5 with an upper bound over 0.5 — it fails. A rule on either bound would flip one."""
+    from informer_lab.analysis.planted import selftest
     from informer_lab.analysis.planted.selftest import IG_TOP, _ig_rows
 
     frame, answer, prepared, result = planted
+    # the rule given an interval: the 8 windows taken as independent (the planted season's memory would leave none)
+    monkeypatch.setattr(selftest, "data_span", lambda *args, **kwargs: 1)
     for hits, passes in ((5, True), (3, False)):
         rows, n = _ig_rows(result.model, prepared, answer, 0, 8, 4, _scripted(prepared, answer, lambda k: k < hits))
         top = next(r for r in rows if r["check"] == "ig_top")
