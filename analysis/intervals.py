@@ -21,8 +21,8 @@ independent values (span 1) ν = n − 1 and the interval is the textbook t inte
 degrees of freedom (about 11 spans of windows) the lab shows **no interval** and says why (`WindowMeans.reasons`).
 
 Memory beyond the span. Windows further apart than the span share no row, but a process with long memory (a strong
-daily or weekly season, a near unit root) still correlates their figures. The callers measure that memory on the
-rows, where it shows (`analysis.row_memory`), and pass it in the span. Before ν is chosen, the autocorrelation of
+daily or weekly season, a near unit root) still correlates their figures: the callers measure that memory on the
+rows (`analysis.row_memory`) and pass it in the span. Before ν is chosen, the autocorrelation of
 each column beyond the span is tested lag by lag against Bartlett's band (a Bonferroni z over the lags tested); the
 span becomes the last lag with a significant positive autocorrelation when that is longer (`memory_span`). Then the
 ν frequencies themselves are checked: a figure that drifts across the split puts most of its variance in the lowest
@@ -62,18 +62,15 @@ def overlap_span(seq_len: int, pred_len: int, stride: int = 1, memory: int = 0) 
 def _fejer(frequencies: np.ndarray, span: int) -> np.ndarray:
     """The Fejér kernel of width `span` over its value at 0: the spectrum of a triangular autocorrelation."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = (np.sin(span * frequencies / 2) / (span * np.sin(frequencies / 2))) ** 2
-    return np.where(frequencies == 0, 1.0, ratio)
+        return np.where(frequencies == 0, 1.0, (np.sin(span * frequencies / 2) / (span * np.sin(frequencies / 2))) ** 2)
 
 
 @functools.lru_cache(maxsize=4096)
 def cosine_dof(n: int, span: int, bias: float = BIAS) -> int:
     """The largest ν ≤ n − 1 whose ν lowest cosine frequencies (π j / n) see on average at least (1 − bias) of a
     span-wide Fejér spectrum's value at 0. span ≤ 1 (independent values): n − 1."""
-    if n < 2:
-        return 0
-    if span <= 1:
-        return n - 1
+    if n < 2 or span <= 1:
+        return max(0, n - 1)
     j = np.arange(1, n)
     mean_ratio = np.cumsum(_fejer(np.pi * j / n, span)) / j
     ok = np.flatnonzero(mean_ratio >= 1 - bias)
@@ -146,9 +143,8 @@ def flat_dof(squares: np.ndarray, dof: int, *, alpha: float = MEMORY_ALPHA) -> i
 class WindowMeans:
     """Column means of per-window values with t intervals at `level` (see the module docstring), all [k].
 
-    dof: the degrees of freedom (fewer than MIN_DOF: no interval, lo/hi NaN); span: the windows one window is
-    dependent on (the overlap, or the memory found beyond it); overlap: the span given (the windows sharing rows);
-    windows: n (overlap: one span, or one per column where they differ)."""
+    dof: the degrees of freedom (fewer than MIN_DOF: no interval, lo/hi NaN); span: the windows one window depends
+    on (the span given, or the memory found beyond it); overlap: the span given, one or one per column; windows: n."""
 
     estimate: np.ndarray
     lo: np.ndarray
@@ -192,8 +188,8 @@ def no_interval_reason(windows: int, span: int, overlap: int | None = None) -> s
         return "one window: no interval"
     if cosine_dof(windows, overlap) < MIN_DOF:
         return (f"no interval: {windows:,} windows hold {windows / max(1, overlap):.1f} independent stretches of "
-                f"{overlap:,} windows (those that share rows with one window or read rows the series still remembers); an honest 95 % interval needs about "
-                f"{windows_needed(overlap):,} windows")
+                f"{overlap:,} windows (those that share rows with one window, or read rows the series still "
+                f"remembers); an honest 95 % interval needs about {windows_needed(overlap):,} windows")
     if span > overlap and cosine_dof(windows, span) < MIN_DOF:
         return (f"no interval: the figure stays correlated over {span:,} windows, beyond the {overlap:,} that share "
                 f"rows (memory of the series), so {windows:,} windows hold too few independent stretches; an honest "
@@ -244,9 +240,8 @@ def window_means(values, *, span, level: float = LEVEL, memory: bool = True, flo
     estimate = flat.mean(axis=0) if n else np.full(k, np.nan)
     given = np.broadcast_to(np.maximum(1, np.asarray(span, dtype=np.int64)), (k,))  # one span, or one per column
     spans = given.copy()
-    if memory and n:
-        for s in np.unique(given):
-            spans[given == s] = memory_span(flat[:, given == s], int(s))
+    for s in np.unique(given) if memory and n else ():
+        spans[given == s] = memory_span(flat[:, given == s], int(s))
     dof = np.array([cosine_dof(int(n), int(s)) for s in spans], dtype=np.int64)
     se = np.full(k, np.nan)
     if n >= 2:
@@ -324,10 +319,9 @@ def median_interval(values, *, level: float = LEVEL) -> Interval:
 
 
 def add_interval_columns(table: pd.DataFrame, metric: str, lo: np.ndarray, hi: np.ndarray) -> pd.DataFrame:
-    out = table.copy()  # with `<metric>_lo` and `<metric>_hi` right after `metric`
-    at = out.columns.get_loc(metric) + 1
-    out.insert(at, f"{metric}_hi", np.asarray(hi, dtype=np.float64))
-    out.insert(at, f"{metric}_lo", np.asarray(lo, dtype=np.float64))
+    out, at = table.copy(), table.columns.get_loc(metric) + 1  # `<metric>_lo` and `<metric>_hi` right after `metric`
+    for name, bound in ((f"{metric}_hi", hi), (f"{metric}_lo", lo)):
+        out.insert(at, name, np.asarray(bound, dtype=np.float64))
     return out
 
 

@@ -7,8 +7,8 @@ windows within that reach. The per-window figures alone cannot find L when the s
 season whose level persists from one day to the next): 256 windows of 15-minute data hold three weeks, the
 figure's autocorrelation at a lag of days is estimated from a dozen independent stretches, and the test for memory
 beyond the span (`intervals.memory_span`) misses it two times in three. Those that it misses are the windows whose
-sample happened to look short-memoried, and their intervals covered 0.78 instead of 0.95 (benchmarks/coverage.py).
-The rows are 8 to 100 times as many values as the windows and show the same memory directly, so it is measured
+sample happened to look short-memoried, and their intervals covered 0.78–0.89, not 0.95 (benchmarks/coverage.py).
+The rows are stride times as many values as the windows and show the same memory directly, so it is measured
 there, once per split.
 
 L is the last lag (up to a quarter of the rows) at which some column's autocorrelation is significantly non-zero
@@ -17,10 +17,11 @@ figure that squares the rows (an MSE) has about ρ² of their correlation, and l
 little to its long-run variance. Bartlett's band widens with every earlier lag's ρ̂², so a season's spikes, with
 little between them, stay visible far out, while a trend or a near unit root (ρ̂ near 1 at every lag) stops being
 significant after some hundred lags: that kind of memory is a drift of the figure itself, and the figure's own
-test of its lowest frequencies (`intervals.flat_dof`) takes the interval away there. A calendar's fixed profile (the mean of each time of day, of each day of the week)
-is taken out first: a season that repeats exactly is not memory, and a figure's mean over windows spread across its
-phases does not vary with it. A season whose level wanders stays in, and where its memory reaches the quarter of
-the rows L does too and the figures get no interval: the rows hold too few independent stretches to say.
+test of its lowest frequencies (`intervals.flat_dof`) takes the interval away there. A calendar's fixed profile
+(the mean of each time of day, of each day of the week) is taken out first: a season that repeats exactly is not
+memory, and a figure's mean over windows spread across its phases does not vary with it. A season whose level
+wanders stays in, and where its memory reaches the quarter of the rows L does too and the figures get no interval:
+the rows hold too few independent stretches to say.
 """
 from __future__ import annotations
 

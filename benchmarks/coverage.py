@@ -19,8 +19,9 @@ are known:
     seeds_rho   the mean Spearman ρ between the head importances of every pair of seeds (16 heads, 3 to 20 seeds;
                 importance = a head's own level + seed noise), truth by simulation of many seeds.
 
-Methods: `lab` (analysis.intervals: the cosine long-run variance with a t quantile, no interval below MIN_DOF;
-the jackknife over seeds for seeds_rho), and with --before `mbb` (the moving-block bootstrap over windows with blocks
+Methods: `lab` (analysis.intervals: the cosine long-run variance with a t quantile, no interval below MIN_DOF,
+the dependence span the windows' overlap plus the memory of the replication's own rows as analysis.row_memory
+measures it, time-of-day and day-of-week profiles taken out; the jackknife over seeds for seeds_rho), and with --before `mbb` (the moving-block bootstrap over windows with blocks
 of seq_len + pred_len windows, and the bootstrap over heads for seeds_rho: what the lab used before), for comparison.
 Coverage is counted over the replications that show an interval; `shown` says how many did; `± binomial` is 1.96
 binomial standard errors over the independent replications (the heads of one model count once).

@@ -18,7 +18,7 @@ def delta_figure(metrics: pd.DataFrame, models: Sequence[str], labels: dict[str,
     rows = metrics[metrics["scale"] == "standardised"].set_index("model")
     others = [m for m in models if m in rows.index and m != models[0]]
     rows = rows.loc[others]
-    known = rows["delta_mse_lo"].notna().all() and rows["delta_mse_hi"].notna().all()
+    known = (rows["delta_mse_lo"].notna() & rows["delta_mse_hi"].notna()).any()  # a bar without one: no whisker
     error = dict(type="data", symmetric=False, array=(rows["delta_mse_hi"] - rows["delta_mse"]).to_numpy(),
                  arrayminus=(rows["delta_mse"] - rows["delta_mse_lo"]).to_numpy(), color="#444444",
                  thickness=1.2) if known else dict(visible=False)
