@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from informer_lab.analysis.instruments.attention_cost import pairs, peak_mib, time_kinds  # noqa: E402
+from informer_lab.analysis.instruments.attention_cost import pairs, peak_mibs, time_kinds  # noqa: E402
 from informer_lab.model.attention import SPARSE_KINDS  # noqa: E402
 
 B, H, D = 4, 8, 64
@@ -41,8 +41,8 @@ def main() -> None:
     results: dict = {}
     for L in args.lengths:
         table = time_kinds(KINDS, heads=H, head_dim=D, length=L, rounds=args.rounds, batch=B, threads=args.threads)
-        memory = {} if args.no_memory else {k: peak_mib(k, heads=H, head_dim=D, length=L, batch=B,
-                                                        threads=args.threads) for k in ("sdpa", *KINDS)}
+        memory = {} if args.no_memory else dict(zip(("sdpa", *KINDS), peak_mibs(
+            ["sdpa", *KINDS], heads=H, head_dim=D, lengths=[L], batch=B, threads=args.threads)))
         print(f"\nL = {L}")
         print(f"{'kind':<11} {'ms':>9} {'× SDPA speed':>13} {'peak MiB':>9} {'× SDPA mem':>11} {'pairs/head':>12}")
         rows = [("sdpa", table["sdpa_ms"].iloc[0])] + list(zip(table["kind"], table["ms"]))

@@ -2,6 +2,7 @@
 
     time_kinds(kinds, heads=4, head_dim=16, length=1440)        → ms per call, SDPA's, their ratio (interleaved rounds)
     peak_mib(kind, heads=4, head_dim=16, length=1440)           → peak extra resident memory of one call (a child process)
+    peak_mibs(kinds, lengths=(1440,))                           → the same for many calls, one child on Linux
     cost_sweep(kinds, lengths=(96, …, 8192))                    → both for every kind and length, and the pairs scored
 
 A call is one inner attention on [1, H, L, D] random queries, keys and values (non-causal, the encoder's form), on
@@ -102,13 +103,35 @@ def time_kinds(kinds, *, heads: int = 4, head_dim: int = 16, length: int = 1440,
 def peak_mib(kind: str, *, heads: int = 4, head_dim: int = 16, length: int = 1440, batch: int = 1,
              threads: int = 1, timeout: float = 300) -> float:
     """Peak extra resident memory (MiB) of one call in a fresh child process; NaN if the child fails."""
-    try:
-        out = subprocess.run([sys.executable, "-P", "-m", "informer_lab.analysis.instruments.attention_cost", kind, str(heads), str(head_dim),
-                              str(length), str(batch), str(threads)], env=child_env(), capture_output=True, text=True,
-                             timeout=timeout, check=True)
-        return float(json.loads(out.stdout.strip().splitlines()[-1])["peak_mib"])
-    except (subprocess.SubprocessError, OSError, ValueError, KeyError, IndexError):
-        return float("nan")
+    return peak_mibs([kind], heads=heads, head_dim=head_dim, lengths=[length], batch=batch, threads=threads,
+                     timeout=timeout)[0]
+
+
+def peak_mibs(kinds, *, heads: int = 4, head_dim: int = 16, lengths=(1440,), batch: int = 1, threads: int = 1,
+              timeout: float = 300) -> list[float]:
+    """peak_mib of each (kind, length) pair (kinds and lengths zipped; one length: every kind at it). On Linux one
+    child measures them all, one after another: the high-water mark is reset before each call (clear_refs 5) and
+    glibc is told to hand every block over 128 KiB back to the system when it is freed (a fixed mmap threshold), so
+    one call's peak cannot hide in memory an earlier call left resident. A child costs an interpreter and torch
+    (about 4 s of CPU): the Variants screen's ten kinds took 41 s in ten children. Elsewhere ru_maxrss cannot be
+    reset: a fresh child per call. NaN where a child fails."""
+    kinds = list(kinds)
+    lengths = list(lengths) * len(kinds) if len(lengths) == 1 else list(lengths)
+    if len(lengths) != len(kinds):
+        raise ValueError(f"{len(kinds)} kinds and {len(lengths)} lengths: give one length or one per kind")
+    specs = [f"{k}:{L}" for k, L in zip(kinds, lengths)]
+    groups = [specs] if Path("/proc/self/clear_refs").exists() else [[spec] for spec in specs]
+    found: dict[str, float] = {}
+    for group in groups:
+        try:
+            out = subprocess.run([sys.executable, "-P", "-m", "informer_lab.analysis.instruments.attention_cost",
+                                  ",".join(group), str(heads), str(head_dim), str(batch), str(threads)],
+                                 env={**child_env(), "MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}, capture_output=True,
+                                 text=True, timeout=timeout * len(group), check=True)
+            found.update({k: float(v) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()})
+        except (subprocess.SubprocessError, OSError, ValueError, KeyError, IndexError, AttributeError):
+            pass
+    return [found.get(spec, float("nan")) for spec in specs]
 
 
 def cost_sweep(kinds=("prob", *SPARSE_KINDS), *, lengths=LENGTHS, heads: int = 4, head_dim: int = 16,
@@ -119,9 +142,8 @@ def cost_sweep(kinds=("prob", *SPARSE_KINDS), *, lengths=LENGTHS, heads: int = 4
     for i, L in enumerate(lengths):
         part = time_kinds(kinds, heads=heads, head_dim=head_dim, length=L, rounds=rounds)
         if memory:
-            sdpa = peak_mib("sdpa", heads=heads, head_dim=head_dim, length=L)
-            part["peak_mib"] = [peak_mib(k, heads=heads, head_dim=head_dim, length=L) for k in part["kind"]]
-            part["sdpa_peak_mib"] = sdpa
+            peaks = peak_mibs(["sdpa", *part["kind"]], heads=heads, head_dim=head_dim, lengths=[L])
+            part["peak_mib"], part["sdpa_peak_mib"] = peaks[1:], peaks[0]
         parts.append(part)
         if progress is not None:
             progress(i + 1, len(lengths))
@@ -135,10 +157,10 @@ def _status_kib(field: str) -> int:
     raise KeyError(field)
 
 
-def _child(kind: str, heads: int, head_dim: int, length: int, batch: int, threads: int) -> None:
-    """Linux: the resident high-water mark is reset (clear_refs 5) after the inputs exist, so the import's own peak
-    does not hide the call's; elsewhere ru_maxrss's rise (0 when the call stays under the import's peak)."""
-    torch.set_num_threads(threads)
+def _peak(kind: str, heads: int, head_dim: int, length: int, batch: int) -> float:
+    """Linux: the resident high-water mark is reset (clear_refs 5) after the inputs exist, so neither the import's
+    peak nor an earlier call's hides this one's; elsewhere ru_maxrss's rise (0 when the call stays under the peak
+    before it)."""
     Q, K, V = inputs(heads, head_dim, length, batch=batch)
     with torch.no_grad():
         call(kind, Q[..., :8, :], K[..., :8, :], V[..., :8, :])  # code paths loaded before the mark
@@ -153,10 +175,20 @@ def _child(kind: str, heads: int, head_dim: int, length: int, batch: int, thread
         with torch.no_grad():
             call(kind, Q, K, V)
         peak = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
-    print(json.dumps({"peak_mib": max(0.0, peak)}))
+    return max(0.0, peak)
 
 
-if __name__ == "__main__":  # the child of peak_mib
-    _child(sys.argv[1], *(int(a) for a in sys.argv[2:7]))
+def _child(specs: str, heads: int, head_dim: int, batch: int, threads: int) -> None:
+    """Each `kind:length` of the comma-separated specs, one after another (see peak_mibs)."""
+    torch.set_num_threads(threads)
+    out = {}
+    for spec in specs.split(","):
+        kind, length = spec.rsplit(":", 1)
+        out[spec] = _peak(kind, heads, head_dim, int(length), batch)
+    print(json.dumps(out))
 
-__all__ = ["LENGTHS", "cost_sweep", "pairs", "peak_mib", "time_kinds"]
+
+if __name__ == "__main__":  # the child of peak_mibs
+    _child(sys.argv[1], *(int(a) for a in sys.argv[2:6]))
+
+__all__ = ["LENGTHS", "cost_sweep", "pairs", "peak_mib", "peak_mibs", "time_kinds"]

@@ -40,7 +40,7 @@ from informer_lab.model.attention.compressed import local_table
 from informer_lab.model.attention.lsh import hash_vectors, lsh_table, random_rotations
 from informer_lab.model.attention.table import dedupe
 
-from informer_lab.analysis.instruments.attention_cost import peak_mib, time_kinds
+from informer_lab.analysis.instruments.attention_cost import peak_mibs, time_kinds
 from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.intervals import window_means
 from informer_lab.analysis.instruments.paired import paired_forecast, spread_windows
@@ -218,7 +218,7 @@ def compare_kinds(model: Informer, prepared: PreparedData, *, kinds=KINDS, split
     if cost:
         timed = time_kinds(kinds, heads=c.n_heads, head_dim=c.head_dim, length=c.enc_len, rounds=3)
         table = table.merge(timed[["kind", "ms", "sdpa_ms", "ratio", "pairs_share"]], on="kind", how="left")
-        table["peak_mib"] = [peak_mib(k, heads=c.n_heads, head_dim=c.head_dim, length=c.enc_len) for k in kinds]
+        table["peak_mib"] = peak_mibs(kinds, heads=c.n_heads, head_dim=c.head_dim, lengths=[c.enc_len])
         tick()
     notes = (spread.describe() + f"; key-sample seed {seed} per batch for every kind (paired)",
              f"the model's own attention: {own_label(model)}; each kind replaces the encoder and decoder "

@@ -8,13 +8,14 @@
 - the CLI writes one row per kind and refuses an unknown kind in one line.
 """
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from informer_lab.analysis.instruments.attention_cost import pairs, time_kinds
+from informer_lab.analysis.instruments.attention_cost import pairs, peak_mib, peak_mibs, time_kinds
 from informer_lab.analysis.instruments.variants import compare_kinds, kept_weights, kind_table
 from informer_lab.model.attention import sample_sizes
 from informer_lab.model.attention import dense_pattern, positional_table
@@ -118,6 +119,19 @@ def test_the_cost_table_against_sdpa_in_the_same_process():
                                                                                  options={}).pairs()
     u = 5 * math.ceil(math.log(256))
     assert pairs("prob", 2, 256) == 256 * u + u * 256
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="one child for many calls: Linux only")
+def test_many_peaks_in_one_child_are_each_calls_own():
+    """A call measured after a larger one in the same child shows its own peak: the same kind twice gives the same
+    rise (if the first call's freed memory stayed resident, the second would rise by almost nothing), a small kind
+    after a large one what it shows alone, and the keys are the calls asked for, in order."""
+    big, again, small = peak_mibs(["strided", "strided", "block"], heads=4, head_dim=8, lengths=[1440])
+    alone = peak_mib("block", heads=4, head_dim=8, length=1440)
+    assert big > 20 and abs(again - big) <= max(1.0, 0.05 * big), (big, again)
+    assert abs(small - alone) <= 1.0, (small, alone)
+    with pytest.raises(ValueError, match="lengths"):
+        peak_mibs(["block", "strided"], lengths=[96, 192, 384])
 
 
 def test_cli_variants_writes_one_row_per_kind(tiny_trained, tmp_path):
