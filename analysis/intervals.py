@@ -89,11 +89,11 @@ def windows_needed(span: int, dof: int = MIN_DOF, bias: float = BIAS) -> int:
 
 def autocorrelations(values: np.ndarray, max_lag: int) -> np.ndarray:
     """[max_lag + 1, k] sample autocorrelations of each column (NaN for a constant column)."""
+    from scipy import fft
     n = len(values)
-    centred = values - values.mean(axis=0)
-    size = 1 << int(math.ceil(math.log2(2 * n)))
-    spectrum = np.fft.rfft(centred, size, axis=0)
-    acov = np.fft.irfft(spectrum * np.conj(spectrum), size, axis=0)[:max_lag + 1] / n
+    size = fft.next_fast_len(n + max_lag + 1, real=True)  # no wrap-around up to max_lag
+    spectrum = fft.rfft(values - values.mean(axis=0), size, axis=0)
+    acov = fft.irfft(spectrum * np.conj(spectrum), size, axis=0)[:max_lag + 1] / n
     with np.errstate(invalid="ignore", divide="ignore"):
         return acov / acov[0]
 

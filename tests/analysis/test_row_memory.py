@@ -97,3 +97,11 @@ def test_three_weeks_of_a_persistent_season_give_no_interval():
         span = overlap_span(S, P, stride, memory=row_memory(x, [t % 96, (t // 96) % 7]))
         shown += int(window_means(x[origins] ** 2, span=span).dof >= MIN_DOF)
     assert shown <= 2, shown
+
+
+def test_every_column_counts_however_many_there_are():
+    """Columns are transformed 16 at a time: one remembering column among 40 white ones, in the last group, sets the
+    memory of them all."""
+    rows = np.random.default_rng(4).standard_normal((20_000, 40))
+    rows[:, 37] = ar({1: 0.9}, 20_000, 5)
+    assert row_memory(rows) == row_memory(rows[:, 37]) > 10
