@@ -225,7 +225,11 @@ def serve(port: int | None = None, host: str = LOOPBACK, browser: bool = True, w
         reused = reuse(browser and not window)
         if reused is not None:
             return reused
-    signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C and `informer-lab stop` both stop the server. SIGINT gets its handler here too: a launcher started from a
+    # shell script or in the background inherits SIGINT ignored, and Python then installs none, so an explicit
+    # `kill -INT` (what a supervisor or a test sends for Ctrl-C) would leave the launcher and its server running.
+    for asked in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(asked, _interrupt)
     home = check_folder(lab_home().path, "the lab's home", write=True)  # a loop, a file, a device: one line
     server, chosen = None, None
     try:

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -312,12 +313,28 @@ def _records(env: dict, monkeypatch) -> list[running.Lab]:
     return running.running()
 
 
-def test_ctrl_c_stops_the_server_and_its_tree(user, launch_lab, monkeypatch):
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_stops_the_server_and_its_tree(user, launch_lab, monkeypatch, inherited):
+    """Also when the launcher inherits SIGINT ignored (started from a script or in the background: Python then
+    installs no handler of its own), as the suite itself may be."""
     elsewhere, env = user
-    launcher, lines = launch_lab("--no-browser", "--new")
+    if inherited == "ignored":
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Popen's child inherits the disposition
+        try:
+            launcher, lines = launch_lab("--no-browser", "--new")
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    else:
+        launcher, lines = launch_lab("--no-browser", "--new")
     lines.wait_for("Informer Lab is serving at", 240, launcher)
     lab = _records(env, monkeypatch)[0]
     tree = [lab.pid, *running.descendants(lab.pid)]
     launcher.send_signal(2)  # SIGINT, as Ctrl-C in its terminal
-    assert launcher.wait(timeout=60) == 0
+    try:
+        code = launcher.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        alive = [pid for pid in tree if running.is_alive(pid)]
+        raise AssertionError(f"the launcher did not stop within 60 s of Ctrl-C (still alive: {alive}); it printed: "
+                             + "".join(lines.lines)[-3000:]) from None
+    assert code == 0, "".join(lines.lines)[-3000:]
     assert not any(running.is_alive(pid) for pid in tree) and _records(env, monkeypatch) == []
