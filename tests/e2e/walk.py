@@ -276,10 +276,23 @@ class Walk:
         return self.act(action, self.page.get_by_role("tab", name=name).first.click, want)
 
     def number(self, action: str, label: str, value, want: str | None = None) -> float:
+        """The number field labelled `label` set to `value`, typed and entered inside the timed action, so that the
+        run it starts is seen whenever the field takes the value (on Enter or before it). A field that holds
+        `value` already (a try whose run went unseen) is first moved off it, untimed: setting it is then a change."""
         field = self.page.get_by_role("spinbutton", name=label, exact=True).first
         field.scroll_into_view_if_needed()
-        field.fill(str(value))
-        return self.act(action, lambda: field.press("Enter"), want)
+
+        def off_it() -> None:
+            if field.input_value() == str(value):
+                field.fill(str(value + 1))
+                field.press("Enter")
+                self.page.wait_for_timeout(600)
+                self._idle()
+
+        def enter() -> None:
+            field.fill(str(value))
+            field.press("Enter")
+        return self.act(action, enter, want, prepare=off_it)
 
     def checkbox(self, action: str, name: str, want: str | None, *, exact: bool = True,
                  kind: str = "reslice") -> float:
