@@ -64,12 +64,6 @@ RUNNING_JS = """() => {
   if (app && app.dataset.testScriptState === 'running') window.__walk.ran = true;
   return window.__walk.ran;
 }"""
-# The armed action landed: its run started (as RUNNING_JS), or what it asked for, absent before, is on screen without
-# a run being seen (a tab whose content the browser shows at once; a run that came and went while the server was busy).
-LANDED_JS = """([want, before]) => {
-  if ((""" + RUNNING_JS + """)()) return 'ran';
-  return !!want && !before && (""" + SHOWN_JS + """)(want) ? 'shown' : false;
-}"""
 IDLE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   return app && app.dataset.testScriptState !== 'running';
@@ -194,25 +188,24 @@ class Walk:
                 if self.log is not None:
                     self.log(f"{self.screen}, {action}: {type(err).__name__} before the click landed; again")
                 continue
-            landed = True if attempt == 1 else self._landed(want, before)
-            if landed == "shown":
+            if attempt == 1 or self._started():
+                break
+            if want and not before and self.page.evaluate(SHOWN_JS, want):
                 self.page.evaluate("() => { window.__walk.ran = true; }")  # landed: its run was not seen
                 if self.log is not None:
                     self.log(f"{self.screen}, {action}: its run was not seen, but what it asked for is shown")
-            if landed:
                 break
             if self.log is not None:
                 self.log(f"{self.screen}, {action}: no run started within {STARTED_MS / 1000:g} s; again")
         return self._finish(action, kind, started, want, timeout)
 
-    def _landed(self, want: str | None, before: bool) -> str | bool:
-        """Whether the armed action landed within STARTED_MS: 'ran' (it started a script or fragment run) or
-        'shown' (what it asked for, absent before, is shown with no run seen), else False. A click that lands while
+    def _started(self) -> bool:
+        """Whether the armed action started a script or fragment run within STARTED_MS. A click that lands while
         another run is still going (a page still computing on a busy machine) changes no attribute, the app being
         'running' already: that run takes the change up, so a running app counts as started."""
         try:
-            return self.page.wait_for_function(LANDED_JS, arg=[want, before], timeout=STARTED_MS,
-                                               polling=20).json_value()
+            self.page.wait_for_function(RUNNING_JS, timeout=STARTED_MS, polling=20)
+            return True
         except Exception:
             return False
 
