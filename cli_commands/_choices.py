@@ -22,6 +22,7 @@ VARIANT_WINDOWS = 128  # analysis.instruments.variants.MAX_WINDOWS
 COST_LENGTHS = (96, 384, 1440, 4096, 8192)  # analysis.instruments.attention_cost.LENGTHS
 DISTIL_FORMS = ("routed", "structural", "jacobian")  # analysis.anatomy.transfer.FORMS
 SYNTH_KINDS = ("seasonal_ar", "driver", "spikes", "regime")  # analysis.planted.synth.KINDS
+BENCH_KINDS = SYNTH_KINDS + ("multivariate",)  # analysis.circuits.benchmark.ALL_KINDS
 FEATURE_SITE = "encoder.out"  # analysis.features.sites.DEFAULT_SITE (tests/cli/test_sae.py holds them equal)
 
 # TrainSettings' defaults (analysis.learning.training.TrainSettings), shown by --help

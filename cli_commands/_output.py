@@ -33,7 +33,8 @@ FOLDERS = {"train": "checkpoint", "import": "checkpoint", "counterfactual": "fol
 # the files a command writes into its --out folder, put in place whole (analysis.outputs.write_folder)
 FOLDER_FILES = {"counterfactual": ("forecast.csv", "selection.csv", "scores.csv", "inputs.csv"),
                 "circuits": ("composition.csv", "atp.csv", "atp_heads.csv", "path.csv"),
-                "benchmark": ("scores.csv", "instruments.csv", "models.csv", "agreement.csv", "report.html")}
+                "benchmark": ("scores.csv", "instruments.csv", "models.csv", "horizon.csv", "agreement.csv",
+                              "report.html")}
 
 
 class ProgressLine:

@@ -4,6 +4,7 @@
     python cli.py benchmark --out bench                        # 3 kinds × 3 seeds: about 15 min on two busy cores
     python cli.py benchmark --out bench --kinds driver --seeds 0-1
     python cli.py benchmark --out bench --quick                # 1 kind, 1 seed, a tiny model: seconds
+    python cli.py benchmark --out bench --seeds 0-9 --kinds seasonal_ar,driver,spikes,multivariate --processes 2
 """
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ import sys
 import time
 from pathlib import Path
 
-from ._choices import SYNTH_KINDS
-from ._common import choice_list, seeds as seed_list, step_bar, threads_int
+from ._choices import BENCH_KINDS
+from ._common import choice_list, int_in, seeds as seed_list, step_bar, threads_int
 
 DEFAULT_KINDS = ("seasonal_ar", "driver", "spikes")  # analysis.circuits.benchmark.KINDS
 MAX_SEEDS = 100
 
 
-kinds_list = choice_list(SYNTH_KINDS, "kinds")
+kinds_list = choice_list(BENCH_KINDS, "kinds")
 
 
 def register(sub) -> None:
@@ -34,6 +35,9 @@ def register(sub) -> None:
     p.add_argument("--threads", type=threads_int(), default=1,
                    help="torch threads on the CPU (default 1, as `train`: on a busy two-core machine a second thread "
                         "made the quick run five times slower)")
+    p.add_argument("--processes", type=int_in(1, 64), default=1,
+                   help="(kind, seed) units run side by side in this many processes, the threads shared among them "
+                        "(default 1; 2 on a two-core machine)")
     p.set_defaults(func=run)
 
 
@@ -56,7 +60,7 @@ def run(args) -> int:
         if getattr(args, "verbose", False):
             print(f"\n{text} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
-    result = run_benchmark(settings, progress=bar, say=say)
+    result = run_benchmark(settings, progress=bar, say=say, processes=args.processes)
     files = write_benchmark(result, args.out)
     print_summary(summary_table(result.scores))
     for note in result.notes:
@@ -85,4 +89,5 @@ def print_summary(summary) -> None:
 
 def _short(metric: str) -> str:
     return (metric.replace("comprehensiveness", "comp").replace("sufficiency", "suff")
-            .replace("mse_over_bayes", "mse/bayes").replace("planted_head_found", "head_found"))
+            .replace("mse_over_bayes", "mse/bayes").replace("planted_head_found", "head_found")
+            .replace("degradation", "degr"))

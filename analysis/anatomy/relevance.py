@@ -86,11 +86,11 @@ def windows_relevance(model: Informer, prepared: PreparedData, split: str = "tes
 
 @torch.no_grad()
 def blank_out_delta(model: Informer, prepared: PreparedData, split: str, windows: np.ndarray, targets: np.ndarray,
-                    seed: int = 0) -> np.ndarray:
-    """[n_windows, seq_len] ΔMSE of the forecast (mean over `targets` and the target columns) when input step s is
-    blanked out: every column at its training mean (0 after standardising), in the encoder and in the decoder's known
-    tail that repeats it. One forward pass per window carries the window and its seq_len blanked copies (one key
-    sample for all)."""
+                    seed: int = 0, columns: np.ndarray | None = None) -> np.ndarray:
+    """[n_windows, seq_len] ΔMSE of the forecast (mean over `targets` and the forecast columns, or only the indices
+    `columns` of them) when input step s is blanked out: every column at its training mean (0 after standardising), in
+    the encoder and in the decoder's known tail that repeats it. One forward pass per window carries the window and
+    its seq_len blanked copies (one key sample for all)."""
     from informer_lab.analysis.learning.windows import WindowDataset
 
     c, dataset = model.config, WindowDataset(prepared, split)
@@ -104,7 +104,10 @@ def blank_out_delta(model: Informer, prepared: PreparedData, split: str, windows
         batch = Batch(copies, mark.expand(L + 1, -1, -1), decoder_values(copies, c.label_len, c.pred_len),
                       mark_dec.expand(L + 1, -1, -1))
         f = model(batch.to(device), generator=key_generator(seed)).double().cpu()[:, targets - 1]
-        error = ((f - y[targets - 1].double()) ** 2).mean(dim=(1, 2))  # [L + 1]
+        truth = y[targets - 1].double()
+        if columns is not None:
+            f, truth = f[..., columns], truth[..., columns]
+        error = ((f - truth) ** 2).mean(dim=(1, 2))  # [L + 1]
         out.append((error[1:] - error[0]).numpy())
     return np.stack(out)
 

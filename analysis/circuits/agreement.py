@@ -1,6 +1,7 @@
 """Do the perturbation metrics rank the instruments as the planted answers do? Kendall's τ across the input
-instruments between each perturbation metric (comprehensiveness, sufficiency, CPD and CPP beyond random) and each
-metric against the true cells, on the instruments' means over the models that learned.
+instruments between each perturbation metric (comprehensiveness, sufficiency, CPD, CPP and the degradation over the
+horizon, each beyond random) and each metric against the true cells, on the instruments' means over the models that
+learned.
 
 Sufficiency and CPP are better when lower, so their sign is turned before ranking: τ > 0 always means the two metrics agree on
 which instruments are better. τ comes with scipy's exact two-sided p-value (no ties: exact permutation
@@ -13,10 +14,11 @@ import math
 
 import pandas as pd
 
+from informer_lab.analysis.circuits.horizon import HORIZON_METRICS
 from informer_lab.analysis.circuits.scores import CUMULATIVE_METRICS, INPUT_INSTRUMENTS, REMOVAL_METRICS, WHITE_BOX_METRICS
 
 AGREEMENT_COLUMNS = ("perturbation_metric", "planted_metric", "tau", "p_value", "instruments")
-PERTURBATION = tuple(m for m in REMOVAL_METRICS + CUMULATIVE_METRICS if m.endswith("_excess"))
+PERTURBATION = tuple(m for m in REMOVAL_METRICS + CUMULATIVE_METRICS + HORIZON_METRICS if m.endswith("_excess"))
 LOWER_IS_BETTER = frozenset({"sufficiency", "sufficiency_excess", "cpp", "cpp_excess"})
 
 

@@ -2,13 +2,16 @@
 
 For each generated kind (analysis.planted.synth) and seed: the series is generated, a small Informer is trained on it
 at the lab's training defaults (`TrainSettings()`, its seed the benchmark's), and every instrument is scored on test
-windows against the answer the generator planted.
+windows against the answer the generator planted. The models forecast the target alone from every column (features
+MS), but for `multivariate`: the driver kind's series with every column forecast (features M); its instruments explain
+the target's forecast, and whether it learned reads the MSE over every column against their Bayes MSE.
 
 Input instruments, each a [seq_len, enc_in] map of scores per (window, horizon step h):
 
     integrated_gradients  |IG| per (column, lag), baseline "zeros" (each column's training mean), the self-test's call
     occlusion             per cell: |f_h(x) − f_h(x with that one cell at 0)|, f_h the step-h forecast of the target
-    blank_out             per step (the lab's `blank_out_delta`): ΔMSE at step h, every column of an input step at 0
+    blank_out             per step (the lab's `blank_out_delta`): ΔMSE of the target at step h, every column of an
+                          input step at 0
     rollout, flow         attention rollout / flow (analysis.anatomy; α = ½, P routed, the heads' mean) of step h
     attention             raw attention: the first encoder layer's rows the model used (true rows), mean over heads and
                           queries, i.e. the attention each input step receives (the same map for every h)
@@ -46,7 +49,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from informer_lab.analysis.circuits.benchmark_heads import score_heads
 from informer_lab.analysis.circuits.cumulative import CUMULATIVE_METRICS, cumulative_scores
+from informer_lab.analysis.circuits.horizon import HORIZON_COLUMNS, curve_rows, horizon_degradation
 from informer_lab.analysis.circuits.scores import (COLUMNS, DRAWS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS,
                                       REMOVAL_METRICS, SHARE, TIME_ONLY, WHITE_BOX_METRICS, head_rows, interval_row, learned_row, random_head_rows, metric_tables, removal_scores,
                                       report, scored_windows, spread, summary_table, true_mask, white_box,
@@ -55,6 +60,8 @@ from informer_lab.analysis.learning.training import TrainSettings, config_for, t
 from informer_lab.analysis.planted.selftest import LEARNED
 
 KINDS = ("seasonal_ar", "driver", "spikes")
+MULTIVARIATE = "multivariate"  # the driver kind's series, every column forecast (features M); the target's explained
+ALL_KINDS = ("seasonal_ar", "driver", "spikes", "regime", MULTIVARIATE)
 MODEL_COLUMNS = ("kind", "seed", "mse", "bayes_mse", "learned")
 FLOW_EDGES = 400_000  # as the self-test: flow is scored where one window's graph has at most this many edges
 
@@ -92,11 +99,9 @@ class BenchmarkSettings:
     score_unlearned: bool = False  # score a model that did not learn too (quick runs test the code path, not the tools)
 
     def __post_init__(self):
-        from informer_lab.analysis.planted.synth import KINDS as ALL
-
-        bad = [k for k in self.kinds if k not in ALL]
+        bad = [k for k in self.kinds if k not in ALL_KINDS]
         if not self.kinds or bad:
-            raise ValueError(f"kinds must be some of {', '.join(ALL)}, got {', '.join(self.kinds) or 'none'}")
+            raise ValueError(f"kinds must be some of {', '.join(ALL_KINDS)}, got {', '.join(self.kinds) or 'none'}")
         if not self.seeds or min(self.seeds) < 0:
             raise ValueError("give at least one seed, each ≥ 0")
         if not 0 < self.share < 1 or self.windows < 1 or self.draws < 1 or self.ig_steps < 2:
@@ -124,14 +129,15 @@ class BenchmarkSettings:
 @dataclass(frozen=True, eq=False)
 class BenchmarkResult:
     """scores: the long table (COLUMNS); models: kind, seed, mse, bayes_mse, learned (one row per trained model; one
-    that did not learn is reported here and not scored); notes: what was skipped or chosen, per run; seconds: wall
-    time."""
+    that did not learn is reported here and not scored); curves: each input instrument's degradation per horizon step
+    (analysis.circuits.horizon); notes: what was skipped or chosen, per run; seconds: wall time."""
 
     scores: pd.DataFrame
     settings: BenchmarkSettings
     notes: tuple[str, ...]
     seconds: float
     models: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(MODEL_COLUMNS)))
+    curves: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(HORIZON_COLUMNS)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -139,11 +145,12 @@ class BenchmarkResult:
 # --------------------------------------------------------------------------------------------
 def synth_spec(kind: str, seed: int, settings: BenchmarkSettings):
     """The SynthSpec of one run: seasonal_ar and spikes with one irrelevant column and one decoy (the target's season,
-    unread); driver with `irrelevant` irrelevant columns beside the driver."""
+    unread); driver and multivariate with `irrelevant` irrelevant columns beside the driver."""
     from informer_lab.analysis.planted.synth import SynthSpec
 
-    common = dict(kind=kind, rows=settings.rows, seed=seed, lags=(settings.lag,), coefs=(0.9,))
-    if kind == "driver":
+    series = "driver" if kind == MULTIVARIATE else kind
+    common = dict(kind=series, rows=settings.rows, seed=seed, lags=(settings.lag,), coefs=(0.9,))
+    if series == "driver":
         return SynthSpec(**common, irrelevant=settings.irrelevant, driver_lag=settings.driver_lag)
     return SynthSpec(**common, irrelevant=1, decoys=1)
 
@@ -155,7 +162,9 @@ def train_run(kind: str, seed: int, settings: BenchmarkSettings):
 
     table, answer = generate(synth_spec(kind, seed, settings))
     frame = load_csv(table.to_csv(index=False).encode("utf-8"))
-    prepared = prepare(frame, DataSpec(answer.target, "MS", settings.seq_len, settings.label_len, settings.pred_len))
+    features = "M" if kind == MULTIVARIATE else "MS"
+    prepared = prepare(frame, DataSpec(answer.target, features, settings.seq_len, settings.label_len,
+                                       settings.pred_len))
     config = config_for(prepared, d_model=settings.d_model, n_heads=settings.n_heads, d_ff=settings.d_ff,
                         e_layers=tuple(settings.e_layers), d_layers=settings.d_layers)
     result = train(prepared, config, replace(settings.training, seed=int(seed)))
@@ -193,8 +202,9 @@ def input_maps(model, prepared, answer, window: int, steps, *, seed: int, ig_ste
     out = torch.cat([forecast(copies[i:i + 256]) for i in range(0, len(copies), 256)]).double().numpy()
     maps["occlusion"] = np.abs(out[1:, steps - 1] - out[:1, steps - 1]).T.reshape(T, L, C)
 
+    target = np.array([list(prepared.target_columns).index(answer.target)])  # M: the target's forecast only
     maps["blank_out"] = spread(np.concatenate([blank_out_delta(model, prepared, "test", np.array([window]),
-                                                                np.array([h]), seed) for h in steps]), C)
+                                                                np.array([h]), seed, target) for h in steps]), C)
     pieces = record_pieces(model, window_batch(prepared, "test", [int(window)]), seed)
     graph = window_graph(model, pieces, 0)
     maps["rollout"] = spread(rollout(graph, steps).inputs, C)
@@ -212,8 +222,9 @@ def input_maps(model, prepared, answer, window: int, steps, *, seed: int, ig_ste
 
 
 def score_inputs(model, prepared, answer, settings: BenchmarkSettings, *, kind: str, seed: int,
-                 tick: Callable[[], None] = lambda: None) -> tuple[list[dict], list[str]]:
-    """The input instruments' rows of one run (one per instrument × metric), and notes."""
+                 tick: Callable[[], None] = lambda: None) -> tuple[list[dict], list[str], list[dict]]:
+    """The input instruments' rows of one run (one per instrument × metric), notes, and the degradation curves'
+    rows (analysis.circuits.horizon.HORIZON_COLUMNS)."""
     from informer_lab.analysis.learning.windows import WindowDataset
     from informer_lab.analysis.planted.known_answer import probe_steps, receptive_radius
 
@@ -224,6 +235,7 @@ def score_inputs(model, prepared, answer, settings: BenchmarkSettings, *, kind: 
     dataset = WindowDataset(prepared, "test")
     rng = np.random.default_rng([int(seed), 20240])
     per = {}  # (instrument, metric) → [per-window values]
+    per_step: dict[str, list[np.ndarray]] = {}  # instrument → [per-window degradation(h), h = 1 … pred_len]
     notes: list[str] = []
     for w in windows:
         maps, why = input_maps(model, prepared, answer, int(w), steps, seed=seed, ig_steps=settings.ig_steps, rng=rng)
@@ -242,6 +254,12 @@ def score_inputs(model, prepared, answer, settings: BenchmarkSettings, *, kind: 
             for name, figures in source.items():
                 for metric in metrics:
                     per.setdefault((name, metric), []).append(figures[metric])
+        rises, control = horizon_degradation(forecast, x.numpy(), y[:, column].numpy(), maps, share=settings.share,
+                                             draws=settings.draws, rng=rng)
+        for name, rise in rises.items():
+            per_step.setdefault(name, []).append(rise)
+            per.setdefault((name, "degradation"), []).append(float(rise.mean()))
+            per.setdefault((name, "degradation_excess"), []).append(float((rise - control).mean()))
         tick()
     spreads = "; time only, spread over the columns"
     rows = []
@@ -252,145 +270,99 @@ def score_inputs(model, prepared, answer, settings: BenchmarkSettings, *, kind: 
             note = f"steps {','.join(map(str, steps))}; true cells ± {radius}" + (spreads if instrument in TIME_ONLY
                                                                                   else "")
             rows.append(interval_row(kind, seed, instrument, metric, per[(instrument, metric)], span, note))
-    return rows, notes
-
-
-# --------------------------------------------------------------------------------------------
-# Head instruments
-# --------------------------------------------------------------------------------------------
-def _atp_scores(model, prepared, settings, seed) -> tuple[np.ndarray | None, str]:
-    """Mean |AtP| per head over window pairs, or (None, why) when analysis.circuits.attribution is not there."""
-    try:
-        from informer_lab.analysis.circuits.attribution import atp_estimates, pair_windows
-    except ImportError as err:  # being written elsewhere: skipped, said so
-        return None, f"skipped: analysis.circuits.attribution is not importable ({err})"
-    from informer_lab.analysis.attention.recording import window_batch
-
-    pairs = pair_windows(prepared, "test", settings.atp_pairs)
-    values = []
-    for start in range(0, len(pairs.clean), 16):
-        A = window_batch(prepared, "test", pairs.clean[start:start + 16])
-        B = window_batch(prepared, "test", pairs.corrupt[start:start + 16])
-        values.append(atp_estimates(model, A, B, seed)[0])  # [K, n_sites, H]
-    return np.abs(np.concatenate(values)).mean(axis=0).reshape(-1), f"mean |AtP| over {len(pairs.clean)} pairs"
-
-
-def score_heads(model, prepared, answer, settings: BenchmarkSettings, *, kind: str, seed: int,
-                tick: Callable[[], None] = lambda: None) -> tuple[list[dict], list[str]]:
-    """The head instruments' rows of one run, and notes."""
-    from informer_lab.analysis.anatomy.direct import direct_shares, top_heads
-    from informer_lab.analysis.heads.ablation import head_sweep
-    from informer_lab.analysis.heads.faithfulness import attention_baselines
-    from informer_lab.analysis.heads.importance import head_importance
-    from informer_lab.analysis.heads.masking import head_label
-    from informer_lab.analysis.planted.selftest_heads import head_at_lag
-
-    H = model.config.n_heads
-    lags = sorted({int(r["lag"]) for r in answer.relevant if r["column"] == answer.target})
-    found, head = head_at_lag(model, prepared, lags, seed=seed, windows=settings.profile_windows)
-    base = {"kind": kind, "seed": seed, "instrument": "lag_profile", "windows": 0, "note": found["detail"]}
-    rows = [{**base, "metric": "planted_lag_mass", "value": found["figure"], "low": found["lo"], "high": found["hi"]},
-            {**base, "metric": "planted_head_found", "low": math.nan, "high": math.nan,
-             "value": math.nan if found["passed"] is None else float(bool(found["passed"]))}]
-    tick()
-    if head is None:
-        notes = [f"{kind} seed {seed}: no planted head ({found['detail']}); head instruments not scored"]
-        for name in HEAD_INSTRUMENTS:
-            rows += head_rows(kind, seed, name, None, None, "no planted head")
-            tick()
-        return rows, notes
-    planted, label = head[0] * H + head[1], head_label(model, *head)
-    notes = [f"{kind} seed {seed}: planted head {label}"]
-    rows += random_head_rows(kind, seed, model.n_sites * H)
-
-    def by_head(sites, heads, values) -> np.ndarray:  # one score per (site, head), in gate order
-        scores = np.zeros(model.n_sites * H)
-        scores[np.asarray(sites) * H + np.asarray(heads)] = np.asarray(values, dtype=np.float64)
-        return scores
-
-    t = head_sweep(model, prepared, "test", seed=seed, max_windows=settings.head_windows).table.query("head >= 0")
-    rows += head_rows(kind, seed, "ablation", by_head(t.site_index, t["head"], t.delta_mse), planted,
-                      f"planted {label}; zero-ablation ΔMSE, first {settings.head_windows} test windows")
-    tick()
-    t = head_importance(model, prepared, "test", seed=seed, max_windows=settings.head_windows, null=False).table
-    rows += head_rows(kind, seed, "gradient_importance", by_head(t.site_index, t["head"], t.importance), planted,
-                      f"planted {label}; E|∂L/∂gate|")
-    tick()
-    t = top_heads(direct_shares(model, prepared, "test", windows=settings.share_windows, seed=seed), k=10 ** 6)
-    t = t[t["column"] == answer.target].reset_index(drop=True)  # decoder heads only
-    part = f"{model.sites[head[0]].name}:{head[1]}"
-    found_at = t.index[t["part"] == part]
-    rows += head_rows(kind, seed, "direct_share", t.mean_abs.to_numpy(), int(found_at[0]) if len(found_at) else -1,
-                      f"planted {label}; mean |share|" if len(found_at) else
-                      f"planted {label} is an encoder head: direct shares rank decoder heads only")
-    tick()
-    t = attention_baselines(model, prepared, split="test", seed=seed, max_windows=settings.faithfulness_windows,
-                            draws=1, key_seeds=1).table
-    index = {s.name: s.index for s in model.sites}
-    rows += head_rows(kind, seed, "faithfulness", by_head(t.site.map(index), t["head"], t.uniform_change), planted,
-                      f"planted {label}; mean squared forecast change, uniform rows")
-    tick()
-    try:
-        scores, why = _atp_scores(model, prepared, settings, seed)
-    except Exception as err:  # noqa: BLE001 — AtP failing on one model is reported, not fatal to the benchmark
-        scores, why = None, f"skipped: AtP failed ({type(err).__name__}: {str(err)[:120]})"
-    if scores is None:
-        notes.append(f"{kind} seed {seed}: atp {why}")
-    rows += head_rows(kind, seed, "atp", scores, planted, f"planted {label}; {why}")
-    tick()
-    return rows, notes
+    return rows, notes, curve_rows(kind, seed, per_step)
 
 
 # --------------------------------------------------------------------------------------------
 # The whole benchmark
 # --------------------------------------------------------------------------------------------
+def run_unit(kind: str, seed: int, settings: BenchmarkSettings, *, tick: Callable[[], None] = lambda: None,
+             say: Callable[[str], None] = lambda text: None) -> dict:
+    """Generate, train and score one (kind, seed): {"rows", "notes", "model", "curves"}. tick() after each part (the
+    training, a window, a head instrument): UNIT_TICKS of them, fewer when the model is not scored."""
+    say(f"{kind} seed {seed}: training")
+    began = time.perf_counter()
+    model, prepared, frame, answer = train_run(kind, seed, settings)
+    trained = time.perf_counter() - began
+    tick()
+    fit = learned_row(model, prepared, frame, answer, kind, seed, trained)
+    unit = {"rows": [fit["row"]], "notes": [], "model": {"kind": kind, "seed": seed, **fit["model"]}, "curves": []}
+    if not fit["model"]["learned"] and not settings.score_unlearned:  # its readings would say nothing
+        unit["notes"].append(f"{kind} seed {seed}: not scored, the model did not learn (test MSE "
+                             f"{fit['row']['value']:.2f}× the Bayes MSE, bound {LEARNED:g}×)")
+        return unit
+    say(f"{kind} seed {seed}: input instruments")
+    found, why, unit["curves"] = score_inputs(model, prepared, answer, settings, kind=kind, seed=seed, tick=tick)
+    unit["rows"] += found
+    unit["notes"] += [f"{kind} seed {seed}: {n}" for n in why]
+    say(f"{kind} seed {seed}: head instruments")
+    found, why = score_heads(model, prepared, answer, settings, kind=kind, seed=seed, tick=tick)
+    unit["rows"] += found
+    unit["notes"] += why
+    return unit
+
+
+def unit_ticks(settings: BenchmarkSettings) -> int:
+    return 2 + settings.windows + len(HEAD_INSTRUMENTS)
+
+
+def _unit_in_child(kind: str, seed: int, settings: BenchmarkSettings, threads: int) -> dict:
+    torch.set_num_threads(threads)
+    return run_unit(kind, seed, settings)
+
+
 def run_benchmark(settings: BenchmarkSettings = BenchmarkSettings(), *, progress: Progress | None = None,
-                  say: Callable[[str], None] | None = None) -> BenchmarkResult:
-    """Generate, train and score every (kind, seed) of `settings`. progress(done, total) after each unit (a training,
-    a window, a head instrument); say(text) names each stage."""
+                  say: Callable[[str], None] | None = None, processes: int = 1) -> BenchmarkResult:
+    """Generate, train and score every (kind, seed) of `settings`. progress(done, total) after each part (a training,
+    a window, a head instrument; with `processes` > 1, after each whole unit); say(text) names each stage.
+
+    processes > 1: the (kind, seed) units run in that many fresh processes (spawned: no state of this one is shared),
+    each with its share of this process's torch threads; the result is the same table in the same order, as every
+    unit's randomness comes from its own seed."""
     started = time.perf_counter()
-    total, done = len(settings.kinds) * len(settings.seeds) * (2 + settings.windows + len(HEAD_INSTRUMENTS)), 0
+    jobs = [(kind, seed) for kind in settings.kinds for seed in settings.seeds]
+    total, done = len(jobs) * unit_ticks(settings), 0
     say = say or (lambda text: None)
 
-    def tick():
+    def tick(parts: int = 1):
         nonlocal done
-        done += 1
+        done = min(total, done + parts)
         if progress is not None:
-            progress(min(done, total), total)
+            progress(done, total)
 
-    rows, notes, models = [], [], []
-    for kind in settings.kinds:
-        for seed in settings.seeds:
-            say(f"{kind} seed {seed}: training")
+    units: dict[tuple[str, int], dict] = {}
+    if processes <= 1:
+        for job in jobs:
             base = done
-            began = time.perf_counter()
-            model, prepared, frame, answer = train_run(kind, seed, settings)
-            trained = time.perf_counter() - began
-            tick()
-            fit = learned_row(model, prepared, frame, answer, kind, seed, trained)
-            rows.append(fit["row"])
-            models.append({"kind": kind, "seed": seed, **fit["model"]})
-            if not fit["model"]["learned"] and not settings.score_unlearned:  # its readings would say nothing
-                notes.append(f"{kind} seed {seed}: not scored, the model did not learn (test MSE "
-                             f"{fit['row']['value']:.2f}× the Bayes MSE, bound {LEARNED:g}×)")
-                done = base + 2 + settings.windows + len(HEAD_INSTRUMENTS)
-                continue
-            say(f"{kind} seed {seed}: input instruments")
-            found, why = score_inputs(model, prepared, answer, settings, kind=kind, seed=seed, tick=tick)
-            rows += found
-            notes += [f"{kind} seed {seed}: {n}" for n in why]
-            done = max(done, base + 1 + settings.windows)  # fewer windows than asked: their ticks skipped
-            say(f"{kind} seed {seed}: head instruments")
-            found, why = score_heads(model, prepared, answer, settings, kind=kind, seed=seed, tick=tick)
-            rows += found
-            notes += why
-    if progress is not None and done < total:
-        progress(total, total)
-    scores = pd.DataFrame(rows, columns=list(COLUMNS))
-    return BenchmarkResult(scores, settings, tuple(notes), time.perf_counter() - started,
-                           pd.DataFrame(models, columns=list(MODEL_COLUMNS)))
+            units[job] = run_unit(*job, settings, tick=tick, say=say)
+            tick(base + unit_ticks(settings) - done)  # parts a unit skipped (not scored, fewer windows)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        from multiprocessing import resource_tracker
+
+        threads = max(1, torch.get_num_threads() // processes)
+        tracker = resource_tracker._resource_tracker
+        ours = getattr(tracker, "_pid", 0) is None  # spawning starts it; then it would outlive us in a long-lived host
+        try:
+            with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = {pool.submit(_unit_in_child, *job, settings, threads): job for job in jobs}
+                for future in as_completed(futures):
+                    units[futures[future]] = future.result()
+                    say(f"{futures[future][0]} seed {futures[future][1]}: done")
+                    tick(unit_ticks(settings))
+        finally:
+            if ours and hasattr(tracker, "_stop"):
+                tracker._stop()
+    ordered = [units[job] for job in jobs]
+    scores = pd.DataFrame([r for u in ordered for r in u["rows"]], columns=list(COLUMNS))
+    return BenchmarkResult(scores, settings, tuple(n for u in ordered for n in u["notes"]),
+                           time.perf_counter() - started, pd.DataFrame([u["model"] for u in ordered],
+                                                                       columns=list(MODEL_COLUMNS)),
+                           pd.DataFrame([r for u in ordered for r in u["curves"]], columns=list(HORIZON_COLUMNS)))
 
 
-__all__ = ["BenchmarkResult", "BenchmarkSettings", "COLUMNS", "HEAD_INSTRUMENTS", "INPUT_INSTRUMENTS",
-           "INPUT_METRICS", "KINDS", "MODEL_COLUMNS", "input_maps", "metric_tables", "run_benchmark", "score_heads",
+__all__ = ["ALL_KINDS", "BenchmarkResult", "BenchmarkSettings", "COLUMNS", "HEAD_INSTRUMENTS", "INPUT_INSTRUMENTS",
+           "INPUT_METRICS", "KINDS", "MODEL_COLUMNS", "MULTIVARIATE", "input_maps", "metric_tables", "run_benchmark", "run_unit", "score_heads",
            "score_inputs", "summary_table", "synth_spec", "train_run"]

@@ -5,6 +5,8 @@
                      evidence, its mean score over the models that learned with a 95 % interval over models, the
                      random control's, and the verdict in words
     models.csv       kind, seed, mse, bayes_mse, learned: every model trained (one that did not learn is not scored)
+    horizon.csv      each input instrument's degradation per horizon step over the models that learned, beside the
+                     random cells' and the paired excess with its interval (analysis.circuits.horizon)
     agreement.csv    Kendall's τ across the input instruments between each perturbation metric and each metric
                      against the true cells (analysis.circuits.agreement)
     report.html      the offline page: a table per metric, the notes, every score
@@ -17,21 +19,30 @@ import torch
 
 from informer_lab.analysis.circuits.agreement import metric_agreement
 from informer_lab.analysis.circuits.benchmark import BenchmarkResult
+from informer_lab.analysis.circuits.horizon import horizon_table
 from informer_lab.analysis.circuits.scores import report
 from informer_lab.analysis.planted.evidence import instrument_verdicts, learned_models
 
 
 def benchmark_report(result: BenchmarkResult):
-    """The offline HTML report: a table per metric, instruments × kinds, mean over seeds (scores.report)."""
-    from informer_lab.analysis.circuits import benchmark
+    """The offline HTML report: a table per metric, instruments × kinds, mean over seeds (scores.report), and the
+    degradation per horizon step."""
+    from dataclasses import replace
+
+    from informer_lab.analysis.circuits import benchmark, horizon
+    from informer_lab.analysis.reports.html import ReportSection
 
     provenance = {**result.settings.describe(), "wall time": f"{result.seconds:.0f} s",
                   "torch threads": torch.get_num_threads()}
-    return report(result.scores, result.notes, provenance, benchmark.__doc__.split("\n\n", 1)[1].strip())
+    page = report(result.scores, result.notes, provenance, benchmark.__doc__.split("\n\n", 1)[1].strip())
+    curve = ReportSection("Degradation per horizon step", horizon.__doc__.strip(), tables=(
+        ("degradation per step, over the models that learned",
+         horizon_table(result.curves, learned_models(result.scores))),))
+    return replace(page, sections=page.sections[:-2] + (curve,) + page.sections[-2:])
 
 
 def write_benchmark(result: BenchmarkResult, folder: str | Path) -> dict[str, Path]:
-    """Write the folder's five files (a temporary folder renamed into place: a kill leaves the old folder or the new
+    """Write the folder's six files (a temporary folder renamed into place: a kill leaves the old folder or the new
     one). → their paths by name."""
     from informer_lab.analysis.outputs import write_folder
     from informer_lab.analysis.reports.html import render_html
@@ -40,6 +51,8 @@ def write_benchmark(result: BenchmarkResult, folder: str | Path) -> dict[str, Pa
     files = {"scores.csv": result.scores.to_csv(index=False).encode("utf-8"),
              "instruments.csv": verdicts.to_csv(index=False).encode("utf-8"),
              "models.csv": result.models.to_csv(index=False).encode("utf-8"),
+             "horizon.csv": horizon_table(result.curves, learned_models(result.scores)).to_csv(
+                 index=False).encode("utf-8"),
              "agreement.csv": metric_agreement(result.scores, learned_models(result.scores)).to_csv(
                  index=False).encode("utf-8"),
              "report.html": render_html(benchmark_report(result)).encode("utf-8")}

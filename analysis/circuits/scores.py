@@ -21,13 +21,14 @@ import pandas as pd
 import torch
 
 from informer_lab.analysis.circuits.cumulative import CUMULATIVE_METRICS
+from informer_lab.analysis.circuits.horizon import HORIZON_METRICS
 from informer_lab.analysis.circuits.white_box import (ROUNDING, WHITE_BOX_METRICS, aup, auprc, aur, mass_accuracy,
                                                       pr_curve, rank_accuracy, scaled, white_box)
 
 INPUT_INSTRUMENTS = ("integrated_gradients", "occlusion", "blank_out", "rollout", "flow", "attention", "random")
 HEAD_INSTRUMENTS = ("ablation", "gradient_importance", "direct_share", "faithfulness", "atp")
 REMOVAL_METRICS = ("comprehensiveness", "comprehensiveness_excess", "sufficiency", "sufficiency_excess")
-INPUT_METRICS = WHITE_BOX_METRICS + REMOVAL_METRICS + CUMULATIVE_METRICS
+INPUT_METRICS = WHITE_BOX_METRICS + REMOVAL_METRICS + CUMULATIVE_METRICS + HORIZON_METRICS
 HEAD_METRICS = ("top1", "rank")
 COLUMNS = ("kind", "seed", "instrument", "metric", "value", "low", "high", "windows", "note")
 TIME_ONLY = ("blank_out", "rollout", "flow", "attention")
@@ -278,6 +279,11 @@ METRIC_TEXT = {
     "cpd_excess": "CPD minus that of random orders, paired per window (> 0: better than random)",
     "cpp": "cumulative prediction preservation: as CPD, least relevant first (lower: better)",
     "cpp_excess": "CPP minus that of random orders (< 0: better than random)",
+    "degradation": "the rise of the forecast's squared error, mean over every horizon step, when the top cells of "
+                   "the map (its mean over the probed steps) are set to the training mean (higher: better; per step "
+                   "in horizon.csv)",
+    "degradation_excess": "degradation minus that of as many random cells, paired per window (> 0: better than "
+                          "random)",
     "planted_lag_mass": "the chosen head's attention mass within a layer step of the planted lag, on held-out windows",
     "planted_head_found": "1 when the head chosen by its lag profile peaks at a planted lag with mass above uniform "
                           "(its interval; none without one)",

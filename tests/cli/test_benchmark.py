@@ -20,6 +20,7 @@ def test_bad_arguments_are_one_line_with_exit_code_2(tmp_path, capsys):
     from informer_lab.cli import main
 
     for args, word in ((["--kinds", "seasonal_ar,bogus"], "--kinds"), (["--seeds", "2-1"], "--seeds"),
+                       (["--processes", "0"], "--processes"),
                        (["--out", str(tmp_path / "file.txt")], "not a folder")):
         (tmp_path / "file.txt").write_text("x")
         argv = ["benchmark", *args, *(["--out", str(tmp_path / "b")] if "--out" not in args else [])]

@@ -125,6 +125,7 @@ def test_the_parsers_choices_are_the_ones_the_lab_defines():
     from informer_lab.analysis.instruments.window_edits import EDIT_KINDS
     from informer_lab.analysis.learning.schedules import SCHEDULES
     from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.circuits.benchmark import ALL_KINDS
     from informer_lab.analysis.planted.synth import KINDS as SYNTH
     from informer_lab.cli_commands import _choices as c
     from informer_lab.model.config import ATTENTION_KINDS
@@ -134,7 +135,7 @@ def test_the_parsers_choices_are_the_ones_the_lab_defines():
     assert c.BASELINES == BASELINES and c.EDIT_KINDS == tuple(EDIT_KINDS) and c.PATCH_POINTS == PATCH_POINTS
     assert c.ANALYSES == ANALYSES and c.FAITHFULNESS_WINDOWS == FAITHFULNESS and c.VARIANT_KINDS == KINDS
     assert c.VARIANT_WINDOWS == MAX_WINDOWS and c.COST_LENGTHS == LENGTHS and c.SYNTH_KINDS == SYNTH
-    assert c.DISTIL_FORMS == FORMS
+    assert c.DISTIL_FORMS == FORMS and c.BENCH_KINDS == ALL_KINDS
     from informer_lab.analysis.checkpoints import checks
     from informer_lab.analysis.planted import synth
     from informer_lab.study import plan

@@ -23,16 +23,22 @@ def test_blank_out_is_the_forecasts_loss_with_one_step_at_its_mean(tiny_trained)
     x, mark, _, mark_dec, y = WindowDataset(prepared, "test")[3]
     c = model.config
 
-    def loss(values):
+    column = c.c_out - 1  # features M: the last forecast column alone, as the benchmark reads its target's
+    alone = blank_out_delta(model, prepared, "test", np.array([3]), targets, seed=2, columns=np.array([column]))[0]
+
+    def loss(values, columns=slice(None)):
         batch = Batch(values[None], mark[None], decoder_values(values[None], c.label_len, c.pred_len), mark_dec[None])
         with torch.no_grad():
             f = model(batch, generator=key_generator(2))[0, targets - 1].double()
-        return float(((f - y[targets - 1].double()) ** 2).mean())
+        return float(((f - y[targets - 1].double()) ** 2)[:, columns].mean())
 
+    assert c.c_out > 1
     for step in (0, 20, 47):  # the last one also sits in the decoder's known tail
         blanked = x.clone()
         blanked[step] = 0.0
         assert abs(delta[step] - (loss(blanked) - loss(x))) < 1e-5
+        assert abs(alone[step] - (loss(blanked, [column]) - loss(x, [column]))) < 1e-5
+    assert not np.allclose(alone, delta)
 
 
 def test_spearman_rows_is_scipys():

@@ -5,8 +5,10 @@ import pandas as pd
 import pytest
 import torch
 
-from informer_lab.analysis.circuits.benchmark import BenchmarkSettings, run_benchmark
+from informer_lab.analysis.circuits.benchmark import BenchmarkSettings, run_benchmark, train_run
+from informer_lab.analysis.circuits.agreement import metric_agreement
 from informer_lab.analysis.circuits.benchmark_files import write_benchmark
+from informer_lab.analysis.circuits.horizon import TABLE_COLUMNS, horizon_table
 from informer_lab.analysis.circuits.scores import (COLUMNS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS, aup, auprc, aur,
                                       head_rows, metric_tables, rank_of, removal_scores, top_cells)
 
@@ -155,6 +157,13 @@ def test_a_quick_benchmark_writes_every_instruments_scores_and_the_report(quick)
     assert set(verdicts["instrument"]) >= {"integrated_gradients", "flow", "attention", "ablation"}
     agreement = pd.read_csv(files["agreement.csv"])
     assert list(agreement.columns) == ["perturbation_metric", "planted_metric", "tau", "p_value", "instruments"]
+    every = metric_agreement(result.scores, {("seasonal_ar", 0)})  # the quick model need not learn: count it anyway
+    assert "degradation_excess" in set(every["perturbation_metric"])
+    assert list(pd.read_csv(files["horizon.csv"]).columns) == list(TABLE_COLUMNS)
+    curve = horizon_table(result.curves, {("seasonal_ar", 0)})
+    assert set(curve["step"]) == set(range(1, result.settings.pred_len + 1)) and curve["models"].eq(1).all()
+    assert set(curve["instrument"]) == set(INPUT_INSTRUMENTS) - {"random"} and len(result.curves)
+    assert set(result.curves["instrument"]) == set(INPUT_INSTRUMENTS)
     models = pd.read_csv(files["models.csv"])
     assert list(models.columns) == ["kind", "seed", "mse", "bayes_mse", "learned"] and len(models) == 1
     assert models["mse"].iloc[0] > 0 and models["bayes_mse"].iloc[0] > 0
@@ -165,6 +174,32 @@ def test_a_quick_benchmark_writes_every_instruments_scores_and_the_report(quick)
     assert list(tables["aup"].columns) == ["instrument", "seasonal_ar"]
 
 
+def test_units_in_processes_give_the_one_process_table(quick):
+    alone = quick[0]
+    ticks = []
+    both = run_benchmark(BenchmarkSettings.quick(seeds=(0, 1)), processes=2, progress=lambda d, t: ticks.append((d, t)))
+    assert list(both.scores.drop_duplicates(["kind", "seed"])["seed"]) == [0, 1]  # the units' order, not completion's
+    first = both.scores[both.scores["seed"] == 0].reset_index(drop=True)
+    pd.testing.assert_frame_equal(first.drop(columns="note"), alone.scores.drop(columns="note"), rtol=1e-6)
+    assert len(both.models) == 2 and len(both.curves) == 2 * len(alone.curves)
+    assert ticks[-1][0] == ticks[-1][1] and [d for d, _ in ticks] == sorted(d for d, _ in ticks)
+
+
 def test_settings_refuse_unknown_kinds():
     with pytest.raises(ValueError, match="kinds"):
         BenchmarkSettings(kinds=("seasonal",))
+
+
+def test_the_multivariate_kind_forecasts_every_column_and_explains_the_target():
+    result = run_benchmark(BenchmarkSettings.quick(kinds=("multivariate",)))
+    scores = result.scores
+    fit = scores[scores["instrument"] == "model"]["note"].iloc[0]
+    assert "Bayes" in fit and len(result.models) == 1
+    quick = BenchmarkSettings.quick()
+    model, prepared, _, answer = train_run("multivariate", 0, quick)
+    assert model.config.c_out == prepared.enc_in > 1 and answer.target in prepared.target_columns
+    assert train_run("driver", 0, quick)[0].config.c_out == 1  # the same series, the target alone (MS)
+    for instrument in INPUT_INSTRUMENTS:
+        rows = scores[scores["instrument"] == instrument].set_index("metric")
+        assert np.isfinite(rows.loc[list(INPUT_METRICS), "value"]).all(), instrument
+

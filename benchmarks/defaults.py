@@ -1,0 +1,136 @@
+"""Which training recipe learns planted structure at the lab's model size: recipes × planted families × seeds, each
+model's test MSE against the Bayes MSE, seasonal naive and the linear baseline on the same test windows.
+
+    python benchmarks/defaults.py [--recipes default batch16 revin_batch16] [--families …] [--seeds 0 1 2]
+                                  [--processes 2] [--csv runs.csv]
+
+Families (analysis.planted.synth, 10,080 rows, seq_len 96 / label 48 / pred 24, every one with its Bayes MSE):
+
+    seasonal_decoy   hourly y_t = 0.9·y_{t−24} + e_t, one irrelevant AR(1) column and one decoy with the same season
+    driver           hourly y_t = 0.9·y_{t−24} + 0.8·d_{t−6} + e_t, d an AR(1) driver (ρ 0.8), three irrelevant columns
+    spikes           seasonal_decoy with 20 spikes of ±8σ in the innovation
+    quarter_hour     15-minute y_t = 0.9·y_{t−96} + e_t (one day back), one irrelevant column and one decoy
+    multivariate     the driver family, every column forecast (features M)
+
+Recipes: `default` (ModelSize(), TrainSettings(): what `informer-lab train` uses), `batch16` (batch size 16: twice
+the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `epochs12` (12 epochs). Each run is
+one process of one torch thread; `--processes` run side by side (2 on a 2-core machine). The model's MSE, the Bayes
+forecast's, seasonal naive's and the linear baseline's are means over the same evenly spread test windows (the
+self-test's `chosen_windows`), standardised, over every forecast column.
+
+Prints one row per run as it ends, then per recipe: the median over runs of MSE / Bayes, each family's mean over
+seeds, whether the model beats seasonal naive in every family and the linear baseline in at least half, and the
+median seconds per training (one thread; `--time-2-threads` also times one training of `default` and of the best
+recipe at 2 threads, the goal's ≤ 2 min for 10,000 rows on 2 cores). Last line `best_recipe_median_mse_over_bayes: X (recipe)`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+FAMILIES = ("seasonal_decoy", "driver", "spikes", "quarter_hour", "multivariate")
+RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
+           "revin_batch16": ({"revin": True}, {"batch_size": 16}), "epochs12": ({}, {"epochs": 12})}
+
+
+def family_spec(family: str, seed: int):
+    from informer_lab.analysis.planted.synth import SynthSpec
+
+    if family in ("driver", "multivariate"):
+        return SynthSpec(kind="driver", rows=10_080, seed=seed, irrelevant=3), ("M" if family == "multivariate" else "MS")
+    if family == "quarter_hour":
+        return SynthSpec(kind="seasonal_ar", rows=10_080, freq="15min", lags=(96,), seed=seed, decoys=1), "MS"
+    kind = "spikes" if family == "spikes" else "seasonal_ar"
+    return SynthSpec(kind=kind, rows=10_080, seed=seed, decoys=1), "MS"
+
+
+def one_run(recipe: str, family: str, seed: int, threads: int = 1) -> dict:
+    import torch
+
+    torch.set_num_threads(threads)
+    from informer_lab.analysis.compare.verdict import baseline_forecasts, chosen_windows, forecast_windows
+    from informer_lab.analysis.data import DataSpec, load_csv, prepare
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.windows import WindowDataset
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
+    from informer_lab.analysis.planted.known_answer import bayes_window_forecasts
+    from informer_lab.analysis.planted.synth import generate
+
+    size, training = RECIPES[recipe]
+    spec, features = family_spec(family, seed)
+    table, answer = generate(spec)
+    frame = load_csv(table.to_csv(index=False).encode("utf-8"))
+    data = DataSpec(answer.target, features, 96, 48, 24)
+    started = time.perf_counter()
+    checkpoint, result = train_on_frame(frame, data, ModelSize(**size), TrainSettings(seed=seed, **training))
+    seconds = time.perf_counter() - started
+    prepared = prepare(frame, data)
+    model = checkpoint.model.eval()
+    windows = chosen_windows(len(WindowDataset(prepared, "test")), 96)
+    lags = [t.lag for e in (*answer.equations, *answer.regimes) for t in e.terms]
+    windows = windows[prepared.test.start + windows + 96 - max(lags) >= 0]
+    preds, truth = forecast_windows(model, prepared, "test", windows, seed=seed)
+    bayes = bayes_window_forecasts(answer, frame, prepared, "test", windows)
+    others, _ = baseline_forecasts(prepared, "test", windows)
+    mse = {name: float(((f - truth) ** 2).mean()) for name, f in
+           {"model": preds, "bayes": bayes, **others}.items()}
+    return {"recipe": recipe, "family": family, "seed": seed, **{f"{k}_mse": v for k, v in mse.items()},
+            "over_bayes": mse["model"] / mse["bayes"], "epochs": len(result.history), "seconds": seconds}
+
+
+def summary(runs: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for recipe, part in runs.groupby("recipe", sort=False):
+        fam = part.groupby("family")[["over_bayes", "model_mse", "seasonal_naive_mse", "linear_mse"]].mean()
+        rows.append({"recipe": recipe, "runs": len(part), "median_over_bayes": float(part["over_bayes"].median()),
+                     "worst_family": f"{fam['over_bayes'].idxmax()} {fam['over_bayes'].max():.3f}",
+                     "families_beating_naive": int((fam["model_mse"] < fam["seasonal_naive_mse"]).sum()),
+                     "families_not_worse_than_linear": int((fam["model_mse"] <= fam["linear_mse"]).sum()),
+                     "families": len(fam), "median_seconds_1_thread": float(part["seconds"].median())})
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--recipes", nargs="+", choices=tuple(RECIPES), default=["default", "batch16", "revin_batch16"])
+    p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES))
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    p.add_argument("--processes", type=int, default=2)
+    p.add_argument("--csv", type=Path, default=None, help="also write every run here")
+    p.add_argument("--time-2-threads", action="store_true")
+    args = p.parse_args()
+    jobs = [(r, f, s) for s in args.seeds for f in args.families for r in args.recipes]
+    rows = []
+    with ProcessPoolExecutor(max_workers=args.processes) as pool:
+        futures = [pool.submit(one_run, *job) for job in jobs]
+        for future in as_completed(futures):
+            row = future.result()
+            rows.append(row)
+            print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+    runs = pd.DataFrame(rows).sort_values(["recipe", "family", "seed"])
+    if args.csv:
+        runs.to_csv(args.csv, index=False)
+    fam = runs.pivot_table(index="family", columns="recipe", values="over_bayes", aggfunc="mean")
+    print("\nMSE / Bayes, mean over seeds:\n" + fam.to_string(float_format=lambda v: f"{v:.3f}"))
+    table = summary(runs)
+    print("\n" + table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    best = table.sort_values("median_over_bayes").iloc[0]
+    if args.time_2_threads:
+        for recipe in dict.fromkeys(["default", best["recipe"]]):
+            row = one_run(recipe, "seasonal_decoy", 0, threads=2)
+            print(f"{recipe}: one training of 10,080 rows at 2 threads: {row['seconds']:.0f} s "
+                  f"({row['epochs']} epochs, MSE / Bayes {row['over_bayes']:.3f})")
+    print(f"best_recipe_median_mse_over_bayes: {best['median_over_bayes']:.4g} ({best['recipe']})")
+
+
+if __name__ == "__main__":
+    main()
