@@ -26,7 +26,7 @@ BENCH_KINDS = SYNTH_KINDS + ("multivariate",)  # analysis.circuits.benchmark.ALL
 FEATURE_SITE = "encoder.out"  # analysis.features.sites.DEFAULT_SITE (tests/cli/test_sae.py holds them equal)
 
 # TrainSettings' defaults (analysis.learning.training.TrainSettings), shown by --help
-TRAIN_DEFAULTS = {"epochs": 6, "batch_size": 32, "learning_rate": 3e-3, "schedule": "cosine", "patience": 3}
+TRAIN_DEFAULTS = {"epochs": 6, "batch_size": 16, "learning_rate": 3e-3, "schedule": "cosine", "patience": 3}
 
 # The model's size limits a checkpoint may hold (analysis.checkpoints.checks: INT_RANGES, MAX_REPLICAS,
 # MAX_REPLICA_LAYERS): train, study and import refuse a size beyond them while they parse their arguments

@@ -104,6 +104,13 @@ def open_csv(args: argparse.Namespace, checkpoint: Checkpoint | None = None) -> 
     return frame
 
 
+class PaperRecipe(argparse.Action):
+    """--paper-recipe: the paper's learning rate, schedule and batch size in place of the lab's defaults."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.learning_rate, namespace.schedule, namespace.batch_size = 1e-4, "paper", 32
+
+
 def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = True) -> None:
     """What to forecast, the windows, the model's size and the training settings (`train` and `study`)."""
     p.add_argument("--target", required=target_required, type=text(1000),
@@ -123,13 +130,16 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
                    help=f"the schedule's peak rate (default {defaults.learning_rate:g}; the paper's is 1e-4)")
     p.add_argument("--schedule", choices=SCHEDULES, default=defaults.schedule,
                    help="cosine: warm-up, a held peak, cosine decay over the run (default); paper: halved after "
-                        "every epoch, as Informer2020 (use --learning-rate 1e-4 --epochs 6 for its recipe); "
+                        "every epoch, as Informer2020 (--paper-recipe for its whole recipe); "
                         "constant")
     p.add_argument("--minutes", type=number_in(0, 1e6, low_open=True), default=None,
                    help="time budget for training and validation; the schedule decays within it (default: none)")
     p.add_argument("--find-lr", action="store_true",
                    help="run a short learning-rate range test first and use its rate as the peak")
     p.add_argument("--patience", type=int_in(1, 100_000), default=defaults.patience)
+    p.add_argument("--paper-recipe", action=PaperRecipe, nargs=0,
+                   help="the paper's optimisation: Adam at 1e-4 halved after every epoch, batches of 32 (sets "
+                        "--learning-rate, --schedule and --batch-size; any of them given after it wins)")
     p.add_argument("--d-model", type=size["d_model"], default=64)
     p.add_argument("--n-heads", type=size["n_heads"], default=4)
     p.add_argument("--d-ff", type=size["d_ff"], default=128)

@@ -166,3 +166,17 @@ def test_an_error_line_is_at_most_300_characters_and_a_full_disk_names_the_cause
     full = OSError(errno.ENOSPC, "No space left on device")  # no file name: as a flush may raise it
     assert describe_os_error(full) == ("cannot write the output (the file system did not say which file): no space "
                                        "left on the device")
+
+
+def test_the_papers_recipe_is_one_option_and_a_later_option_wins():
+    from informer_lab.cli import build_parser
+    from informer_lab.cli_commands._common import training_choices
+
+    parser = build_parser()
+    base = ["train", "--csv", "x.csv", "--target", "load"]
+    lab = training_choices(parser.parse_args(base))[2]
+    assert (lab.batch_size, lab.learning_rate, lab.schedule) == (16, 3e-3, "cosine")  # the lab's defaults
+    paper = training_choices(parser.parse_args(base + ["--paper-recipe"]))[2]
+    assert (paper.batch_size, paper.learning_rate, paper.schedule) == (32, 1e-4, "paper")
+    later = training_choices(parser.parse_args(base + ["--paper-recipe", "--batch-size", "64"]))[2]
+    assert (later.batch_size, later.learning_rate) == (64, 1e-4)

@@ -74,7 +74,8 @@ with st.expander("Full-attention twin: train on demand", expanded=twin is not No
         epochs = c[0].number_input("epochs", 1, 50, 1, key="cp_twin_epochs", persist_state="session")
         max_steps = c[1].number_input("max steps per epoch (0: all)", 0, 100000, 50, key="cp_twin_steps",
                                       persist_state="session")
-        batch_size = c[2].number_input("batch size", 1, 1024, 32, key="cp_twin_batch", persist_state="session")
+        batch_size = c[2].number_input("batch size", 1, 1024, TrainSettings().batch_size, key="cp_twin_batch",
+                                       persist_state="session")
         learning_rate = c[3].selectbox("learning rate", LEARNING_RATES, index=2, key="cp_twin_lr",
                                        format_func=lambda v: f"{v:g}", persist_state="session")
         train_seed = c[4].number_input("seed", 0, 2**31 - 1, 0, key="cp_twin_seed", persist_state="session")

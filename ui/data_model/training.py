@@ -25,7 +25,8 @@ DEFAULTS = TrainSettings()
 SCHEDULES = {"cosine": "warm-up, hold, cosine decay", "paper": "halved every epoch (the paper's)",
              "constant": "constant"}
 MINUTES = 3.0  # the form's time budget: a run ends within it, its schedule decaying in time
-PAPER = (96, 48, 24, 32)  # seq_len, label_len, pred_len, batch size: the form's defaults when they fit
+# seq_len, label_len, pred_len (the paper's) and the lab's batch size: the form's defaults when they fit
+SIZES = (96, 48, 24, DEFAULTS.batch_size)
 SIZE_KEYS = ("train_seq", "train_label", "train_pred", "train_batch")
 SIZES_FOR = "train_sizes_for"  # (data key, the sizes the form was given for it)
 
@@ -44,17 +45,18 @@ def _fit_for(frame, spec: DataSpec, batch_size: int) -> Fit | None:
 
 def _sizes_for(frame) -> tuple[tuple[int, int, int, int], str | None]:
     """The form's sizes for `frame`, and a sentence when they are not the paper's."""
-    seq, label, pred, batch = PAPER
+    seq, label, pred, batch = SIZES
     fit = _fit_for(frame, DataSpec(frame.columns[-1], "M", seq, label, pred), batch)
     if fit is None:
-        return PAPER, None
+        return SIZES, None
     sizes = (fit.spec.seq_len, fit.spec.label_len, fit.spec.pred_len, fit.batch_size)
-    if sizes == PAPER:
+    if sizes == SIZES:
         return sizes, None
     why = (f"two seasons of history and one ahead ({describe_frequency(frame.freq)})" if fit.seasonal
            else "the longest windows that leave enough")
     return sizes, (f"Sizes set for {frame.name} ({frame.n_rows:,} rows, too short for the paper's 96 / 48 / 24 at "
-                   f"batch 32): seq_len {sizes[0]}, label_len {sizes[1]}, pred_len {sizes[2]}, batch {sizes[3]}: "
+                   f"batch {SIZES[3]}): seq_len {sizes[0]}, label_len {sizes[1]}, pred_len {sizes[2]}, "
+                   f"batch {sizes[3]}: "
                    f"{why}, the batch made smaller before the windows.")
 
 
@@ -71,7 +73,7 @@ def _trend_hint(frame) -> str | None:
     """A sentence when the chosen target's test rows leave its train range (before any model is trained)."""
     target = st.session_state.get("train_target")
     target = target if target in frame.columns else frame.columns[-1]
-    seq = int(st.session_state.get("train_seq") or PAPER[0])
+    seq = int(st.session_state.get("train_seq") or SIZES[0])
     departure = column_departure(frame.values[target].to_numpy(), seq)
     if not departure.left:
         return None
@@ -80,13 +82,13 @@ def _trend_hint(frame) -> str | None:
 
 
 def follow_length(data: state.ActiveData) -> None:
-    """The form's window and batch sizes follow the data's length: the paper's 96/48/24 at batch 32 where they fit,
-    else sizes that do; sizes the user changed are left alone."""
+    """The form's window and batch sizes follow the data's length: the paper's 96/48/24 at the lab's batch where they
+    fit, else sizes that do; sizes the user changed are left alone."""
     key, given = st.session_state.get(SIZES_FOR, (None, None))
     if key == data.key:
         return
     current = tuple(st.session_state.get(k) for k in SIZE_KEYS)
-    untouched = all(v is None for v in current) or current == given or (given is None and current == PAPER)
+    untouched = all(v is None for v in current) or current == given or (given is None and current == SIZES)
     sizes, note = _sizes_for(data.frame)
     if untouched:
         for k, v in zip(SIZE_KEYS, sizes):
@@ -211,7 +213,8 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
         epochs = c[0].number_input("epochs", 1, 100, DEFAULTS.epochs, key="train_epochs", persist_state="session")
         max_steps = c[1].number_input("max steps per epoch (0: all)", 0, 100000, 0, key="train_max_steps",
                                       persist_state="session")
-        batch_size = c[2].number_input("batch size", 1, 1024, 32, key="train_batch", persist_state="session")
+        batch_size = c[2].number_input("batch size", 1, 1024, DEFAULTS.batch_size, key="train_batch",
+                                       persist_state="session", help="16 by default; the paper's is 32")
         learning_rate = c[3].selectbox("peak learning rate", LEARNING_RATES,
                                        index=LEARNING_RATES.index(DEFAULTS.learning_rate),
                                        format_func=lambda v: f"{v:g}", key="train_lr", persist_state="session",

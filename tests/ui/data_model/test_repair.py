@@ -55,20 +55,20 @@ def test_back_to_the_sample_after_a_refusal(open_app):
 
 
 def test_a_series_too_short_for_the_sizes_is_said_before_training_with_sizes_that_fit(open_app):
-    months = pd.date_range("2000-01-01", periods=257, freq="MS")
-    series = pd.DataFrame({"date": months.strftime("%Y-%m-%d"), "output": np.linspace(0, 1, 257)})
+    months = pd.date_range("2000-01-01", periods=236, freq="MS")  # 96 / 48 / 24: 46 train windows, 3 batches of 16
+    series = pd.DataFrame({"date": months.strftime("%Y-%m-%d"), "output": np.linspace(0, 1, 236)})
     at = _upload(open_app(), "monthly.csv", csv_bytes(series))
     assert metric(at, "Step") == "monthly (month start)"
     assert at.number_input(key="train_seq").value == 24  # the form's defaults follow the file's season …
     assert any("Sizes set for monthly.csv" in c.value and "two seasons of history" in c.value for c in at.caption)
-    assert any("test split gives 40 windows" in c.value and "no interval" in c.value for c in at.caption)
+    assert any("test split gives 36 windows" in c.value and "no interval" in c.value for c in at.caption)
     at.number_input(key="train_seq").set_value(96)  # … and the paper's windows, asked for, do not fit
     at.number_input(key="train_label").set_value(48)
     at.number_input(key="train_pred").set_value(24)
     _train_button(at).click().run()
     assert not at.exception and state.JOB_KEY not in at.session_state  # nothing started
     warning = at.warning[0].value
-    assert "Not started: the train split gives 60 windows: 2 steps an epoch at batch size 32" in warning
+    assert "Not started: the train split gives 46 windows: 3 steps an epoch at batch size 16" in warning
     assert "seq_len 24, label_len 12, pred_len 12" in warning
     at.button(key="use_proposal").click().run()
     assert (at.number_input(key="train_seq").value, at.number_input(key="train_label").value,
