@@ -104,10 +104,11 @@ def open_csv(args: argparse.Namespace, checkpoint: Checkpoint | None = None) -> 
     return frame
 
 
-class PaperRecipe(argparse.Action):
-    """--paper-recipe: the paper's learning rate, schedule and batch size in place of the lab's defaults."""
+class PaperRecipe(argparse._StoreTrueAction):
+    """--paper-recipe, a flag: the paper's learning rate, schedule and batch size in place of the lab's defaults."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
         namespace.learning_rate, namespace.schedule, namespace.batch_size = 1e-4, "paper", 32
 
 
@@ -137,7 +138,7 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
     p.add_argument("--find-lr", action="store_true",
                    help="run a short learning-rate range test first and use its rate as the peak")
     p.add_argument("--patience", type=int_in(1, 100_000), default=defaults.patience)
-    p.add_argument("--paper-recipe", action=PaperRecipe, nargs=0,
+    p.add_argument("--paper-recipe", action=PaperRecipe,
                    help="the paper's optimisation: Adam at 1e-4 halved after every epoch, batches of 32 (sets "
                         "--learning-rate, --schedule and --batch-size; any of them given after it wins)")
     p.add_argument("--d-model", type=size["d_model"], default=64)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -306,6 +307,22 @@ def unit_ticks(settings: BenchmarkSettings) -> int:
     return 2 + settings.windows + len(HEAD_INSTRUMENTS)
 
 
+@contextmanager
+def _children_skip_main():
+    """A spawned child first re-runs its parent's __main__ from its file. In a Streamlit host (the app, AppTest)
+    __main__ is the app's script, which fails outside a session: while the children start, __main__ is a bare module,
+    and the child imports only what the unit needs."""
+    import sys
+    import types
+
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
 def _unit_in_child(kind: str, seed: int, settings: BenchmarkSettings, threads: int) -> dict:
     torch.set_num_threads(threads)
     return run_unit(kind, seed, settings)
@@ -347,7 +364,8 @@ def run_benchmark(settings: BenchmarkSettings = BenchmarkSettings(), *, progress
         ours = getattr(tracker, "_pid", 0) is None  # spawning starts it; then it would outlive us in a long-lived host
         try:
             with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = {pool.submit(_unit_in_child, *job, settings, threads): job for job in jobs}
+                with _children_skip_main():  # the children start here, one per submit
+                    futures = {pool.submit(_unit_in_child, *job, settings, threads): job for job in jobs}
                 for future in as_completed(futures):
                     units[futures[future]] = future.result()
                     say(f"{futures[future][0]} seed {futures[future][1]}: done")

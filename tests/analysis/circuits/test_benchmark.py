@@ -174,7 +174,15 @@ def test_a_quick_benchmark_writes_every_instruments_scores_and_the_report(quick)
     assert list(tables["aup"].columns) == ["instrument", "seasonal_ar"]
 
 
-def test_units_in_processes_give_the_one_process_table(quick):
+def test_units_in_processes_give_the_one_process_table(quick, tmp_path, monkeypatch):
+    import sys
+    import types
+
+    script = tmp_path / "host.py"  # a host whose __main__ must not run again in a child (Streamlit's app script)
+    script.write_text("raise SystemExit('the host script ran in a child')\n")
+    host = types.ModuleType("__main__")
+    host.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", host)
     alone = quick[0]
     ticks = []
     both = run_benchmark(BenchmarkSettings.quick(seeds=(0, 1)), processes=2, progress=lambda d, t: ticks.append((d, t)))
@@ -183,6 +191,7 @@ def test_units_in_processes_give_the_one_process_table(quick):
     pd.testing.assert_frame_equal(first.drop(columns="note"), alone.scores.drop(columns="note"), rtol=1e-6)
     assert len(both.models) == 2 and len(both.curves) == 2 * len(alone.curves)
     assert ticks[-1][0] == ticks[-1][1] and [d for d, _ in ticks] == sorted(d for d, _ in ticks)
+    assert sys.modules["__main__"] is host
 
 
 def test_settings_refuse_unknown_kinds():
