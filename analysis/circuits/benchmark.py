@@ -39,11 +39,9 @@ Note: blank_out scores a step by the ΔMSE its removal causes, the quantity comp
 """
 from __future__ import annotations
 
-import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -54,8 +52,8 @@ from informer_lab.analysis.circuits.benchmark_heads import score_heads
 from informer_lab.analysis.circuits.cumulative import CUMULATIVE_METRICS, cumulative_scores
 from informer_lab.analysis.circuits.horizon import HORIZON_COLUMNS, curve_rows, horizon_degradation
 from informer_lab.analysis.circuits.scores import (COLUMNS, DRAWS, HEAD_INSTRUMENTS, INPUT_INSTRUMENTS, INPUT_METRICS,
-                                      REMOVAL_METRICS, SHARE, TIME_ONLY, WHITE_BOX_METRICS, head_rows, interval_row, learned_row, random_head_rows, metric_tables, removal_scores,
-                                      report, scored_windows, spread, summary_table, true_mask, white_box,
+                                      REMOVAL_METRICS, SHARE, TIME_ONLY, WHITE_BOX_METRICS, interval_row, learned_row, metric_tables, removal_scores,
+                                      scored_windows, spread, summary_table, true_mask, white_box,
                                       window_forecaster)
 from informer_lab.analysis.learning.training import TrainSettings, config_for, train
 from informer_lab.analysis.planted.selftest import LEARNED

@@ -76,8 +76,8 @@ def curve_rows(kind, seed, per_window: Mapping[str, list[np.ndarray]]) -> list[d
 
 def horizon_table(curves: pd.DataFrame, learned: set[tuple[str, int]]) -> pd.DataFrame:
     """TABLE_COLUMNS: per instrument and step, the mean degradation over the models that learned (value), the random
-    map's (random: seeded uniform scores, the benchmark's control), their paired difference (excess) and its 95 % t interval over models (low, high; each model one
-    independent unit; none under 3 models)."""
+    map's (random: seeded uniform scores, the benchmark's control), their paired difference (excess) and its 95 % t
+    interval over models (low, high; each model one independent unit; none under 3 models)."""
     from scipy.stats import t as student
 
     keep = [(k, int(s)) in learned for k, s in zip(curves["kind"], curves["seed"])]
