@@ -57,10 +57,11 @@ from informer_lab.analysis.circuits.scores import (COLUMNS, DRAWS, HEAD_INSTRUME
                                       window_forecaster)
 from informer_lab.analysis.learning.training import TrainSettings, config_for, train
 from informer_lab.analysis.planted.selftest import LEARNED
+from informer_lab.analysis.planted.synth import KINDS as SYNTH_KINDS
 
 KINDS = ("seasonal_ar", "driver", "spikes")
 MULTIVARIATE = "multivariate"  # the driver kind's series, every column forecast (features M); the target's explained
-ALL_KINDS = ("seasonal_ar", "driver", "spikes", "regime", MULTIVARIATE)
+ALL_KINDS = (*SYNTH_KINDS, MULTIVARIATE)
 MODEL_COLUMNS = ("kind", "seed", "mse", "bayes_mse", "learned")
 FLOW_EDGES = 400_000  # as the self-test: flow is scored where one window's graph has at most this many edges
 
@@ -278,7 +279,7 @@ def score_inputs(model, prepared, answer, settings: BenchmarkSettings, *, kind: 
 def run_unit(kind: str, seed: int, settings: BenchmarkSettings, *, tick: Callable[[], None] = lambda: None,
              say: Callable[[str], None] = lambda text: None) -> dict:
     """Generate, train and score one (kind, seed): {"rows", "notes", "model", "curves"}. tick() after each part (the
-    training, a window, a head instrument): UNIT_TICKS of them, fewer when the model is not scored."""
+    training, a window, a head instrument): unit_ticks(settings) of them, fewer when the model is not scored."""
     say(f"{kind} seed {seed}: training")
     began = time.perf_counter()
     model, prepared, frame, answer = train_run(kind, seed, settings)
@@ -354,7 +355,6 @@ def run_benchmark(settings: BenchmarkSettings = BenchmarkSettings(), *, progress
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
-
         from multiprocessing import resource_tracker
 
         threads = max(1, torch.get_num_threads() // processes)

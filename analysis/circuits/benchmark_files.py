@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from informer_lab.analysis.circuits.agreement import metric_agreement
@@ -24,21 +25,19 @@ from informer_lab.analysis.circuits.scores import report
 from informer_lab.analysis.planted.evidence import instrument_verdicts, learned_models
 
 
-def benchmark_report(result: BenchmarkResult):
+def benchmark_report(result: BenchmarkResult, horizon: pd.DataFrame | None = None):
     """The offline HTML report: a table per metric, instruments × kinds, mean over seeds (scores.report), and the
-    degradation per horizon step."""
-    from dataclasses import replace
-
-    from informer_lab.analysis.circuits import benchmark, horizon
+    degradation per horizon step (`horizon`: horizon_table over the models that learned, computed if not given)."""
+    from informer_lab.analysis.circuits import benchmark, horizon as horizon_module
     from informer_lab.analysis.reports.html import ReportSection
 
+    if horizon is None:
+        horizon = horizon_table(result.curves, learned_models(result.scores))
     provenance = {**result.settings.describe(), "wall time": f"{result.seconds:.0f} s",
                   "torch threads": torch.get_num_threads()}
-    page = report(result.scores, result.notes, provenance, benchmark.__doc__.split("\n\n", 1)[1].strip())
-    curve = ReportSection("Degradation per horizon step", horizon.__doc__.strip(), tables=(
-        ("degradation per step, over the models that learned",
-         horizon_table(result.curves, learned_models(result.scores))),))
-    return replace(page, sections=page.sections[:-2] + (curve,) + page.sections[-2:])
+    curve = ReportSection("Degradation per horizon step", horizon_module.__doc__.strip(),
+                          tables=(("degradation per step, over the models that learned", horizon),))
+    return report(result.scores, result.notes, provenance, benchmark.__doc__.split("\n\n", 1)[1].strip(), (curve,))
 
 
 def write_benchmark(result: BenchmarkResult, folder: str | Path) -> dict[str, Path]:
@@ -48,14 +47,14 @@ def write_benchmark(result: BenchmarkResult, folder: str | Path) -> dict[str, Pa
     from informer_lab.analysis.reports.html import render_html
 
     verdicts, _, _ = instrument_verdicts(result.scores)
+    learned = learned_models(result.scores)
+    horizon = horizon_table(result.curves, learned)
     files = {"scores.csv": result.scores.to_csv(index=False).encode("utf-8"),
              "instruments.csv": verdicts.to_csv(index=False).encode("utf-8"),
              "models.csv": result.models.to_csv(index=False).encode("utf-8"),
-             "horizon.csv": horizon_table(result.curves, learned_models(result.scores)).to_csv(
-                 index=False).encode("utf-8"),
-             "agreement.csv": metric_agreement(result.scores, learned_models(result.scores)).to_csv(
-                 index=False).encode("utf-8"),
-             "report.html": render_html(benchmark_report(result)).encode("utf-8")}
+             "horizon.csv": horizon.to_csv(index=False).encode("utf-8"),
+             "agreement.csv": metric_agreement(result.scores, learned).to_csv(index=False).encode("utf-8"),
+             "report.html": render_html(benchmark_report(result, horizon)).encode("utf-8")}
     folder = write_folder(Path(folder), files, "--out")
     return {name: folder / name for name in files}
 

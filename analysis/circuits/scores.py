@@ -292,9 +292,9 @@ METRIC_TEXT = {
 }
 
 
-def report(scores: pd.DataFrame, notes, provenance: dict, about: str):
+def report(scores: pd.DataFrame, notes, provenance: dict, about: str, extra: tuple = ()):
     """The offline HTML page (analysis.reports.html): what was scored, a table per metric (instruments × kinds, the
-    mean over seeds), the notes, every score."""
+    mean over seeds), the `extra` sections (ReportSection), the notes, every score."""
     from informer_lab.analysis.reports.html import Report, ReportSection
 
     seeds = ", ".join(map(str, sorted(scores["seed"].unique())))
@@ -302,6 +302,7 @@ def report(scores: pd.DataFrame, notes, provenance: dict, about: str):
     sections += [ReportSection(metric, METRIC_TEXT.get(metric, ""), tables=((f"{metric}: mean over seeds {seeds}",
                                                                               table),))
                  for metric, table in metric_tables(scores).items()]
+    sections += list(extra)
     sections.append(ReportSection("Notes", "\n\n".join(notes) or "none"))
     sections.append(ReportSection("Every score", "Per kind, seed, instrument and metric, with the 95 % interval over "
                                   "windows where there is one.", tables=(("scores", scores),)))

@@ -169,6 +169,7 @@ def test_a_quick_benchmark_writes_every_instruments_scores_and_the_report(quick)
     assert models["mse"].iloc[0] > 0 and models["bayes_mse"].iloc[0] > 0
     page = html_path.read_text()
     assert page.startswith("<!DOCTYPE html>") and "auprc" in page and "comprehensiveness_excess" in page
+    assert page.index("Degradation per horizon step") < page.index("Every score")  # before the notes and scores
     assert "https://" not in page.split("<script>", 1)[0]  # nothing fetched (the page's head links nothing)
     tables = metric_tables(result.scores)
     assert list(tables["aup"].columns) == ["instrument", "seasonal_ar"]
