@@ -105,14 +105,18 @@ def _seeds(args, out: Path) -> tuple[int, ...]:
 
 def run(args) -> int:
     from informer_lab.analysis.errors import ConfigError
-    from informer_lab.study.folder import request_stop
-    from informer_lab.study.status import describe
 
-    if args.status is not None:  # answered from the status file and the folder, without Ray
+    for folder in (args.status, args.stop):  # named before any import: the model stack alone takes seconds of CPU
+        if folder is not None and not (folder / "study.json").is_file():
+            raise ConfigError(f"{folder} holds no study (no study.json)")
+    if args.status is not None:  # answered from the status file and the folder, without Ray or torch
+        from informer_lab.study.status import describe
+
         for line in describe(args.status):
             print(line)
         return 0
     if args.stop is not None:
+        from informer_lab.study.folder import request_stop
         from informer_lab.study.plan import read_plan
 
         if read_plan(args.stop) is None:

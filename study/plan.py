@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -20,9 +19,7 @@ from informer_lab.analysis.data import DataSpec, ReadOptions
 from informer_lab.analysis import jsonfile
 from informer_lab.analysis.errors import ConfigError
 from informer_lab.analysis.seeds import format_seeds, parse_seeds as _parse_seeds  # noqa: F401 (format_seeds: the UI's)
-from informer_lab.analysis.learning.training import TrainSettings
-from informer_lab.analysis.learning.workflow import ModelSize
-from informer_lab.model.config import ATTENTION_KINDS
+from informer_lab.analysis.learning.settings import ModelSize, TrainSettings
 
 ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition", "features")
 # what a study runs unless told: every analysis but `features` (a dictionary trained per run: tens of seconds each)
@@ -74,12 +71,20 @@ def parse_grid(items: list[str] | tuple[str, ...]) -> dict[str, tuple]:
             raise ConfigError(f"--grid {key} takes {kind.__name__} values, got {values!r}") from None
         if not parsed:
             raise ConfigError(f"--grid {key} has no values")
-        if key == "attention" and not set(parsed) <= set(ATTENTION_KINDS):
-            bad = sorted(set(parsed) - set(ATTENTION_KINDS))[0]
-            raise ConfigError(f"--grid attention: {bad[:40]!r} is not an attention kind; kinds: "
-                              f"{', '.join(ATTENTION_KINDS)}")
+        if key == "attention":
+            _attention_kinds(parsed)
         grid[key] = parsed
     return grid
+
+
+def _attention_kinds(kinds: tuple[str, ...]) -> None:
+    """Refuses a --grid attention value that is not a kind the model has (the model stack is imported only here, so
+    that reading a plan stays torch-free)."""
+    from informer_lab.model.config import ATTENTION_KINDS
+
+    if not set(kinds) <= set(ATTENTION_KINDS):
+        bad = sorted(set(kinds) - set(ATTENTION_KINDS))[0]
+        raise ConfigError(f"--grid attention: {bad[:40]!r} is not an attention kind; kinds: {', '.join(ATTENTION_KINDS)}")
 
 
 @dataclass(frozen=True)

@@ -23,47 +23,12 @@ import torch
 from informer_lab.model import HeadMask, Informer, InformerConfig, autocast_context, key_generator, pick_device
 
 from informer_lab.analysis.data import PreparedData
-from informer_lab.analysis.learning.schedules import SCHEDULES, RangeTest, choose_rate, learning_rate_at, range_rates
+from informer_lab.analysis.learning.settings import TrainSettings
+from informer_lab.analysis.learning.schedules import RangeTest, choose_rate, learning_rate_at, range_rates
 from informer_lab.analysis.learning.windows import WindowDataset, split_batches
 
 log = logging.getLogger(__name__)
 clock = time.perf_counter  # what a time budget is measured with (tests set a clock of their own)
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    epochs: int = 6  # at most (the paper's count); early stopping and a time budget may end a run before
-    # 16, not the paper's 32: twice the optimiser steps in the same epochs learned planted structure closer to the
-    # Bayes MSE in 12 of 15 runs (five planted families × 3 seeds; docs/measurements.md, benchmarks/defaults.py)
-    batch_size: int = 16
-    learning_rate: float = 3e-3  # the schedule's peak (paper: 1e-4, halved after every epoch)
-    patience: int = 3  # epochs without a better validation loss before stopping
-    seed: int = 0  # weights init, shuffling, dropout and ProbSparse key samples
-    device: str | None = None  # None: CUDA, else MPS, else CPU
-    max_steps_per_epoch: int | None = None  # cap for quick runs (UI demo, tests); None = whole split
-    eval_seed: int = 0  # key-sample seed for validation/test, so every evaluation is repeatable
-    schedule: str = "cosine"  # "cosine" (warm-up, hold, decay), "paper" (halved per epoch), "constant"
-    warmup: float = 0.05  # cosine: fraction of the run warming up
-    hold: float = 0.3  # cosine: the peak is held until this fraction of the run
-    max_minutes: float | None = None  # time budget for training and validation (the test pass follows)
-    find_lr: bool = False  # a learning-rate range test first; its rate replaces learning_rate as the peak
-
-    def __post_init__(self):
-        if self.epochs < 1 or self.batch_size < 1 or self.learning_rate <= 0 or self.patience < 1:
-            raise ValueError("epochs, batch_size and patience must be ≥ 1 and learning_rate > 0")
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
-        if not 0 <= self.warmup <= self.hold <= 1:
-            raise ValueError(f"need 0 ≤ warmup ≤ hold ≤ 1, got warmup {self.warmup} and hold {self.hold}")
-        if self.max_minutes is not None and not (self.max_minutes > 0 and math.isfinite(self.max_minutes)):
-            raise ValueError(f"max_minutes must be a number of minutes > 0, got {self.max_minutes}")
-
-    def describe(self) -> str:
-        """The optimisation settings in a few words (what a checkpoint records trained it)."""
-        rule = {"cosine": f"warm-up {self.warmup:.0%}, hold to {self.hold:.0%}, cosine decay",
-                "paper": "halved after every epoch (the paper's)", "constant": "constant"}[self.schedule]
-        budget = f", at most {self.max_minutes:g} min" if self.max_minutes else ""
-        return f"Adam, lr {self.learning_rate:g} {rule}, ≤ {self.epochs} epochs, patience {self.patience}{budget}"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The end-to-end steps shared by the CLI and the app: CSV → prepared data → trained checkpoint."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -10,32 +10,9 @@ from informer_lab.model import InformerConfig
 from informer_lab.analysis.checkpoints.folder import Checkpoint, DataSchema, load_checkpoint, save_checkpoint
 from informer_lab.analysis.data import DataSpec, PreparedData, ReadOptions, SeriesFrame, describe_frequency, load_csv, prepare
 from informer_lab.analysis.errors import DataError, InformerLabError
+from informer_lab.analysis.learning.settings import ModelSize
 from informer_lab.analysis.learning.training import TrainProgress, TrainResult, TrainSettings, config_for, train
 from informer_lab.analysis import jsonfile
-
-
-@dataclass(frozen=True)
-class ModelSize:
-    """The knobs a user sets for a model; everything else follows from the data or the defaults."""
-
-    d_model: int = 64
-    n_heads: int = 4
-    e_layers: tuple[int, ...] = (2,)
-    d_layers: int = 1
-    d_ff: int = 128
-    factor: int = 5
-    dropout: float = 0.05
-    encoder_attention: str = "prob"
-    decoder_attention: str = "prob"
-    cross_attention: str = "full"
-    attention_options: dict = field(default_factory=dict)  # by site type: the kinds' parameters (model/attention)
-    revin: bool = False  # reversible instance normalisation (model/revin.py): for series whose level trends
-
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
-
-    def __hash__(self) -> int:  # attention_options is a dict
-        return hash(tuple(sorted((k, repr(v)) for k, v in self.__dict__.items())))
 
 
 def schema_misfit(schema: DataSchema, frame: SeriesFrame) -> str | None:

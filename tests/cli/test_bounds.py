@@ -132,3 +132,37 @@ def test_argument_errors_are_one_line_naming_option_value_and_bound_before_any_h
     # the interpreter's start and the parser's modules included: a few tenths of a second, not the ~5 s that
     # importing torch and Ray before the check cost each of these cases
     assert float(words[3]) < 0.5 * len(cases), words
+
+
+def test_a_studys_status_and_stop_answer_without_the_model_stack(tmp_path):
+    """`study --status DIR` and `--stop DIR` read a plan and a status file: a folder without a study is named at once,
+    and a real study's status and stop are answered, all without importing torch or Ray."""
+    probe = ("import contextlib, io, resource, sys\n"
+             "from pathlib import Path\n"
+             "from informer_lab.cli import main\n"
+             "root = Path(%r)\n"
+             "err = io.StringIO()\n"
+             "with contextlib.redirect_stderr(err):\n"
+             "    codes = [main(['study', flag, str(root / 'none')]) for flag in ('--status', '--stop')]\n"
+             "assert codes == [2, 2] and err.getvalue().count('holds no study') == 2, (codes, err.getvalue())\n"
+             "usage = resource.getrusage(resource.RUSAGE_SELF)\n"
+             "print('MISSING_CPU', usage.ru_utime + usage.ru_stime)\n"
+             "from informer_lab.analysis.data import DataSpec, ReadOptions\n"
+             "from informer_lab.analysis.learning.settings import ModelSize, TrainSettings\n"
+             "from informer_lab.study import folder\n"
+             "from informer_lab.study.plan import StudyPlan\n"
+             "plan = StudyPlan('x.csv', 'f', ReadOptions(), DataSpec('y', 'S', 24, 12, 6), ModelSize(),\n"
+             "                 TrainSettings(), seeds=(0, 1), grid={'attention': ('prob', 'full')})\n"
+             "(root / 'study').mkdir()\n"
+             "folder.write_json(root / 'study' / 'study.json', plan.to_dict())\n"
+             "out = io.StringIO()\n"
+             "with contextlib.redirect_stdout(out):\n"
+             "    codes = [main(['study', flag, str(root / 'study')]) for flag in ('--status', '--stop')]\n"
+             "assert codes == [0, 0] and 'not started' in out.getvalue() and 'stop requested' in out.getvalue(), out\n"
+             "print('HEAVY', ','.join(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'ray'})) or '-')\n"
+             ) % (str(tmp_path),)
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    words = out.stdout.split()
+    assert float(words[1]) < 0.5, words  # importing the model stack first cost about 4 s of CPU here
+    assert words[3] == "-", words
