@@ -201,3 +201,12 @@ def clicked(key: str):
     """The last click on the `clickable_chart` drawn with `key`, as st.plotly_chart's selection state, or None."""
     state = st.session_state.get(f"clicks_{key}")
     return None if state is None else state.get("point")
+
+
+def lazy_tabs(tabs: dict[str, Callable[..., None]], key: str, *args) -> None:
+    """Tabs that draw only the open one (`draw(*args)`): another tab reruns the script, or the fragment this is
+    called in, instead of computing every tab up front."""
+    for tab, draw in zip(st.tabs(list(tabs), key=key, on_change="rerun"), tabs.values()):
+        if tab.open:
+            with tab:
+                draw(*args)

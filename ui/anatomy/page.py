@@ -134,10 +134,7 @@ TABS = {"Rollout and flow": rollout_tab,
 def details() -> None:
     """The lazy tabs. A fragment: another tab, forecast step, α, head or form of P reruns only this part, on the
     recorded window, not the controls and notes above."""
-    for tab, draw in zip(st.tabs(list(TABS), key="an_tab", on_change="rerun"), TABS.values()):
-        if tab.open:
-            with tab:
-                draw()
+    widgets.lazy_tabs(TABS, "an_tab")
 
 
 details()

@@ -92,7 +92,4 @@ def path_tab() -> None:
 
 
 TABS = {"Composition": composition_tab, "Attribution patching": atp_tab, "Path patching": path_tab}
-for tab, draw in zip(st.tabs(list(TABS), key="ci_tab", on_change="rerun"), TABS.values()):
-    if tab.open:
-        with tab:
-            draw()
+widgets.lazy_tabs(TABS, "ci_tab")

@@ -179,10 +179,7 @@ TABS = {"All features": all_tab, "Feature": feature_tab, "Concepts": concepts_ta
 def details() -> None:
     """The lazy tabs. A fragment: another tab, feature, window or scale reruns only this part, on the trained
     dictionary, not the controls above."""
-    for tab, draw in zip(st.tabs(list(TABS), key="fe_tab", on_change="rerun"), TABS.values()):
-        if tab.open:
-            with tab:
-                draw()
+    widgets.lazy_tabs(TABS, "fe_tab")
 
 
 details()

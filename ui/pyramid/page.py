@@ -201,10 +201,7 @@ TABS = {"Lengths and pool winners": lengths_tab, "Max-pool survival": survival_t
 def details() -> None:
     """The lazy tabs. A fragment: opening another tab reruns only this part, not the picture above (a redraw of the
     picture at seq_len 1440 costs the browser a few tenths of a second)."""
-    for tab, draw in zip(st.tabs(list(TABS), key="py_tab", on_change="rerun"), TABS.values()):
-        if tab.open:
-            with tab:
-                draw()
+    widgets.lazy_tabs(TABS, "py_tab")
 
 
 details()

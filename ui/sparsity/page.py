@@ -320,10 +320,7 @@ def explorer() -> None:
                         f"{stem}-grid-{statistic}", GRID_KEY, _pick_from_grid)
 
     st.header(head_name(site.name, head), divider="gray")
-    for tab, draw in zip(st.tabs(list(TABS), key="sp_tab", on_change="rerun"), TABS.values()):
-        if tab.open:
-            with tab:
-                draw(site, head)
+    widgets.lazy_tabs(TABS, "sp_tab", site, head)
 
 
 explorer()
