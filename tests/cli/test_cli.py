@@ -10,16 +10,18 @@ from tests.conftest import SAMPLE_CSV
 
 
 def test_train_evaluate_forecast_end_to_end(tmp_path):
+    """`python cli.py` itself, in processes of its own, as a user runs it (the other tests call its main in-process)."""
     out = tmp_path / "ck"
     run = cli("train", "--csv", SAMPLE_CSV, "--target", "load", "--seq-len", 48, "--label-len", 24, "--pred-len",
-              12, "--epochs", 1, "--max-steps", 10, "--d-model", 16, "--n-heads", 2, "--d-ff", 16, "--out", out)
+              12, "--epochs", 1, "--max-steps", 10, "--d-model", 16, "--n-heads", 2, "--d-ff", 16, "--out", out,
+              process=True)
     assert run.returncode == 0, run.stderr
     assert "test mse" in run.stdout and (out / "weights.safetensors").is_file()
     assert "epoch 1/1" in run.stderr  # the console progress bar
-    ev = cli("evaluate", "--checkpoint", out, "--csv", SAMPLE_CSV)
+    ev = cli("evaluate", "--checkpoint", out, "--csv", SAMPLE_CSV, process=True)
     assert ev.returncode == 0, ev.stderr
     assert ev.stdout.startswith("test mse ")
-    fc = cli("forecast", "--checkpoint", out, "--csv", SAMPLE_CSV, "--out", tmp_path / "f.csv")
+    fc = cli("forecast", "--checkpoint", out, "--csv", SAMPLE_CSV, "--out", tmp_path / "f.csv", process=True)
     assert fc.returncode == 0, fc.stderr
     table = pd.read_csv(tmp_path / "f.csv")
     assert list(table.columns) == ["date", "temperature", "humidity", "price", "load"] and len(table) == 12

@@ -13,6 +13,9 @@ from informer_lab.analysis.learning.training import TrainSettings, config_for, t
 from informer_lab.analysis.learning.windows import WindowDataset
 from informer_lab.model import Informer
 
+# One pytest-xdist worker for the module: its trained model (a minute on one core) is made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("selftest")
+
 QUICK = dict(ig_windows=6, n_steps=16, profile_windows=128, sweep_windows=None)
 
 
