@@ -119,8 +119,7 @@ def run(args) -> int:
         from informer_lab.study.folder import request_stop
         from informer_lab.study.plan import read_plan
 
-        if read_plan(args.stop) is None:
-            raise ConfigError(f"{args.stop} holds no study (no study.json)")
+        read_plan(args.stop)  # a damaged plan is named, not stopped
         request_stop(args.stop)
         print(f"stop requested: the study in {args.stop} stops between tasks (re-run its command to resume)")
         return 0

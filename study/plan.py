@@ -84,7 +84,8 @@ def _attention_kinds(kinds: tuple[str, ...]) -> None:
 
     if not set(kinds) <= set(ATTENTION_KINDS):
         bad = sorted(set(kinds) - set(ATTENTION_KINDS))[0]
-        raise ConfigError(f"--grid attention: {bad[:40]!r} is not an attention kind; kinds: {', '.join(ATTENTION_KINDS)}")
+        raise ConfigError(f"--grid attention: {bad[:40]!r} is not an attention kind; kinds: "
+                          f"{', '.join(ATTENTION_KINDS)}")
 
 
 @dataclass(frozen=True)

@@ -57,8 +57,9 @@ class _Bytes(io.RawIOBase):
 
 
 def _in_process(argv: list[str]) -> subprocess.CompletedProcess:
-    """main(argv) with what a fresh process would have: the repository root as working folder, logging to its stderr
-    at main's level, warnings and torch's thread count as they were before, afterwards."""
+    """main(argv) with what a fresh process would have: the repository root as working folder, no logging handler
+    (main configures logging), and afterwards the working folder, logging, warnings and torch's thread count as they
+    were before."""
     import torch
 
     from informer_lab.cli import main
@@ -67,20 +68,19 @@ def _in_process(argv: list[str]) -> subprocess.CompletedProcess:
     threads = torch.get_num_threads()  # --threads sets it for the rest of a process
     root = logging.getLogger()
     level, handlers = root.level, root.handlers[:]
-    handler = logging.StreamHandler(err)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    root.handlers = [handler]  # main's basicConfig sets the level on this one (a fresh process has none)
-    root.setLevel(logging.INFO if {"-v", "--verbose"} & set(argv) else logging.WARNING)
+    root.handlers = []  # as in a fresh process: main's basicConfig adds its own, on the captured stderr, at its level
     cwd = os.getcwd()
     try:
         os.chdir(ROOT)
         with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main(argv)
-            except SystemExit as stop:
-                code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
-                if not isinstance(stop.code, int) and stop.code is not None:
+            except SystemExit as stop:  # as Python exits: a number is the status, None 0, anything else printed, 1
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code
+                else:
                     print(stop.code, file=sys.stderr)
+                    code = 1
             except Exception:  # what Python prints on an uncaught exception, and its exit status
                 traceback.print_exc(file=sys.stderr)
                 code = 1
