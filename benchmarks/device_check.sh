@@ -16,6 +16,11 @@ mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+# Child processes the tests start (the CLI, servers, the docs' examples) set their own PYTHONPATH: the wheels go first
+# on every interpreter's path through a .pth file too.
+echo "import sys; sys.path.insert(0, '/tmp/site')" > "$(python3 -c 'import site; print(site.getsitepackages()[0])')/zz_lab_wheels.pth"
+# Each failure's cause is written as it happens (pytest prints them only at its end, which a time limit can cut off)
+export INFORMER_TEST_FAILURES="$OUT/failures.txt"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import torch, pandas, streamlit; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(),
 'pandas', pandas.__version__, 'streamlit', streamlit.__version__)"

@@ -12,6 +12,7 @@ numbers on each, up to float32 rounding.
 from __future__ import annotations
 
 import contextlib
+import copy
 
 import torch
 
@@ -48,6 +49,14 @@ def exact_float32(device: torch.device) -> torch.device:
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
     return device
+
+
+def on_cpu(module: torch.nn.Module) -> torch.nn.Module:
+    """The module itself where it is on the CPU, else a CPU copy (a shared model is never moved): for the analyses
+    that rebuild a recorded pass from the model's own layers in float64 on the CPU."""
+    if all(p.device.type == "cpu" for p in module.parameters()):
+        return module
+    return copy.deepcopy(module).cpu()
 
 
 def key_generator(seed: int) -> torch.Generator:

@@ -60,6 +60,11 @@ class HeadMask:
     def n_variants(self) -> int:
         return self.gates.shape[0] if self.variants else 1
 
+    def to(self, device: torch.device) -> "HeadMask":
+        """The same mask on `device` (differentiable; itself where nothing moves)."""
+        means = None if self.means is None else tuple(None if m is None else m.to(device) for m in self.means)
+        return HeadMask(self.gates.to(device), means, self.variants)
+
 
 def check_attention_override(attention) -> None:
     """A ValueError naming what is wrong with a forward call's `attention` (see model.attention.resolve_kind)."""
@@ -207,6 +212,11 @@ class Informer(nn.Module):
         if head_mask is not None:
             self.check_head_mask(head_mask, batch.x_enc.shape[0])
         check_attention_override(attention)
+        # The batch and the mask are read wherever they are (a window_batch is made on the CPU; the model may sit on
+        # a GPU): the forecast is on the model's device.
+        device = self.projection.weight.device
+        batch = batch.to(device)
+        head_mask = None if head_mask is None else head_mask.to(device)
         if head_mask is not None and head_mask.variants:  # n masks over every window: [n·B, pred_len, c_out]
             return forward_variants(self, batch, head_mask.gates, head_mask.means, generator=generator,
                                     attention=attention)

@@ -45,6 +45,17 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=order)  # stable: the tests of a module stay together and in order
 
 
+def pytest_runtest_logreport(report):
+    """With INFORMER_TEST_FAILURES=FILE, every failure (its test, phase and short traceback) is appended to FILE the
+    moment it happens: pytest prints the causes only at its end, and a run cut short by a time limit (a lent GPU's)
+    would keep none. Written by the run's main process alone (pytest-xdist reports each test there too)."""
+    path = os.environ.get("INFORMER_TEST_FAILURES")
+    if not path or not report.failed or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(f"=== {report.nodeid} ({report.when})\n{report.longreprtext[-4000:]}\n\n")
+
+
 def started_by_this_run(mark: str) -> dict[int, str]:
     """Live processes (not zombies) whose environment carries this run's mark: every process a test started,
     however it was started (a server in its own session, a Ray worker, a browser), even once re-parented. Linux."""

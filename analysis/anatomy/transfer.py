@@ -21,6 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from informer_lab.model import on_cpu
 from informer_lab.model.distilling import DistillingLayer, batch_norm_rows, circular_conv, max_pool3, pool_indices
 
 FORMS = ("routed", "structural", "jacobian")
@@ -76,7 +77,8 @@ def jacobian_transfer(distil: DistillingLayer, x: torch.Tensor) -> np.ndarray:
     normalised."""
     if distil.training:
         raise ValueError("the Jacobian form needs the model in eval mode (BatchNorm's running statistics)")
-    x = x.detach().to(distil.conv.weight.dtype)[None]  # [1, L, d]
+    distil = on_cpu(distil)  # computed on the CPU, in float64 where it sums
+    x = x.detach().cpu().to(distil.conv.weight.dtype)[None]  # [1, L, d]
     L, p = x.shape[1], distil.conv.padding[0]
     z = batch_norm_rows(circular_conv(x, distil.conv), distil.norm)  # [1, L_conv, C] before the ELU
     y = F.elu(z, distil.activation.alpha)

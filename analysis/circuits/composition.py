@@ -71,7 +71,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from informer_lab.model import Informer, Site
+from informer_lab.model import Informer, Site, on_cpu
 
 KINDS = ("Q", "K", "V")
 DRAWS = 200
@@ -353,7 +353,9 @@ def _not_scored(sender_layer, receiver_layer, kind: str) -> str:
 def composition_scores(model: Informer, *, draws: int = DRAWS, seed: int = 0, center: bool = True) -> CompositionResult:
     """Q-, K- and V-composition scores of every connected pair of heads, beside random matrices of the same shapes
     (module docstring). center: fold LayerNorm's centring (I − 11ᵀ/d) with its gain γ (TransformerLens centres the
-    writing weights to the same effect); False folds diag(γ) alone. Computed in float32 (the weights' precision)."""
+    writing weights to the same effect); False folds diag(γ) alone. Computed in float32 (the weights' precision),
+    on the CPU (weights only: no forward pass)."""
+    model = on_cpu(model)
     c = model.config
     d, H = c.d_model, c.n_heads
     D = d // H

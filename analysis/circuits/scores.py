@@ -150,7 +150,7 @@ def true_mask(answer, prepared, window: int, step: int, radius: int) -> np.ndarr
 
 def window_forecaster(model, mark_enc: torch.Tensor, mark_dec: torch.Tensor, column_index: int, seed: int):
     """x [N, seq_len, enc_in] → [N, pred_len] the target column's forecast, the decoder's known tail rebuilt from x
-    (as Integrated Gradients does), one key sample (`seed`) per call."""
+    (as Integrated Gradients does), one key sample (`seed`) per call; the forecast on the CPU."""
     from informer_lab.model import Batch, key_generator
 
     from informer_lab.analysis.learning.windows import decoder_values
@@ -164,7 +164,7 @@ def window_forecaster(model, mark_enc: torch.Tensor, mark_dec: torch.Tensor, col
         batch = Batch(x, mark_enc.to(device).expand(N, -1, -1), decoder_values(x, c.label_len, c.pred_len),
                       mark_dec.to(device).expand(N, -1, -1))
         with torch.no_grad():
-            return model(batch, generator=key_generator(seed))[:, :, column_index]
+            return model(batch, generator=key_generator(seed))[:, :, column_index].cpu()
 
     return forecast
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from informer_lab.model import Batch, Informer
+from informer_lab.model import Batch, Informer, on_cpu
 
 from informer_lab.analysis.anatomy.direct import head_writes, rescale_factor
 from informer_lab.analysis.anatomy.lens import check_eval
@@ -67,6 +67,7 @@ def residual_pass(model: Informer, batch: Batch, seed: int) -> ResidualPass:
     check_eval(model)
     forecast, rec = patched_forward(model, batch, seed, PATTERNS)
     rec = {k: v.cpu() for k, v in rec.items()}
+    model = on_cpu(model)  # the rebuild reads the recorded pass with the model's own layers, on the CPU
     c = model.config
     norms, writes, segments = {}, {}, []
 

@@ -73,7 +73,7 @@ def window_losses(model: Informer, batch: Batch, y: torch.Tensor, gates: torch.T
                   generator: torch.Generator | None = None) -> torch.Tensor:
     """Per-window MSE under per-window gates: gates [B, n_sites, H], y [B, pred_len, c_out] → [B]."""
     out = model(batch, head_mask=HeadMask(gates, None if means is None else tuple(means)), generator=generator)
-    return (out.float() - y).square().mean(dim=(1, 2))
+    return (out.float() - y.to(out.device)).square().mean(dim=(1, 2))
 
 
 @torch.no_grad()

@@ -157,7 +157,7 @@ def test_parts_sum_to_the_forecast_in_data_units_and_gated_heads_are_zero(tiny_t
     # the forecast part is the model's forecast under the mask, in data units
     batch, _ = next(window_batches(tiny_prepared, "test", shares.windows[:3]))
     with torch.no_grad():
-        own = model(batch, head_mask=mask, generator=key_generator(SEED)).double().numpy()
+        own = model(batch, head_mask=mask, generator=key_generator(SEED)).double().cpu().numpy()
     targets = list(tiny_prepared.target_columns)
     expected = tiny_prepared.scaler.inverse_transform(own, targets)  # [3, 12, 4]
     got = wide[FORECAST].unstack("column")[targets].to_numpy().reshape(-1, 12, 4)[:3]  # pivot sorts the names

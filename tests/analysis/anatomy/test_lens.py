@@ -105,8 +105,8 @@ def test_tuned_lens_is_the_least_squares_map_of_its_own_training_pairs(tiny_trai
     indices, _, _ = spread_windows(tiny_prepared, "train", 8)
     batch, _ = next(window_batches(tiny_prepared, "train", indices))
     memories = lens_pass(model, batch, SEED, keep_memories=True).memories
-    x = memories[0].double().numpy().reshape(-1, 16)
-    y = memories[1].double().numpy()[:, alignment(model, 0)].reshape(-1, 16)
+    x = memories[0].double().cpu().numpy().reshape(-1, 16)
+    y = memories[1].double().cpu().numpy()[:, alignment(model, 0)].reshape(-1, 16)
     # least squares without the LayerNorm's null direction (the memory's rows are centred after γ, β: along it they
     # differ by float32 rounding alone, which a default lstsq fits with a huge coefficient; the ridge leaves it out)
     solution = np.linalg.lstsq(np.c_[x, np.ones(len(x))], y, rcond=1e-5)[0]
@@ -132,7 +132,7 @@ def test_forecast_lens_tables(tiny_trained, tiny_prepared):
     # the figures are per-window means: recompute the decoder lens's MSE at every step
     errors = []
     for batch, y in window_batches(tiny_prepared, "test", r.windows):
-        errors.append(((lens_pass(model, batch, SEED).forecast.double() - y.double()) ** 2).mean(-1).numpy())
+        errors.append(((lens_pass(model, batch, SEED).forecast.double().cpu() - y.double()) ** 2).mean(-1).numpy())
     np.testing.assert_allclose(final.mse.to_numpy(), np.concatenate(errors).mean(0), rtol=1e-6)
     no_interval = r.table[r.table.mse_low.isna()]
     assert (no_interval.reason.str.len() > 0).all()  # 24 windows 25 apart: too few for an interval, said why
@@ -142,7 +142,7 @@ def test_forecast_lens_tables(tiny_trained, tiny_prepared):
     assert set(f.window) == {5} and len(f) == 4 * 12 * 4
     batch, y = next(window_batches(tiny_prepared, "test", [5]))
     with torch.no_grad():
-        own = model(batch, generator=key_generator(SEED))[0].double().numpy()
+        own = model(batch, generator=key_generator(SEED))[0].double().cpu().numpy()
     targets = list(tiny_prepared.target_columns)
     last = f[(f.lens == "decoder") & (f.layer == 0)]
     np.testing.assert_allclose(last.forecast.to_numpy(), tiny_prepared.scaler.inverse_transform(own, targets)

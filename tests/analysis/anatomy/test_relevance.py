@@ -29,7 +29,7 @@ def test_blank_out_is_the_forecasts_loss_with_one_step_at_its_mean(tiny_trained)
     def loss(values, columns=slice(None)):
         batch = Batch(values[None], mark[None], decoder_values(values[None], c.label_len, c.pred_len), mark_dec[None])
         with torch.no_grad():
-            f = model(batch, generator=key_generator(2))[0, targets - 1].double()
+            f = model(batch, generator=key_generator(2))[0, targets - 1].double().cpu()
         return float(((f - y[targets - 1].double()) ** 2)[:, columns].mean())
 
     assert c.c_out > 1

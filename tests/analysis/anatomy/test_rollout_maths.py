@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from informer_lab.model import Batch, Informer, InformerConfig, key_generator, recording
+from informer_lab.model import Batch, Informer, InformerConfig, key_generator, on_cpu, recording
 from informer_lab.model.distilling import DistillingLayer
 
 from informer_lab.analysis.anatomy.flow import SCALE, flow
@@ -202,7 +202,7 @@ def test_the_rollout_graph_holds_the_routed_p_of_the_windows_own_winners(tiny_tr
 
     model = tiny_trained[0].model
     pieces = record_pieces(model, window_batch(tiny_prepared, "test", [0, 40]), seed=0)
-    distil = model.encoder.replicas[0].distils[0]
+    distil = on_cpu(model.encoder.replicas[0].distils[0])
     d = model.config.d_model
     conv = nn.Conv1d(d, d, 3, padding=distil.conv.padding[0], padding_mode="circular")
     conv.load_state_dict(distil.conv.state_dict())

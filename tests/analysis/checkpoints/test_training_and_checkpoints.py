@@ -68,7 +68,8 @@ def test_checkpoint_round_trip_is_exact(tiny_trained, tiny_prepared):
     for (name, x), y in zip(checkpoint.model.state_dict().items(), loaded.model.state_dict().values()):
         assert torch.equal(x.cpu(), y), name
     a, _ = predict(checkpoint.model, tiny_prepared, "test", seed=1)
-    b, _ = predict(loaded.model, tiny_prepared, "test", seed=1)
+    # On the device the model was trained on (a checkpoint loads on the CPU; a GPU's kernels round otherwise)
+    b, _ = predict(loaded.model.to(next(checkpoint.model.parameters()).device), tiny_prepared, "test", seed=1)
     assert np.array_equal(a, b)
 
 

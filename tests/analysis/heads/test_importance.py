@@ -152,7 +152,8 @@ def test_the_null_reference_is_the_same_gradient_against_the_errors_of_windows_h
     with torch.no_grad():
         for batch, y in split_batches(eight, "test", 4):
             states.append(generator.get_state())
-            forecasts.append(model(batch, head_mask=HeadMask(torch.ones(y.shape[0], n_sites, H)), generator=generator))
+            forecasts.append(model(batch, head_mask=HeadMask(torch.ones(y.shape[0], n_sites, H)), generator=generator)
+                             .cpu())
             truths.append(y)
     f, y = torch.cat(forecasts), torch.cat(truths)
     shifted = torch.roll(f - y, -4, dims=0)  # window w gets the error of window w + 4 (n / 2)

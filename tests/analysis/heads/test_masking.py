@@ -63,7 +63,7 @@ def test_the_window_forecast_tables_hold_each_step_and_column_where_the_model_an
     batch, _ = collate([WindowDataset(prepared, "test")[window]])
     targets = list(prepared.target_columns)
     with torch.no_grad():
-        masked = model(batch, head_mask=mask, generator=torch.Generator().manual_seed(3))[0].numpy()
+        masked = model(batch, head_mask=mask, generator=torch.Generator().manual_seed(3))[0].cpu().numpy()
     masked = prepared.scaler.inverse_transform(masked, targets)
     table = result.table.set_index(["step", "column"])
     for step in (1, prepared.spec.pred_len):

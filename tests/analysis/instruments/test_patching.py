@@ -95,7 +95,7 @@ def test_batched_patches_equal_one_patch_at_a_time(tiny_trained, tiny_prepared):
             gates[0, k // H, head] = 0.0
         else:
             gates[:] = 0.0
-        alone = forecast(model, corrupt, seed=7, head_mask=HeadMask(gates, contexts))[0].double().numpy()
+        alone = forecast(model, corrupt, seed=7, head_mask=HeadMask(gates, contexts))[0].double().cpu().numpy()
         np.testing.assert_allclose(r.patched[k], alone, atol=1e-5, rtol=0)
     one_per_call = activation_patching(model, tiny_prepared, "test", CLEAN, CORRUPT, seed=7, max_rows=1)
     np.testing.assert_allclose(one_per_call.patched, r.patched, atol=1e-5, rtol=0)
