@@ -68,7 +68,6 @@ def residual_pass(model: Informer, batch: Batch, seed: int) -> ResidualPass:
     forecast, rec = patched_forward(model, batch, seed, PATTERNS)
     rec = {k: v.cpu() for k, v in rec.items()}
     model = on_cpu(model)  # the rebuild reads the recorded pass with the model's own layers, on the CPU
-    c = model.config
     norms, writes, segments = {}, {}, []
 
     def attend(att, name: str, x: torch.Tensor) -> torch.Tensor:
