@@ -18,7 +18,7 @@ the "lags" embedding's reads of earlier steps.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -90,26 +90,37 @@ class Graph:
         return self.decoder[0][0].shape[0] if self.decoder else self.label_len + self.pred_len
 
 
-def window_graph(model: Informer, pieces: Pieces, window: int, *, alpha: float = 0.5, head: int | None = None,
-                 distil: str = "routed") -> Graph:
-    """The maps of batch row `window` of `pieces` (see Graph)."""
-    c = model.config
+def distil_transfers(model: Informer, pieces: Pieces, window: int, distil: str = "routed"
+                     ) -> dict[tuple[int, int], np.ndarray]:
+    """P of every distilling step (replica r, step l) of batch row `window` in form `distil`: what a graph's P's are,
+    whatever its α and head (a screen that re-slices those keeps them)."""
     if distil not in FORMS:
         raise ValueError(f"distil form must be one of {', '.join(FORMS)}, got {distil!r}")
+    out = {}
+    for r, replica in enumerate(model.encoder.replicas):
+        for l, step in enumerate(replica.distils):
+            name = f"encoder.{r}.distil{l}"
+            kept = pieces.kept[name][window] if name in pieces.kept else None
+            x = pieces.distil_inputs[name][window]
+            out[r, l] = transfer_matrix(distil, step, x, kept, x.shape[0])
+    return out
+
+
+def window_graph(model: Informer, pieces: Pieces, window: int, *, alpha: float = 0.5, head: int | None = None,
+                 distil: str = "routed", transfers: dict[tuple[int, int], np.ndarray] | None = None) -> Graph:
+    """The maps of batch row `window` of `pieces` (see Graph). transfers: `distil_transfers` of the same row and
+    form, when already computed."""
+    c = model.config
     if head is not None and not 0 <= head < c.n_heads:
         raise ValueError(f"head must be in 0 … {c.n_heads - 1}, got {head}")
+    transfers = distil_transfers(model, pieces, window, distil) if transfers is None else transfers
     encoder, steps, sizes = [], [], []
     for r, replica in enumerate(model.encoder.replicas):
         layers = []
         L_r = replica_length(c, r)
         for l in range(len(replica.layers)):
             A = attention_map(token_rows(pieces.true[f"encoder.{r}.{l}"], window, head), alpha)
-            P = None
-            if l < len(replica.distils):
-                name = f"encoder.{r}.distil{l}"
-                kept = pieces.kept[name][window] if name in pieces.kept else None
-                P = transfer_matrix(distil, replica.distils[l], pieces.distil_inputs[name][window], kept, A.shape[0])
-            layers.append((A, P))
+            layers.append((A, transfers[r, l] if l < len(replica.distils) else None))
         encoder.append(layers)
         steps.append(np.arange(L_r) + (c.seq_len - L_r))
         sizes.append(layers[-1][0].shape[0])
@@ -120,6 +131,14 @@ def window_graph(model: Informer, pieces: Pieces, window: int, *, alpha: float =
         decoder.append((S, C))
     label = c.label_len if c.embedding != "lags" else 0
     return Graph(encoder, steps, decoder, sizes, label, c.pred_len, c.seq_len, float(alpha))
+
+
+def with_transfers(graph: Graph, transfers: dict[tuple[int, int], np.ndarray]) -> Graph:
+    """The same graph (its attention maps shared, not copied) with other distilling P's: another form of the same
+    window, α and head."""
+    encoder = [[(A, None if P is None else transfers[r, l]) for l, (A, P) in enumerate(layers)]
+               for r, layers in enumerate(graph.encoder)]
+    return replace(graph, encoder=encoder)
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,5 +224,6 @@ def relevance_table(relevance: Relevance, *, window: int, method: str, distil: s
     return out.sort_values(["target_step", "source", "lag"], ignore_index=True)
 
 
-__all__ = ["Graph", "METHODS", "PIECE_PATTERNS", "Pieces", "Relevance", "attention_map", "forecast_rows",
-           "push_encoder", "record_pieces", "relevance_table", "rollout", "window_graph"]
+__all__ = ["Graph", "METHODS", "PIECE_PATTERNS", "Pieces", "Relevance", "attention_map", "distil_transfers",
+           "forecast_rows", "push_encoder", "record_pieces", "relevance_table", "rollout", "window_graph",
+           "with_transfers"]

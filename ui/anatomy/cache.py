@@ -8,7 +8,8 @@ import numpy as np
 import streamlit as st
 
 from informer_lab.analysis.anatomy.flow import flow
-from informer_lab.analysis.anatomy.rollout import Graph, Pieces, Relevance, record_pieces, rollout, window_graph
+from informer_lab.analysis.anatomy.rollout import (Graph, Pieces, Relevance, distil_transfers, record_pieces, rollout,
+                                                   window_graph, with_transfers)
 from informer_lab.analysis.attention.recording import window_batch
 from informer_lab.analysis.checkpoints.folder import Checkpoint
 from informer_lab.analysis.data import PreparedData
@@ -20,6 +21,8 @@ _PIECES: SharedLRU[Pieces] = SharedLRU(8)
 # kept, which a change of forecast step or form re-uses; its rollouts are small (1 MB at 1440)
 _GRAPHS: SharedLRU[Graph] = SharedLRU(3)
 _ROLLOUTS: SharedLRU[Relevance] = SharedLRU(24)
+# one window's P's in each form (a form's P's at seq_len 1440: ~10 MB; the graphs above share them)
+_TRANSFERS: SharedLRU[dict] = SharedLRU(3)
 _FLOWS: SharedLRU[Relevance] = SharedLRU(64)
 
 
@@ -31,11 +34,22 @@ def pieces(model_key: str, data_key: str, split: str, window: int, seed: int, _c
     return _PIECES.get_or_make((model_key, data_key, split, window, seed), make)
 
 
-def graph(key: tuple, _checkpoint: Checkpoint, _pieces: Pieces, *, alpha: float, head: int | None,
-          form: str) -> Graph:
-    """The maps of one slice of the window recorded under `key` (model, data, split, window, seed)."""
-    return _GRAPHS.get_or_make((*key, alpha, head, form), lambda: window_graph(_checkpoint.model, _pieces, 0,
-                                                                               alpha=alpha, head=head, distil=form))
+def graphs(key: tuple, _checkpoint: Checkpoint, _pieces: Pieces, *, alpha: float, head: int | None,
+           forms: tuple[str, ...]) -> dict[str, Graph]:
+    """The maps of one slice of the window recorded under `key` (model, data, split, window, seed), in each P form.
+    The forms share their attention maps, and each form's P's (whatever the α and head) are kept per window: a new α
+    or head builds the attention maps once."""
+    out: dict[str, Graph] = {}
+    for form in forms:
+        def make(form=form) -> Graph:
+            transfers = _TRANSFERS.get_or_make((*key, form), lambda: distil_transfers(_checkpoint.model, _pieces, 0,
+                                                                                      form))
+            if out:
+                return with_transfers(next(iter(out.values())), transfers)
+            return window_graph(_checkpoint.model, _pieces, 0, alpha=alpha, head=head, distil=form,
+                                transfers=transfers)
+        out[form] = _GRAPHS.get_or_make((*key, alpha, head, form), make)
+    return out
 
 
 def relevance(key: tuple, _graph: Graph, *, alpha: float, head: int | None, form: str,

@@ -68,7 +68,8 @@ def rollout_tab() -> None:
 
     forms = FORMS if config.distil and max(config.e_layers) > 1 else (form,)
     key = (model.key, data.key, split, window, seed)
-    graphs = {f: cache.graph(key, checkpoint, pieces, alpha=alpha, head=head_index, form=f) for f in forms}
+    graphs = cache.graphs(key, checkpoint, pieces, alpha=alpha, head=head_index,
+                          forms=(form, *(f for f in forms if f != form)))
     relevance = {f: cache.relevance(key, g, alpha=alpha, head=head_index, form=f, targets=targets)
                  for f, g in graphs.items()}
     chosen = relevance[form]

@@ -230,3 +230,22 @@ def test_flow_is_uniform_only_where_every_step_takes_the_same_value():
     assert uniform(raw) and "0.375" in uniform_reason(raw, 0.5)
     raw[1, 0] += 3 * SAME
     assert not uniform(raw)
+
+
+def test_a_graph_reformed_with_another_forms_transfers_is_that_forms_graph(tiny_trained, tiny_prepared):
+    """The Anatomy screen builds the attention maps of a slice once and swaps the distilling P's per form: the result
+    is exactly the graph built from scratch in that form, and the maps are shared, not copied."""
+    from informer_lab.analysis.anatomy.rollout import distil_transfers, with_transfers
+    from informer_lab.analysis.attention.recording import window_batch
+
+    model = tiny_trained[0].model
+    pieces = record_pieces(model, window_batch(tiny_prepared, "test", [3, 17]), seed=1)
+    base = window_graph(model, pieces, 1, alpha=0.3, head=2, distil="routed")
+    for form in ("structural", "jacobian"):
+        reformed = with_transfers(base, distil_transfers(model, pieces, 1, form))
+        fresh = window_graph(model, pieces, 1, alpha=0.3, head=2, distil=form)
+        for (A, P), (A2, P2), (A0, _) in zip(reformed.encoder[0], fresh.encoder[0], base.encoder[0]):
+            assert A is A0 and np.array_equal(A, A2)
+            assert (P is None and P2 is None) or np.array_equal(P, P2)
+        np.testing.assert_array_equal(rollout(reformed, [1, 5]).inputs, rollout(fresh, [1, 5]).inputs)
+    assert not np.array_equal(rollout(base, [1]).inputs, rollout(reformed, [1]).inputs)  # the forms differ here
