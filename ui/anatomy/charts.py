@@ -11,13 +11,14 @@ PART_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"
                 "#bcbd22", "#7f7f7f")
 
 
-def pyramid_figure(titles: list[str], z: np.ndarray, stamps, method: str) -> go.Figure:
+def pyramid_figure(titles: list[str], z: np.ndarray, timestamps, method: str) -> go.Figure:
     """Layers × input steps: each encoder position's relevance over the steps it tiles; the input steps at the bottom.
-    x holds the steps' timestamps and the hover's lag is a number grid, not text: at seq_len 1440 a text label per
-    cell was 200 kB of the chart's 270 kB, sent again on every re-slice."""
+    x holds the steps' timestamps (the input chart's axis; not minute-resolution text, which would merge the steps of
+    second-resolution data) and the hover's lag is a number grid, not text: at seq_len 1440 a text label per cell was
+    200 kB of the chart's 270 kB, sent again on every re-slice."""
     L = z.shape[1]
     lags = np.broadcast_to((L - np.arange(L)).astype(np.int16 if L < 2 ** 15 else np.int32), z.shape)
-    trace = go.Heatmap(z=z.astype(np.float32), x=np.asarray(stamps), y=titles, colorscale="Viridis",
+    trace = go.Heatmap(z=z.astype(np.float32), x=pd.DatetimeIndex(timestamps), y=titles, colorscale="Viridis",
                        customdata=np.ascontiguousarray(lags), name="relevance", colorbar=dict(title="share"),
                        hovertemplate="%{y}<br>lag %{customdata} · %{x}<br>relevance %{z:.4f}<extra></extra>")
     return go.Figure([trace], layout(f"Rollout through the pyramid ({method}): where the forecast's relevance sits",

@@ -14,7 +14,6 @@ from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.instruments.window_edits import window_frame
 from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.anatomy import cache, charts, lens_view, tables
-from informer_lab.ui.charts import stamps
 from informer_lab.ui.tables import file_stem
 
 FORM_HELP = {"routed": "the max-pool's winning conv position per channel, spread over its three taps (default)",
@@ -93,10 +92,9 @@ def rollout_tab() -> None:
 
     levels = chosen.levels.groupby(["replica", "level", "position"], as_index=False)["relevance"].mean()
     lengths = {r: config.enc_len // 2 ** r for r in range(len(config.e_layers))}
-    step_stamps = stamps(frame["timestamp"])
     titles, z = tables.level_grid(levels, inputs, lengths, config.seq_len, config.distil_padding)
     what = "every step" if step == "all" else f"step {step}"
-    widgets.chart(charts.pyramid_figure(titles, z, step_stamps, f"{what}, P {form}, α = {alpha:g}"),
+    widgets.chart(charts.pyramid_figure(titles, z, frame["timestamp"], f"{what}, P {form}, α = {alpha:g}"),
                   f"{stem}-pyramid", "an_pyramid")
     st.markdown(f"**{label:.1%}** of the relevance stays with the decoder's own tokens (the label share: "
                 f"{known:.1%} on the {config.label_len} known steps, {label - known:.1%} on the placeholders, which "

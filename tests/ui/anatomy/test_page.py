@@ -84,3 +84,19 @@ def test_rollout_flow_lens_and_shares(open_app, tiny_trained):
     assert set(lens_table["lens"]) == {"decoder", "encoder", "encoder_tuned"}
     final = lens_table[(lens_table["lens"] == "decoder")]
     assert np.isfinite(final["MSE"]).all()
+
+
+def test_the_pyramid_chart_keeps_one_column_per_step_at_any_resolution():
+    """Every input step its own column, with its lag in the hover, also on data a second apart (minute-resolution
+    labels would merge sixty steps into one)."""
+    import pandas as pd
+
+    from informer_lab.ui.anatomy.charts import pyramid_figure
+
+    L = 120
+    timestamps = pd.date_range("2024-01-01", periods=L, freq="s")
+    z = np.random.default_rng(0).random((3, L))
+    trace = pyramid_figure(["layer 1", "layer 0", "input steps"], z, timestamps, "test").data[0]
+    assert len(set(pd.DatetimeIndex(trace.x))) == L
+    np.testing.assert_array_equal(np.asarray(trace.customdata)[0], L - np.arange(L))
+    np.testing.assert_allclose(np.asarray(trace.z, float), z, rtol=1e-6)
