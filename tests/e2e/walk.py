@@ -161,7 +161,8 @@ class Walk:
         return self._finish("open", "first", started, want, SLOW)
 
     def act(self, action: str, do: Callable[[], None], want: str | None = None, *, kind: str = "reslice",
-            prepare: Callable[[], None] | None = None, timeout: int | None = None) -> float:
+            prepare: Callable[[], None] | None = None, timeout: int | None = None,
+            landed: Callable[[], bool] | None = None) -> float:
         """`prepare()` (untimed: open a list), then `do()` timed to the end of the run it started, `want` shown
         (within `timeout` ms: RESLICE_MS for a re-slice, SLOW otherwise).
 
@@ -169,7 +170,10 @@ class Walk:
         by a rerun that redrew it, seen in CI on a busy machine), is done again, prepare included, and timed from
         its second start — unless what it asked for, absent before the click, is on screen by then: the click
         landed and its run came and went unseen (a server busy for seconds on a loaded machine), so doing it again
-        would wait for a run that never comes; it is timed from the first start."""
+        would wait for a run that never comes; it is timed from the first start. `landed()` says the same of a
+        control whose own state shows the click took (an option shown as chosen, a radio checked, a tab selected)
+        where `want` was on screen before: a quick fragment run whose start and end reach a busy browser in one batch
+        never changes the script state the walk watches, and clicking the same option again changes nothing."""
         timeout = timeout or (RESLICE_MS if kind == "reslice" else SLOW)
         for attempt in range(2):
             self.page.wait_for_timeout(600)
@@ -190,7 +194,7 @@ class Walk:
                 continue
             if attempt == 1 or self._started():
                 break
-            if want and not before and self.page.evaluate(SHOWN_JS, want):
+            if (want and not before and self.page.evaluate(SHOWN_JS, want)) or (landed is not None and landed()):
                 self.page.evaluate("() => { window.__walk.ran = true; }")  # landed: its run was not seen
                 if self.log is not None:
                     self.log(f"{self.screen}, {action}: its run was not seen, but what it asked for is shown")
@@ -233,10 +237,15 @@ class Walk:
             pick = (pick + 1) % len(texts)
         self.page.keyboard.press("Escape")
 
+        chosen = texts[pick].strip()
+
         def open_list() -> None:  # (again, if the first pick landed nowhere)
             box.get_by_role("combobox").click()
             options.nth(pick).wait_for(timeout=SLOW)
-        return self.act(action, options.nth(pick).click, want, prepare=open_list)
+
+        def shows_it() -> bool:
+            return chosen in (box.get_by_role("combobox").input_value() or box.inner_text())
+        return self.act(action, options.nth(pick).click, want, prepare=open_list, landed=shows_it)
 
     def radio(self, action: str, option: str, want: str | None = None, *, kind: str = "reslice",
               in_form: bool = False) -> float | None:
@@ -251,7 +260,7 @@ class Walk:
             label.click()
             return None
         label.scroll_into_view_if_needed()
-        return self.act(action, label.click, want, kind=kind)
+        return self.act(action, label.click, want, kind=kind, landed=radio.is_checked)
 
     def slider(self, action: str, label: str, want: str | None = None, key: str = "ArrowRight", *,
                kind: str = "reslice") -> float:
@@ -266,7 +275,8 @@ class Walk:
         return self.act(action, button.click, want, kind=kind)
 
     def tab(self, action: str, name: str, want: str | None) -> float:
-        return self.act(action, self.page.get_by_role("tab", name=name).first.click, want)
+        tab = self.page.get_by_role("tab", name=name).first
+        return self.act(action, tab.click, want, landed=lambda: tab.get_attribute("aria-selected") == "true")
 
     def number(self, action: str, label: str, value, want: str | None = None) -> float:
         """The number field labelled `label` set to `value`, typed and entered inside the timed action, so that the
