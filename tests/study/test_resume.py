@@ -3,11 +3,13 @@ table half-written, `--status` says where it stands at each step, and the last r
 The driver runs as `python cli.py study` in a process group of the test's own; only those processes are killed."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -49,6 +51,39 @@ def _trained(out: Path) -> dict[str, int]:
             if (f / "train.json").is_file()}
 
 
+@contextlib.contextmanager
+def _driver(command: list[str]):
+    """(process, its output lines so far, read as they come): a study driver in a session of its own, ended with the
+    processes it started when the block ends, also when the test fails."""
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    lines: list[str] = []
+
+    def read() -> None:  # each line as it comes (the driver flushes every line)
+        for line in process.stdout:
+            lines.append(line)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        yield process, lines
+    finally:
+        if process.poll() is None:
+            for pid in descendants(process.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            process.wait(timeout=30)
+        reader.join(timeout=30)
+
+
+def _wait_for_line(lines: list[str], start: str, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while not any(line.lstrip().startswith(start) for line in lines):
+        assert time.monotonic() < deadline, "".join(lines)[-2000:]
+        time.sleep(0.02)
+
+
 def _status_lines(out: Path) -> str:
     return subprocess.run([sys.executable, "cli.py", "study", "--status", str(out)], cwd=ROOT, capture_output=True,
                           text=True, timeout=60).stdout
@@ -56,31 +91,32 @@ def _status_lines(out: Path) -> str:
 
 def test_killed_then_stopped_then_resumed_with_nothing_trained_twice(tmp_path):
     out = tmp_path / "study"
-    driver = subprocess.Popen(_command(out, "--seeds", f"0-{len(SEEDS) - 1}"), cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
-    _wait(out, 1)
-    tree = descendants(driver.pid)  # the driver and the Ray it started: the processes to kill
-    for pid in tree:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    driver.wait(timeout=30)
+    with _driver(_command(out, "--seeds", f"0-{len(SEEDS) - 1}")) as (driver, _):
+        _wait(out, 1)
+        tree = descendants(driver.pid)  # the driver and the Ray it started: the processes to kill
+        for pid in tree:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        driver.wait(timeout=30)
     assert "not running" in _status_lines(out)  # its status says running, but its driver is gone
     before = _trained(out)
     assert before and len(before) < len(SEEDS)
     for table in (out / "runs").glob("*/tables/*.csv"):  # what is at a final name is whole
         assert len(pd.read_csv(table)) > 0
 
-    # resume (the study's own seeds: --seeds left out), and ask it to stop once one more run is done
-    resumed = subprocess.Popen(_command(out), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
-    _wait(out, len(before) + 1)
-    request_stop(out)  # at once: a `cli.py study --stop` process starting on a busy machine let every run finish first
-    stop = subprocess.run([sys.executable, "cli.py", "study", "--stop", str(out)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)  # the command writes the same request again
-    assert stop.returncode == 0 and "stop requested" in stop.stdout
-    text, _ = resumed.communicate(timeout=600)
+    # resume (the study's own seeds: --seeds left out), and ask it to stop as soon as it says one more run is done
+    with _driver(_command(out)) as (resumed, lines):
+        _wait_for_line(lines, "✓ ")
+        # at once: status.json lags up to a second, in which a fast machine finished every run; a `cli.py study
+        # --stop` process starting on a busy machine let every run finish first
+        request_stop(out)
+        stop = subprocess.run([sys.executable, "cli.py", "study", "--stop", str(out)], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)  # the command writes the same request again
+        assert stop.returncode == 0 and "stop requested" in stop.stdout
+        resumed.wait(timeout=600)
+    text = "".join(lines)
     assert resumed.returncode == 0, text[-2000:]
     assert f"({len(before)} already done)" in text and "stop requested" in text
     middle = _trained(out)
@@ -88,8 +124,9 @@ def test_killed_then_stopped_then_resumed_with_nothing_trained_twice(tmp_path):
     assert len(middle) < len(SEEDS)  # one CPU, two tasks in flight: the stop left runs unstarted
     assert _status(out)["state"] == "stopped" and "stopped" in _status_lines(out)
 
-    final = subprocess.run(_command(out), cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert final.returncode == 0, final.stderr[-2000:]
+    with _driver(_command(out)) as (final, lines):
+        final.wait(timeout=600)
+    assert final.returncode == 0, "".join(lines)[-2000:]
     after = _trained(out)
     assert sorted(after) == [f"seed{s}" for s in SEEDS]
     assert all(after[name] == mtime for name, mtime in middle.items())
