@@ -10,6 +10,7 @@ as on any cluster. Only the processes this test started are stopped, by their pr
 Needs root for `unshare -m` and mount; where that is not possible the test says why it skips."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -119,13 +120,25 @@ def cluster(tmp_path_factory):
         c.stop()
 
 
-def _study(cluster: Cluster, out: Path, seeds: str, steps: int) -> subprocess.Popen:
+@contextlib.contextmanager
+def _study(cluster: Cluster, out: Path, seeds: str, steps: int):
+    """The study's driver on the cluster, ended with what it started when the block ends (also when the test fails)."""
     command = [sys.executable, "cli.py", "study", "--csv", str(SAMPLE_CSV), "--target", "load", "--features", "S",
                "--seeds", seeds, "--seq-len", "48", "--label-len", "24", "--pred-len", "12", "--d-model", "16",
                "--n-heads", "2", "--d-ff", "16", "--epochs", "1", "--max-steps", str(steps), "--analyses",
                "errors,sweep", "--max-windows", "64", "--address", cluster.address, "--out", str(out)]
-    return subprocess.Popen(command, cwd=ROOT, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    driver = subprocess.Popen(command, cwd=ROOT, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    try:
+        yield driver
+    finally:
+        if driver.poll() is None:
+            for pid in descendants(driver.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            driver.communicate(timeout=30)
 
 
 def _on_disk(out: Path) -> dict[str, dict]:
@@ -145,8 +158,8 @@ def test_every_run_comes_home_from_a_node_without_the_study_folder(cluster, tmp_
     node2 = cluster.add_blind_node(out)
     _node_ids(cluster)
     started = time.monotonic()
-    run = _study(cluster, out, "0-3", 40)
-    text, _ = run.communicate(timeout=600)
+    with _study(cluster, out, "0-3", 40) as run:
+        text, _ = run.communicate(timeout=600)
     assert run.returncode == 0, text[-3000:]
     runs = _on_disk(out)
     assert sorted(runs) == ["seed0", "seed1", "seed2", "seed3"], text[-2000:]
@@ -188,25 +201,25 @@ def test_a_node_removed_mid_study_has_its_runs_done_elsewhere(cluster, tmp_path)
     out = tmp_path / "study"
     node2 = cluster.add_blind_node(out)
     lost = _node_ids(cluster)["worker"]
-    run = _study(cluster, out, "0-3", 200)  # long enough to be seen training on node 2 (polled every 0.3 s)
-    deadline = time.monotonic() + 300
-    victim = None
-    while time.monotonic() < deadline and victim is None:
-        time.sleep(0.3)
-        try:
-            status = json.loads((out / "status.json").read_text())
-        except (OSError, ValueError):
-            continue
-        on_node2 = [r for r in status.get("runs", []) if r.get("state") == "training" and r.get("node") == lost]
-        if on_node2:
-            for pid in descendants(node2.pid):  # a crash: no graceful shutdown
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            victim = on_node2[0]["run"]
-    assert victim, "no run was seen training on node 2"
-    text, _ = run.communicate(timeout=900)
+    with _study(cluster, out, "0-3", 200) as run:  # long enough to be seen training on node 2 (polled every 0.3 s)
+        deadline = time.monotonic() + 300
+        victim = None
+        while time.monotonic() < deadline and victim is None:
+            time.sleep(0.3)
+            try:
+                status = json.loads((out / "status.json").read_text())
+            except (OSError, ValueError):
+                continue
+            on_node2 = [r for r in status.get("runs", []) if r.get("state") == "training" and r.get("node") == lost]
+            if on_node2:
+                for pid in descendants(node2.pid):  # a crash: no graceful shutdown
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                victim = on_node2[0]["run"]
+        assert victim, "no run was seen training on node 2"
+        text, _ = run.communicate(timeout=900)
     assert run.returncode == 0, text[-3000:]
     runs = _on_disk(out)
     assert sorted(runs) == ["seed0", "seed1", "seed2", "seed3"], text[-2000:]
