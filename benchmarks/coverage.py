@@ -30,9 +30,14 @@ Under the planted null, every head's p-value (from the same t statistic as its i
 Benjamini–Hochberg at q = 0.05 across the model's 16 heads: `false_heads_per_model_null` is the mean number of
 heads declared (all false), raw and adjusted.
 
-    python benchmarks/coverage.py                 # every setting, 400 replications each
+    python benchmarks/coverage.py                 # every setting, 400 replications each, one process per core
     python benchmarks/coverage.py --reps 200 --quick
     python benchmarks/coverage.py --before        # also the moving-block bootstrap (slower)
+    python benchmarks/coverage.py --jobs 1        # in this process alone
+
+Every setting draws from a random stream of its own (the seed and the setting's place in the list), so the figures
+are the same whatever --jobs is; the settings run in --jobs processes (default: the machine's cores), the top-u truths
+first, each once.
 
 Last lines: `min_coverage_95: X` (the lab's methods, every cell with intervals in at least MIN_SHOWN independent
 replications, whatever share of them that is), `cells_below_0.93_beyond_their_error: N` (cells whose coverage plus its binomial error is under
@@ -46,6 +51,8 @@ import math
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
 
 import numpy as np
 from scipy.signal import fftconvolve, lfilter
@@ -194,11 +201,12 @@ def filter_power(filters: np.ndarray, gamma: np.ndarray) -> np.ndarray:
 
 
 def window_setting(tally: Tally, false_heads: dict, kind: str, S: int, P: int, n: int, stride: int, reps: int,
-                   rng: np.random.Generator, chunk: int, before: bool) -> None:
+                   rng: np.random.Generator, chunk: int, before: bool, truths: dict | None = None) -> None:
     """One setting: `reps` replications in chunks of `chunk`, every chunk's replications the columns of one call of
     the lab's method (its intervals are per column). The moving-block bootstrap (`before`) draws one set of
     resampled blocks per chunk for all its columns: each column's interval is still that method's, only the
-    replications of a chunk share their resampling noise."""
+    replications of a chunk share their resampling noise. truths: the top-u truths by (kind, seq_len), computed
+    here where one is missing."""
     span_rows = S + P
     length = (n - 1) * stride + span_rows + 1
     origins = np.arange(n) * stride + S - 1
@@ -207,7 +215,9 @@ def window_setting(tally: Tally, false_heads: dict, kind: str, S: int, P: int, n
     gamma = autocovariance(kind, S)
     u = min(S, 5 * math.ceil(math.log(S)))
     topu_on = S * n <= 4096 * 336
-    truth_topu = topu_truth(S, 1.0, u, 99, kind) if topu_on else None
+    truth_topu = (truths or {}).get((kind, S)) if topu_on else None
+    if topu_on and truth_topu is None:
+        truth_topu = topu_truth(S, 1.0, u, 99, kind)
     setting = (kind, S, P, n, stride)
     for start in range(0, reps, chunk):
         r = min(chunk, reps - start)
@@ -292,6 +302,40 @@ def seeds_setting(tally: Tally, seeds: int, noise: float, reps: int, rng: np.ran
         tally.add((*key, "mbb"), lo, hi, truth)
 
 
+def settings_of(args) -> list[tuple]:
+    """Every setting of the run, the dearest first (a process pool then ends with the cheap ones): ("windows", kind, S,
+    P, n, stride) and ("seeds", seeds, noise)."""
+    shapes = [(S, P) for S, P in (SHAPES[:2] if args.quick else SHAPES) if not args.seq_lens or S in args.seq_lens]
+    counts = [n for n in ([256, 4096] if args.quick else WINDOWS) if not args.windows or n in args.windows]
+    windows = [("windows", kind, S, P, n, stride) for kind in args.processes for S, P in shapes for n in counts
+               for stride in (1, 8) if not (stride > 1 and n * stride > 8192)]
+    windows.sort(key=lambda w: -w[4] * w[5] * (w[2] + w[3]))
+    return windows + [("seeds", seeds, noise) for seeds in (3, 5, 8, 20) for noise in (0.5, 1.5)]
+
+
+def run_setting(setting: tuple, index: int, seed: int, reps: int, before: bool, truths: dict) -> tuple:
+    """One setting on its own random stream (seed, index) → (its cells, its false-head counts, seconds)."""
+    began = time.perf_counter()
+    rng = np.random.default_rng([seed, index])
+    tally, false_heads = Tally(), {}
+    if setting[0] == "windows":
+        _, kind, S, P, n, stride = setting
+        chunk = max(1, min(50, 2_000_000 // (n * P)))
+        window_setting(tally, false_heads, kind, S, P, n, stride, reps, rng, chunk, before, truths)
+    else:
+        seeds_setting(tally, setting[1], setting[2], reps, rng, before)  # cheap: as many as the windows
+    return tally.cells, false_heads, time.perf_counter() - began
+
+
+def _truth(kind: str, S: int) -> tuple:
+    return (kind, S), topu_truth(S, 1.0, min(S, 5 * math.ceil(math.log(S))), 99, kind)
+
+
+def _merge(into: dict, part: dict) -> None:
+    for key, values in part.items():
+        into[key] = [a + b for a, b in zip(into[key], values)] if key in into else list(values)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=400, help="replications per setting")
@@ -302,25 +346,36 @@ def main(argv=None) -> int:
     parser.add_argument("--windows", nargs="*", type=int, help="only these window counts (of 32, 256, 1024, 4096)")
     parser.add_argument("--before", action="store_true",
                         help="also the moving-block bootstrap the lab used before (the `mbb` rows; slower)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="processes the settings run in (default: the machine's cores)")
     args = parser.parse_args(argv)
-    rng = np.random.default_rng(args.seed)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     tally, false_heads = Tally(), {}
-    shapes = [(S, P) for S, P in (SHAPES[:2] if args.quick else SHAPES) if not args.seq_lens or S in args.seq_lens]
-    counts = [n for n in ([256, 4096] if args.quick else WINDOWS) if not args.windows or n in args.windows]
+    settings = settings_of(args)
+    needed = sorted({(w[1], w[2]) for w in settings if w[0] == "windows" and w[2] * w[4] <= 4096 * 336})
     began = time.perf_counter()
-    for kind in args.processes:
-        for S, P in shapes:
-            for n in counts:
-                for stride in (1, 8):
-                    if stride > 1 and n * stride > 8192:
-                        continue
-                    chunk = max(1, min(50, 2_000_000 // (n * P)))
-                    window_setting(tally, false_heads, kind, S, P, n, stride, args.reps, rng, chunk, args.before)
-                    print(f"# {kind} seq_len {S} pred_len {P} windows {n} stride {stride}: "
-                          f"{time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
-    for seeds in (3, 5, 8, 20):
-        for noise in (0.5, 1.5):
-            seeds_setting(tally, seeds, noise, args.reps, rng, args.before)  # cheap: as many as the windows
+
+    def report(setting: tuple, part: tuple) -> None:
+        cells, heads, seconds = part
+        _merge(tally.cells, cells)
+        _merge(false_heads, heads)
+        print(f"# {' '.join(map(str, setting[1:]))}: {seconds:.0f} s ({time.perf_counter() - began:.0f} s in all)",
+              file=sys.stderr, flush=True)
+
+    if args.jobs == 1:
+        truths = dict(_truth(kind, S) for kind, S in needed)
+        for index, setting in enumerate(settings):
+            report(setting, run_setting(setting, index, args.seed, args.reps, args.before, truths))
+    else:
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # one thread per process
+            os.environ.setdefault(name, "1")
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
+            truths = dict(pool.map(_truth, *zip(*needed))) if needed else {}
+            futures = {pool.submit(run_setting, setting, index, args.seed, args.reps, args.before, truths): setting
+                       for index, setting in enumerate(settings)}
+            for future in as_completed(futures):
+                report(futures[future], future.result())
     print("| statistic | process | seq_len | pred_len | windows | stride | method | shown | coverage | ± binomial "
           "| half-width |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -347,7 +402,7 @@ def main(argv=None) -> int:
     print("| process | seq_len | pred_len | windows | stride | models | false heads raw (p < 0.05) | after BH |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     null_rates = []
-    for (process, S, P, n, stride), (models, raw, adjusted) in false_heads.items():
+    for (process, S, P, n, stride), (models, raw, adjusted) in sorted(false_heads.items(), key=lambda kv: str(kv[0])):
         print(f"| {process} | {S} | {P} | {n} | {stride} | {models} | {raw / models:.3f} | {adjusted / models:.3f} |")
         null_rates.append(adjusted / models)
     print(f"min_coverage_95_strong_memory: {worst['stress']:.3f}  (outside the goal: a stress case)")

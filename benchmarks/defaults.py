@@ -13,7 +13,10 @@ Families (analysis.planted.synth, 10,080 rows, seq_len 96 / label 48 / pred 24, 
     multivariate     the driver family, every column forecast (features M)
 
 Recipes: `default` (ModelSize(), TrainSettings(): what `informer-lab train` uses), `batch16` (batch size 16: twice
-the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `epochs12` (12 epochs). Each run is
+the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `epochs12` (12 epochs), `dropout0`,
+`dropout10`, `dropout20` (dropout 0, 0.1, 0.2 instead of 0.05), `factor8` (u = 8·⌈ln L⌉ active queries instead of
+5·⌈ln L⌉; `factor8_dropout10` with dropout 0.1), `decoder_full` (full causal self-attention in the decoder),
+`epochs14` (14 epochs, patience 4: the schedule stretched over them). Each run is
 one process of one torch thread; `--processes` run side by side (2 on a 2-core machine). The model's MSE, the Bayes
 forecast's, seasonal naive's and the linear baseline's are means over the same evenly spread test windows (the
 self-test's `chosen_windows`), standardised, over every forecast column.
@@ -38,7 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 FAMILIES = ("seasonal_decoy", "driver", "spikes", "quarter_hour", "multivariate")
 RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
-           "revin_batch16": ({"revin": True}, {"batch_size": 16}), "epochs12": ({}, {"epochs": 12})}
+           "revin_batch16": ({"revin": True}, {"batch_size": 16}), "epochs12": ({}, {"epochs": 12}),
+           # regularisation, the share of active queries, the decoder's attention and a longer run, each alone
+           "dropout0": ({"dropout": 0.0}, {}), "dropout10": ({"dropout": 0.1}, {}), "dropout20": ({"dropout": 0.2}, {}),
+           "factor8": ({"factor": 8}, {}), "factor8_dropout10": ({"factor": 8, "dropout": 0.1}, {}),
+           "decoder_full": ({"decoder_attention": "full"}, {}), "epochs14": ({}, {"epochs": 14, "patience": 4})}
 
 
 def family_spec(family: str, seed: int):
