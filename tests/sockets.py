@@ -1,11 +1,13 @@
 """Which TCP sockets a process tree listens on, read from Linux's /proc (no extra dependency).
 
     listening(pid) -> [(address, port, pid, name)]   address as text: '127.0.0.1', '::', '::ffff:127.0.0.1', …
+    kill_tree(pid)                                    SIGKILL to pid and every process below it, read first
 """
 from __future__ import annotations
 
 import ipaddress
 import os
+import signal
 import socket
 import struct
 from pathlib import Path
@@ -31,6 +33,15 @@ def descendants(pid: int) -> set[int]:
                 tree.add(child)
                 frontier.append(child)
     return tree
+
+
+def kill_tree(pid: int) -> None:
+    """A crash of pid's whole tree: every process below it (read before any is killed) and pid, SIGKILL, no goodbye."""
+    for proc in descendants(pid):
+        try:
+            os.kill(proc, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _address(hex_ip: str, family: int) -> str:

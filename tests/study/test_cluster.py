@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SAMPLE_CSV
-from tests.sockets import descendants
+from tests.sockets import descendants, kill_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
@@ -87,7 +87,7 @@ class Cluster:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             pass
-        for pid in tree:
+        for pid in tree:  # the tree as it was: what SIGTERM left of it may hang from init now
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -133,11 +133,7 @@ def _study(cluster: Cluster, out: Path, seeds: str, steps: int):
         yield driver
     finally:
         if driver.poll() is None:
-            for pid in descendants(driver.pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            kill_tree(driver.pid)
             driver.communicate(timeout=30)
 
 
@@ -212,11 +208,7 @@ def test_a_node_removed_mid_study_has_its_runs_done_elsewhere(cluster, tmp_path)
                 continue
             on_node2 = [r for r in status.get("runs", []) if r.get("state") == "training" and r.get("node") == lost]
             if on_node2:
-                for pid in descendants(node2.pid):  # a crash: no graceful shutdown
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                kill_tree(node2.pid)  # a crash: no graceful shutdown
                 victim = on_node2[0]["run"]
         assert victim, "no run was seen training on node 2"
         text, _ = run.communicate(timeout=900)

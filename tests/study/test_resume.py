@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -18,7 +16,7 @@ import pandas as pd
 from informer_lab.study.folder import request_stop
 
 from tests.conftest import SAMPLE_CSV
-from tests.sockets import descendants
+from tests.sockets import kill_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 # Six: at most two done before the kill; after the stop the driver finishes the run it saw end, the one it submitted in
@@ -63,11 +61,7 @@ def _driver(command: list[str]):
         yield process, lines
     finally:
         if process.poll() is None:
-            for pid in descendants(process.pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            kill_tree(process.pid)
             process.wait(timeout=30)
         reader.join(timeout=30)
 
@@ -88,12 +82,7 @@ def test_killed_then_stopped_then_resumed_with_nothing_trained_twice(tmp_path):
     out = tmp_path / "study"
     with _driver(_command(out, "--seeds", f"0-{len(SEEDS) - 1}")) as (driver, lines):
         _wait_for_line(lines, "✓ ")  # killed as soon as it says a run is done: one run done, or two
-        tree = descendants(driver.pid)  # the driver and the Ray it started: the processes to kill
-        for pid in tree:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill_tree(driver.pid)  # the driver and the Ray it started
         driver.wait(timeout=30)
     assert "not running" in _status_lines(out)  # its status says running, but its driver is gone
     before = _trained(out)
