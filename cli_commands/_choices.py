@@ -27,6 +27,8 @@ FEATURE_SITE = "encoder.out"  # analysis.features.sites.DEFAULT_SITE (tests/cli/
 
 # TrainSettings' defaults (analysis.learning.training.TrainSettings), shown by --help
 TRAIN_DEFAULTS = {"epochs": 6, "batch_size": 16, "learning_rate": 3e-3, "schedule": "cosine", "patience": 3}
+# ModelSize's defaults (analysis.learning.settings.ModelSize), shown by --help
+SIZE_DEFAULTS = {"d_model": 64, "n_heads": 4, "d_ff": 128, "d_layers": 1, "factor": 8, "dropout": 0.05}
 
 # The model's size limits a checkpoint may hold (analysis.checkpoints.checks: INT_RANGES, MAX_REPLICAS,
 # MAX_REPLICA_LAYERS): train, study and import refuse a size beyond them while they parse their arguments

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from informer_lab.home import resolve_run
 
-from ._choices import ATTENTION_KINDS, FILLS, MAX_REPLICA_LAYERS, MAX_REPLICAS, SCHEDULES, SIZE_RANGES, TRAIN_DEFAULTS
+from ._choices import (ATTENTION_KINDS, FILLS, MAX_REPLICA_LAYERS, MAX_REPLICAS, SCHEDULES, SIZE_DEFAULTS, SIZE_RANGES,
+                       TRAIN_DEFAULTS)
 from ._types import (COUNT_MAX, LIST_MAX, bounded_text, choice_list, int_in, int_list, non_negative_int, number_in, number_list,  # noqa: F401
                      positive_int, seed_int, seeds, shown, text, threads_int)  # the commands import their types from here
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
@@ -141,15 +142,15 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
     p.add_argument("--paper-recipe", action=PaperRecipe,
                    help="the paper's optimisation: Adam at 1e-4 halved after every epoch, batches of 32 (sets "
                         "--learning-rate, --schedule and --batch-size; any of them given after it wins)")
-    p.add_argument("--d-model", type=size["d_model"], default=64)
-    p.add_argument("--n-heads", type=size["n_heads"], default=4)
-    p.add_argument("--d-ff", type=size["d_ff"], default=128)
+    p.add_argument("--d-model", type=size["d_model"], default=SIZE_DEFAULTS["d_model"])
+    p.add_argument("--n-heads", type=size["n_heads"], default=SIZE_DEFAULTS["n_heads"])
+    p.add_argument("--d-ff", type=size["d_ff"], default=SIZE_DEFAULTS["d_ff"])
     p.add_argument("--e-layers", type=ENCODER_LAYERS, default="2",
                    help=f"layers per encoder replica, e.g. 2 or 3,2,1 (a stack; at most {MAX_REPLICAS} replicas of "
                         f"{MAX_REPLICA_LAYERS} layers)")
-    p.add_argument("--d-layers", type=size["d_layers"], default=1)
-    p.add_argument("--factor", type=size["factor"], default=5)
-    p.add_argument("--dropout", type=number_in(0, 1, high_open=True), default=0.05)
+    p.add_argument("--d-layers", type=size["d_layers"], default=SIZE_DEFAULTS["d_layers"])
+    p.add_argument("--factor", type=size["factor"], default=SIZE_DEFAULTS["factor"])
+    p.add_argument("--dropout", type=number_in(0, 1, high_open=True), default=SIZE_DEFAULTS["dropout"])
     p.add_argument("--attention", choices=ATTENTION_KINDS, default="prob", metavar="KIND",
                    help=f"encoder and decoder self-attention: {', '.join(ATTENTION_KINDS)} (cross-attention stays "
                         f"full unless --cross-attention)")

@@ -148,6 +148,10 @@ def test_the_parsers_choices_are_the_ones_the_lab_defines():
     assert c.SYNTH_LIMITS == {"rows": synth.MAX_ROWS, "irrelevant": synth.MAX_IRRELEVANT, "decoys": synth.MAX_DECOYS}
     defaults = TrainSettings()
     assert c.TRAIN_DEFAULTS == {k: getattr(defaults, k) for k in c.TRAIN_DEFAULTS}
+    from informer_lab.analysis.learning.settings import ModelSize
+
+    size = ModelSize()
+    assert c.SIZE_DEFAULTS == {k: getattr(size, k) for k in c.SIZE_DEFAULTS}
 
 
 def test_an_error_line_is_at_most_300_characters_and_a_full_disk_names_the_cause(capsys, monkeypatch):

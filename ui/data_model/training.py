@@ -22,6 +22,7 @@ from informer_lab.ui.jobs import TrainJob, check_training_inputs
 
 LEARNING_RATES = [1e-2, 3e-3, 2e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5]
 DEFAULTS = TrainSettings()
+SIZE = ModelSize()  # the model's default size, as `informer-lab train` takes it
 SCHEDULES = {"cosine": "warm-up, hold, cosine decay", "paper": "halved every epoch (the paper's)",
              "constant": "constant"}
 MINUTES = 3.0  # the form's time budget: a run ends within it, its schedule decaying in time
@@ -201,14 +202,17 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
         label_len = c[1].number_input("label_len (decoder start)", 1, 4096, 48, key="train_label",
                                       persist_state="session")
         pred_len = c[2].number_input("pred_len (horizon)", 1, 2048, 24, key="train_pred", persist_state="session")
-        factor = c[3].number_input("factor c (u = c·⌈ln L⌉)", 1, 50, 5, key="train_factor", persist_state="session")
+        factor = c[3].number_input("factor c (u = c·⌈ln L⌉)", 1, 50, SIZE.factor, key="train_factor",
+                                   persist_state="session",
+                                   help=f"{SIZE.factor} by default (the paper's is 5): more active queries learned "
+                                        "planted structure closer to its best possible error")
         c = st.columns(5)
-        d_model = c[0].number_input("d_model", 4, 2048, 64, step=4, key="train_d_model", persist_state="session")
-        n_heads = c[1].number_input("heads", 1, 64, 4, key="train_heads", persist_state="session")
+        d_model = c[0].number_input("d_model", 4, 2048, SIZE.d_model, step=4, key="train_d_model", persist_state="session")
+        n_heads = c[1].number_input("heads", 1, 64, SIZE.n_heads, key="train_heads", persist_state="session")
         e_layers = c[2].text_input("encoder layers", "2", key="train_e_layers", persist_state="session",
                                    help="2 = one encoder of 2 layers; 3,2,1 = the InformerStack pyramid")
-        d_layers = c[3].number_input("decoder layers", 1, 8, 1, key="train_d_layers", persist_state="session")
-        d_ff = c[4].number_input("d_ff", 4, 8192, 128, step=4, key="train_d_ff", persist_state="session")
+        d_layers = c[3].number_input("decoder layers", 1, 8, SIZE.d_layers, key="train_d_layers", persist_state="session")
+        d_ff = c[4].number_input("d_ff", 4, 8192, SIZE.d_ff, step=4, key="train_d_ff", persist_state="session")
         c = st.columns([1, 1.3, 1, 1, 1.6, 1.1, 1])
         epochs = c[0].number_input("epochs", 1, 100, DEFAULTS.epochs, key="train_epochs", persist_state="session")
         max_steps = c[1].number_input("max steps per epoch (0: all)", 0, 100000, 0, key="train_max_steps",
