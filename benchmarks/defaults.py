@@ -44,7 +44,8 @@ RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
            "revin_batch16": ({"revin": True}, {"batch_size": 16}), "epochs12": ({}, {"epochs": 12}),
            # regularisation, the share of active queries, the decoder's attention and a longer run, each alone
            "dropout0": ({"dropout": 0.0}, {}), "dropout10": ({"dropout": 0.1}, {}), "dropout20": ({"dropout": 0.2}, {}),
-           "factor8": ({"factor": 8}, {}), "factor8_dropout10": ({"factor": 8, "dropout": 0.1}, {}),
+           "factor5": ({"factor": 5}, {}), "factor8": ({"factor": 8}, {}),
+           "factor8_dropout10": ({"factor": 8, "dropout": 0.1}, {}),
            "decoder_full": ({"decoder_attention": "full"}, {}), "epochs14": ({}, {"epochs": 14, "patience": 4})}
 
 
