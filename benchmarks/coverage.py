@@ -121,7 +121,6 @@ def horizon_errors(kind: str, eps: np.ndarray, origins: np.ndarray, P: int) -> t
     return total / P, square / P, float(np.mean(np.cumsum(psi ** 2)))
 
 
-@functools.lru_cache(maxsize=None)
 def topu_count(S: int) -> int:
     """u of the top-u figure: the paper's 5·⌈ln S⌉ active queries (its coverage, not the lab's default factor, is
     what is measured)."""
@@ -133,6 +132,7 @@ def measures_topu(S: int, n: int) -> bool:
     return S * n <= 4096 * 336
 
 
+@functools.lru_cache(maxsize=None)
 def topu_truth(S: int, noise: float, u: int, seed: int, kind: str) -> float:
     """E[overlap] by simulation: 100 independent series of 40,000 rows, every (S // 8)-th window of each (windows
     closer than that share almost all their rows and add little). Its Monte-Carlo error, the spread of the 100

@@ -46,7 +46,8 @@ RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
            "dropout0": ({"dropout": 0.0}, {}), "dropout10": ({"dropout": 0.1}, {}), "dropout20": ({"dropout": 0.2}, {}),
            "factor5": ({"factor": 5}, {}), "factor8": ({"factor": 8}, {}),
            "factor8_dropout10": ({"factor": 8, "dropout": 0.1}, {}),
-           "width32": ({"d_model": 32, "d_ff": 64}, {}), "decoder_full": ({"decoder_attention": "full"}, {}), "epochs14": ({}, {"epochs": 14, "patience": 4})}
+           "width32": ({"d_model": 32, "d_ff": 64}, {}), "decoder_full": ({"decoder_attention": "full"}, {}),
+           "epochs14": ({}, {"epochs": 14, "patience": 4})}
 
 
 def family_spec(family: str, seed: int):
