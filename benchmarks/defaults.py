@@ -11,6 +11,8 @@ Families (analysis.planted.synth, 10,080 rows, seq_len 96 / label 48 / pred 24, 
     spikes           seasonal_decoy with 20 spikes of ±8σ in the innovation
     quarter_hour     15-minute y_t = 0.9·y_{t−96} + e_t (one day back), one irrelevant column and one decoy
     multivariate     the driver family, every column forecast (features M)
+    random_walk      seasonal_decoy with one more input column, a random walk (unit steps) the target never reads:
+                     its standardised level leaves the training range on the test split
 
 Recipes: `default` (ModelSize(), TrainSettings(): what `informer-lab train` uses), `batch16` (batch size 16: twice
 the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `epochs12` (12 epochs), `dropout0`,
@@ -35,11 +37,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-FAMILIES = ("seasonal_decoy", "driver", "spikes", "quarter_hour", "multivariate")
+FAMILIES = ("seasonal_decoy", "driver", "spikes", "quarter_hour", "multivariate", "random_walk")
+WALK = "walk"  # the random_walk family's extra column
 RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
            "revin_batch16": ({"revin": True}, {"batch_size": 16}), "epochs12": ({}, {"epochs": 12}),
            # regularisation, the share of active queries, the decoder's attention and a longer run, each alone
@@ -47,7 +51,18 @@ RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
            "factor5": ({"factor": 5}, {}), "factor8": ({"factor": 8}, {}),
            "factor8_dropout10": ({"factor": 8, "dropout": 0.1}, {}),
            "width32": ({"d_model": 32, "d_ff": 64}, {}), "decoder_full": ({"decoder_attention": "full"}, {}),
-           "epochs14": ({}, {"epochs": 14, "patience": 4})}
+           "epochs14": ({}, {"epochs": 14, "patience": 4}),
+           # the paper's conv embedding at the lab's other defaults (the default before "auto" chose the lags one)
+           "conv": ({"embedding": "conv"}, {}),
+           # the lags embedding on the family's own features (MS or M: every column's lags in, the target out)
+           "lags": ({"embedding": "lags"}, {})}
+# The lags embedding (model/lags.py) on the target alone (features S: it needs enc_in = c_out): each step embedded
+# from its own value and the value one day back, so the decoder's forecast steps read y[t − 24] directly. Only for
+# the hourly families whose target reads nothing but itself (its lags must be ≥ pred_len and < seq_len).
+LAG_RECIPES = {"lags_S": {"embedding": "lags", "lags": (0, 24), "instance_scaling": "none"},
+               "lags_S_std": {"embedding": "lags", "lags": (0, 24), "instance_scaling": "std"}}
+LAG_FAMILIES = ("seasonal_decoy", "spikes", "random_walk")
+RECIPES.update({name: ({}, {}) for name in LAG_RECIPES})
 
 
 def family_spec(family: str, seed: int):
@@ -57,7 +72,7 @@ def family_spec(family: str, seed: int):
         return SynthSpec(kind="driver", rows=10_080, seed=seed, irrelevant=3), ("M" if family == "multivariate" else "MS")
     if family == "quarter_hour":
         return SynthSpec(kind="seasonal_ar", rows=10_080, freq="15min", lags=(96,), seed=seed, decoys=1), "MS"
-    kind = "spikes" if family == "spikes" else "seasonal_ar"
+    kind = "spikes" if family == "spikes" else "seasonal_ar"  # seasonal_decoy, spikes, random_walk
     return SynthSpec(kind=kind, rows=10_080, seed=seed, decoys=1), "MS"
 
 
@@ -76,10 +91,17 @@ def one_run(recipe: str, family: str, seed: int, threads: int = 1) -> dict:
     size, training = RECIPES[recipe]
     spec, features = family_spec(family, seed)
     table, answer = generate(spec)
+    if family == "random_walk":  # y never reads it, so the answer (and its Bayes MSE) is the same
+        walk = np.random.default_rng([seed, 1]).standard_normal(len(table)).cumsum()
+        table.insert(table.columns.get_loc(answer.target), WALK, walk)
     frame = load_csv(table.to_csv(index=False).encode("utf-8"))
-    data = DataSpec(answer.target, features, 96, 48, 24)
+    overrides = LAG_RECIPES.get(recipe)
+    if overrides is not None and family not in LAG_FAMILIES:
+        raise ValueError(f"recipe {recipe} runs on the families {', '.join(LAG_FAMILIES)} only")
+    data = DataSpec(answer.target, "S" if overrides else features, 96, 48, 24)
     started = time.perf_counter()
-    checkpoint, result = train_on_frame(frame, data, ModelSize(**size), TrainSettings(seed=seed, **training))
+    checkpoint, result = train_on_frame(frame, data, ModelSize(**size), TrainSettings(seed=seed, **training),
+                                        config_overrides=overrides)
     seconds = time.perf_counter() - started
     prepared = prepare(frame, data)
     model = checkpoint.model.eval()
@@ -116,7 +138,8 @@ def main() -> None:
     p.add_argument("--csv", type=Path, default=None, help="also write every run here")
     p.add_argument("--time-2-threads", action="store_true")
     args = p.parse_args()
-    jobs = [(r, f, s) for s in args.seeds for f in args.families for r in args.recipes]
+    jobs = [(r, f, s) for s in args.seeds for f in args.families for r in args.recipes
+            if r not in LAG_RECIPES or f in LAG_FAMILIES]
     rows = []
     with ProcessPoolExecutor(max_workers=args.processes) as pool:
         futures = [pool.submit(one_run, *job) for job in jobs]

@@ -9,6 +9,7 @@ from __future__ import annotations
 ATTENTION_KINDS = ("prob", "full", "logsparse", "strided", "fixed", "window", "block", "compressed", "lsh",
                    "adaptive")  # model.config.ATTENTION_KINDS
 SCHEDULES = ("cosine", "paper", "constant")  # analysis.learning.schedules.SCHEDULES
+EMBEDDINGS = ("auto", "conv", "lags")  # analysis.learning.embedding.EMBEDDINGS
 FILLS = ("none", "interpolate", "ffill")  # analysis.data.FILLS
 BASELINES = ("zeros", "window_mean")  # analysis.instruments.attribution.BASELINES
 EDIT_KINDS = ("none", "spike", "shift", "scale", "trend", "zero", "shuffle", "paste")  # …window_edits.EDIT_KINDS
@@ -37,6 +38,6 @@ SIZE_RANGES = {"seq_len": (1, 100_000), "label_len": (0, 100_000), "pred_len": (
 MAX_REPLICAS, MAX_REPLICA_LAYERS = 8, 16
 STUDY_MAX_RUNS = 2000  # study.plan.MAX_RUNS
 GRID_KEYS = ("attention", "factor", "d_model", "n_heads", "d_ff", "e_layers", "d_layers", "dropout", "seq_len",
-             "label_len", "pred_len", "features", "learning_rate", "batch_size", "epochs", "revin")  # study.plan
+             "label_len", "pred_len", "features", "learning_rate", "batch_size", "epochs", "revin", "embedding")  # study.plan
 SYNTH_LIMITS = {"rows": 2_000_000, "irrelevant": 64, "decoys": 8}  # analysis.planted.synth: MAX_ROWS, MAX_IRRELEVANT,
 # MAX_DECOYS

@@ -165,9 +165,9 @@ class InformerConfig:
         if self.embedding == "lags":
             if not self.lags or min(self.lags) < 0 or max(self.lags) >= self.seq_len:
                 problems.append(f"embedding='lags' needs lags in [0, seq_len={self.seq_len}), got {list(self.lags)}")
-            if not self.enc_in == self.dec_in == self.c_out:
-                problems.append(f"embedding='lags' needs enc_in = dec_in = c_out, got {self.enc_in}, {self.dec_in}, "
-                                f"{self.c_out}")
+            if self.dec_in != self.enc_in or self.c_out > self.enc_in:
+                problems.append(f"embedding='lags' needs dec_in = enc_in and c_out ≤ enc_in (the targets are the last "
+                                f"inputs), got enc_in {self.enc_in}, dec_in {self.dec_in}, c_out {self.c_out}")
             if len(self.e_layers) > 1:
                 problems.append("embedding='lags' has one encoder replica")
         elif self.lags:

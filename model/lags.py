@@ -1,5 +1,8 @@
 """The "lags" input embedding and per-window scaling: how Hugging Face transformers' Informer reads its inputs.
 
+Where the lab differs from HF: HF forecasts every input column; here the c_out targets may be fewer than the inputs
+(features MS), the targets being the window's last columns, as with RevIN.
+
 Chosen by `InformerConfig(embedding="lags", lags=..., instance_scaling=...)`; the paper's embedding
 (`embedding.DataEmbedding`) stays the default. With it, the window x_enc [B, seq_len, C] holds
 m = max(lags) steps of history and then the encoder's seq_len − m positions (HF's `context_length`); the decoder
@@ -85,11 +88,11 @@ class LagEmbedding(nn.Module):
 
 
 def rescale_forecast(forecast: torch.Tensor, x_enc: torch.Tensor, history: int, scaling: str) -> torch.Tensor:
-    """Map the model's scaled forecast back: loc + scale·y per window. forecast: [n·B, pred_len, C] (n variants,
-    variant-major), x_enc: [B, seq_len, C]."""
+    """Map the model's scaled forecast back: loc + scale·y per window. forecast: [n·B, pred_len, c_out] (n variants,
+    variant-major), x_enc: [B, seq_len, C], the c_out targets its last columns."""
     if scaling == "none":
         return forecast
-    loc, scale = instance_scale(x_enc[:, history:], scaling)
+    loc, scale = instance_scale(x_enc[:, history:, x_enc.shape[2] - forecast.shape[2]:], scaling)
     n = forecast.shape[0] // x_enc.shape[0]
     if n != 1:
         loc, scale = loc.repeat(n, 1, 1), scale.repeat(n, 1, 1)

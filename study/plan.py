@@ -19,6 +19,7 @@ from informer_lab.analysis.data import DataSpec, ReadOptions
 from informer_lab.analysis import jsonfile
 from informer_lab.analysis.errors import ConfigError
 from informer_lab.analysis.seeds import format_seeds, parse_seeds as _parse_seeds  # noqa: F401 (format_seeds: the UI's)
+from informer_lab.analysis.learning.embedding import EMBEDDINGS
 from informer_lab.analysis.learning.settings import ModelSize, TrainSettings
 
 ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition", "features")
@@ -41,11 +42,20 @@ def _shown(value) -> str:
     """A grid value in a run's name: on / off for a switch."""
     return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
+
+def _size(stored: dict) -> dict:
+    """ModelSize's fields of a stored plan; a plan written before the model's size named its embedding trained the
+    conv one, and its runs still do."""
+    size = {"embedding": "conv", **stored}
+    size["e_layers"] = tuple(size["e_layers"])
+    return size
+
+
 GRID_KEYS = {"attention": ("size", str), "factor": ("size", int), "d_model": ("size", int), "n_heads": ("size", int),
              "d_ff": ("size", int), "e_layers": ("size", str), "d_layers": ("size", int), "dropout": ("size", float),
              "seq_len": ("spec", int), "label_len": ("spec", int), "pred_len": ("spec", int),
              "features": ("spec", str), "learning_rate": ("train", float), "batch_size": ("train", int),
-             "epochs": ("train", int), "revin": ("size", on_off)}
+             "epochs": ("train", int), "revin": ("size", on_off), "embedding": ("size", str)}
 MAX_RUNS = 2000  # status.json, the run table and the Studies screen are measured at 200 runs
 
 
@@ -73,6 +83,8 @@ def parse_grid(items: list[str] | tuple[str, ...]) -> dict[str, tuple]:
             raise ConfigError(f"--grid {key} has no values")
         if key == "attention":
             _attention_kinds(parsed)
+        if key == "embedding" and not set(parsed) <= set(EMBEDDINGS):
+            raise ConfigError(f"--grid embedding takes {', '.join(EMBEDDINGS)}, got {values!r}")
         grid[key] = parsed
     return grid
 
@@ -105,8 +117,7 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, data: dict) -> "RunSpec":
-        size = dict(data["size"])
-        size["e_layers"] = tuple(size["e_layers"])
+        size = _size(data["size"])
         return cls(data["name"], int(data["seed"]), dict(data["setting"]), DataSpec(**data["spec"]),
                    ModelSize(**size), TrainSettings(**data["train"]))
 
@@ -162,8 +173,7 @@ class StudyPlan:
 
     @classmethod
     def from_dict(cls, data: dict) -> "StudyPlan":
-        size = dict(data["size"])
-        size["e_layers"] = tuple(size["e_layers"])
+        size = _size(data["size"])
         return cls(data["csv"], data["fingerprint"], ReadOptions(**data["options"]), DataSpec(**data["spec"]),
                    ModelSize(**size), TrainSettings(**data["train"]), tuple(data["seeds"]),
                    {k: tuple(v) for k, v in data["grid"].items()}, tuple(data["analyses"]), int(data["max_windows"]),

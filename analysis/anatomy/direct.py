@@ -66,7 +66,7 @@ def rescale_factor(model: Informer, batch: Batch, statistics) -> torch.Tensor:
         std = statistics[1][..., -c:]
         return std / (model.revin.weight[-c:] + model.revin.eps ** 2)
     if model.config.instance_scaling != "none":  # model/lags.py rescale_forecast: loc + scale·y
-        _, scale = instance_scale(batch.x_enc[:, model.config.history_len:], model.config.instance_scaling)
+        _, scale = instance_scale(batch.x_enc[:, model.config.history_len:, -c:], model.config.instance_scaling)
         return scale
     return batch.x_enc.new_ones(batch.x_enc.shape[0], 1, c)
 

@@ -27,6 +27,9 @@ class ModelSize:
     cross_attention: str = "full"
     attention_options: dict = field(default_factory=dict)  # by site type: the kinds' parameters (model/attention)
     revin: bool = False  # reversible instance normalisation (model/revin.py): for series whose level trends
+    # "conv": the paper's; "lags": each step with its value one season back; "auto": lags where the data's season
+    # fits, else conv (analysis/learning/embedding.py, with what each learned on planted series)
+    embedding: str = "conv"
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)

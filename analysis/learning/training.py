@@ -23,6 +23,7 @@ import torch
 from informer_lab.model import HeadMask, Informer, InformerConfig, autocast_context, key_generator, pick_device
 
 from informer_lab.analysis.data import PreparedData
+from informer_lab.analysis.learning.embedding import embedding_fields
 from informer_lab.analysis.learning.settings import TrainSettings
 from informer_lab.analysis.learning.schedules import RangeTest, choose_rate, learning_rate_at, range_rates
 from informer_lab.analysis.learning.windows import WindowDataset, split_batches
@@ -121,8 +122,14 @@ def seed_everything(seed: int) -> None:
 
 
 def config_for(prepared: PreparedData, **model_settings) -> InformerConfig:
-    """An InformerConfig whose input/output sizes and lengths match the prepared data."""
+    """An InformerConfig whose input/output sizes and lengths match the prepared data. embedding="auto" or "lags"
+    (ModelSize's) becomes the config's embedding fields for the data's step (analysis.learning.embedding)."""
     s = prepared.spec
+    if model_settings.get("embedding") == "auto" or (model_settings.get("embedding") == "lags"
+                                                     and not model_settings.get("lags")):
+        model_settings.update(embedding_fields(model_settings["embedding"], prepared.freq, s.seq_len, s.pred_len,
+                                               revin=bool(model_settings.get("revin")),
+                                               replicas=len(model_settings.get("e_layers", (2,)))))
     return InformerConfig(enc_in=prepared.enc_in, dec_in=prepared.dec_in, c_out=prepared.c_out, seq_len=s.seq_len,
                           label_len=s.label_len, pred_len=s.pred_len, n_marks=prepared.n_marks, **model_settings)
 

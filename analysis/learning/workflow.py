@@ -93,7 +93,7 @@ def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings
     the linear baseline (analysis.compare.verdict) is kept in its metrics as `baselines`, so that a list of runs
     says which beat them without reading any data again."""
     prepared = prepare(frame, spec)
-    config: InformerConfig = config_for(prepared, **size.as_dict(), **(config_overrides or {}))
+    config: InformerConfig = config_for(prepared, **{**size.as_dict(), **(config_overrides or {})})
     result = train(prepared, config, settings, progress=progress, should_stop=should_stop)
     schema = DataSchema.of(prepared, frame.datetime_column)
     metrics = {"test": result.test.as_dict(), "history": [h.__dict__ for h in result.history],

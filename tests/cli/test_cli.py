@@ -138,6 +138,9 @@ def test_the_parsers_choices_are_the_ones_the_lab_defines():
     assert c.ANALYSES == ANALYSES and c.FAITHFULNESS_WINDOWS == FAITHFULNESS and c.VARIANT_KINDS == KINDS
     assert c.VARIANT_WINDOWS == MAX_WINDOWS and c.COST_LENGTHS == LENGTHS and c.SYNTH_KINDS == SYNTH
     assert c.DISTIL_FORMS == FORMS and c.BENCH_KINDS == ALL_KINDS
+    from informer_lab.analysis.learning.embedding import EMBEDDINGS
+
+    assert c.EMBEDDINGS == EMBEDDINGS
     from informer_lab.analysis.checkpoints import checks
     from informer_lab.analysis.planted import synth
     from informer_lab.study import plan
@@ -182,7 +185,12 @@ def test_the_papers_recipe_is_one_option_and_a_later_option_wins():
     base = ["train", "--csv", "x.csv", "--target", "load"]
     lab = training_choices(parser.parse_args(base))[2]
     assert (lab.batch_size, lab.learning_rate, lab.schedule) == (16, 3e-3, "cosine")  # the lab's defaults
-    paper = training_choices(parser.parse_args(base + ["--paper-recipe"]))[2]
+    size = training_choices(parser.parse_args(base))[1]
+    assert (size.factor, size.embedding) == (8, "conv")
+    lags = training_choices(parser.parse_args(base + ["--embedding", "lags"]))[1]
+    assert lags.embedding == "lags"
+    paper_size, paper = training_choices(parser.parse_args(base + ["--paper-recipe"]))[1:]
     assert (paper.batch_size, paper.learning_rate, paper.schedule) == (32, 1e-4, "paper")
+    assert (paper_size.factor, paper_size.embedding) == (5, "conv")
     later = training_choices(parser.parse_args(base + ["--paper-recipe", "--batch-size", "64"]))[2]
     assert (later.batch_size, later.learning_rate) == (64, 1e-4)

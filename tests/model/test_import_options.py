@@ -37,7 +37,8 @@ def test_one_shared_sample_does_not_repeat_the_block():
     (dict(embedding="lags", lags=()), "lags in"),
     (dict(lags=(1,)), "read only by embedding='lags'"),
     (dict(instance_scaling="mean"), "needs embedding='lags'"),
-    (dict(embedding="lags", lags=(1,), c_out=1), "enc_in = dec_in = c_out"),
+    (dict(embedding="lags", lags=(1,), c_out=3), "c_out ≤ enc_in"),
+    (dict(embedding="lags", lags=(1,), dec_in=1, c_out=1), "dec_in = enc_in"),
     (dict(distil_padding=3), "distil_padding"),
     (dict(mix_sites="encoder"), "mix_sites"),
 ])
@@ -77,3 +78,23 @@ def test_instance_scales_and_the_sinusoid():
     table = hf_sinusoid_table(3, 4)  # columns: sin(t), sin(t/100), cos(t), cos(t/100)
     assert torch.allclose(table[2], torch.tensor([torch.sin(torch.tensor(2.0)), torch.sin(torch.tensor(0.02)),
                                                   torch.cos(torch.tensor(2.0)), torch.cos(torch.tensor(0.02))]))
+
+
+def test_a_lags_model_with_fewer_targets_than_inputs_maps_back_by_the_targets_own_scale():
+    """Features MS: the target is the window's last column; the forecast is rescaled by that column's loc and
+    scale, not the first's."""
+    c = tiny(embedding="lags", lags=(0, 4), instance_scaling="std", c_out=1)
+    torch.manual_seed(0)
+    model = Informer(c).eval()
+    g = torch.Generator().manual_seed(1)
+    x_enc = torch.randn(3, 24, 2, generator=g) * torch.tensor([1.0, 7.0]) + torch.tensor([-3.0, 5.0])
+    x_dec, marks = torch.randn(3, 14, 2, generator=g), (torch.randn(3, 24, 3, generator=g),
+                                                          torch.randn(3, 14, 3, generator=g))
+    with torch.no_grad():
+        model.projection.weight.zero_()
+        model.projection.bias.fill_(1.0)
+        target = x_enc[:, 4:, 1:]
+        loc, scale = target.mean(1, keepdim=True), (target.var(1, unbiased=False, keepdim=True) + 1e-5).sqrt()
+        forecast = model(Batch(x_enc, marks[0], x_dec, marks[1]))
+    assert forecast.shape == (3, 6, 1)
+    assert torch.allclose(forecast, (loc + scale).expand(3, 6, 1))

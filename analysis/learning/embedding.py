@@ -1,0 +1,75 @@
+"""Which input embedding a model gets: the paper's, or the lags embedding with the data's season.
+
+`ModelSize.embedding`:
+
+    "conv"  the paper's DataEmbedding (a Conv1d over the window's values, the sinusoid, a Linear of the time features);
+            the decoder reads label_len known rows, then pred_len zeros.
+    "lags"  model/lags.py: each step embedded from its own value and the value one season back (the smallest multiple
+            of the frequency's season that is ≥ pred_len, so the decoder's forecast steps read a value the window
+            holds, never a zero placeholder); the first `lag` rows of the window only feed lags.
+    "auto"  "lags" where the data has a season that fits (`seasonal_lag`), else "conv".
+
+Each window is standardised by its own mean and deviation over the encoder's positions (instance_scaling "std",
+as Hugging Face's Informer), the forecast mapped back. Measured (benchmarks/defaults.py, docs/measurements.md): on
+planted hourly series whose best forecast reads y[t − 24], the conv embedding stays 1.14–1.42× the Bayes MSE and
+behind seasonal naive; to copy one step a day back it must put nearly all of a softmax row on one position, and a
+blurred row adds the neighbours' noise. The lags embedding hands that value to the forecast step itself: 1.02–1.03×,
+better than seasonal naive, within 1–2 % of the linear baseline. The default stays "conv" (the paper's) until the
+lags embedding is measured on every family and screen.
+
+Plain values, no torch: the screens say what "auto" chooses before anything is trained.
+"""
+from __future__ import annotations
+
+EMBEDDINGS = ("auto", "conv", "lags")
+MAX_HISTORY_SHARE = 0.5  # the lag may take at most half the window: the encoder keeps ≥ seq_len / 2 positions
+
+
+def seasonal_lag(freq: str | None, seq_len: int, pred_len: int) -> int | None:
+    """The lag the lags embedding reads: the smallest multiple of the season of `freq` (hourly 24, daily 7,
+    15-minute 96, …) that is ≥ pred_len, when it is at most half of seq_len; None when the data has no obvious
+    season or the lag does not fit (15-minute data at seq_len 96: a day is the whole window)."""
+    if not freq:
+        return None
+    from informer_lab.analysis.data.calendar import seasonal_period
+
+    try:
+        season = seasonal_period(freq)
+    except ValueError:
+        return None
+    if not season:
+        return None
+    lag = season * -(-pred_len // season)
+    return lag if lag <= MAX_HISTORY_SHARE * seq_len else None
+
+
+def embedding_fields(choice: str, freq: str | None, seq_len: int, pred_len: int, *, revin: bool = False,
+                     replicas: int = 1) -> dict:
+    """The InformerConfig fields of an embedding choice ("auto", "conv" or "lags") for data of step `freq`.
+    "auto" with RevIN or an encoder stack of several replicas is "conv" (RevIN scales the windows itself; the lags
+    embedding feeds one replica). Raises ValueError for "lags" where it cannot be, naming why."""
+    if choice not in EMBEDDINGS:
+        raise ValueError(f"embedding must be one of {', '.join(EMBEDDINGS)}, got {choice!r}")
+    if choice == "conv" or (choice == "auto" and (revin or replicas > 1)):
+        return {"embedding": "conv"}
+    if replicas > 1:
+        raise ValueError("the lags embedding feeds one encoder replica; give one --e-layers number or the conv "
+                         "embedding (--embedding conv)")
+    lag = seasonal_lag(freq, seq_len, pred_len)
+    if lag is None:
+        if choice == "auto":
+            return {"embedding": "conv"}
+        raise ValueError(f"the lags embedding needs a season of the data's step ({freq or 'unknown'}) whose first "
+                         f"multiple ≥ pred_len {pred_len} is at most half of seq_len {seq_len}; give a longer "
+                         "--seq-len or the conv embedding (--embedding conv)")
+    if revin:
+        raise ValueError("RevIN needs the conv embedding (--embedding conv); the lags embedding standardises each "
+                         "window itself")
+    return {"embedding": "lags", "lags": (0, lag), "instance_scaling": "std"}
+
+
+def describe_embedding(fields: dict) -> str:
+    """A few words for a screen: 'lags (0, 24)' or 'conv (the paper's)'."""
+    if fields.get("embedding") == "lags":
+        return f"lags {tuple(fields['lags'])}: each step with its value {max(fields['lags'])} steps back"
+    return "conv (the paper's)"

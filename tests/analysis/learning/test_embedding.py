@@ -1,0 +1,63 @@
+"""The input embedding a model gets: the season's lag by its rule, and a lags model the lab trains, saves and loads."""
+import numpy as np
+import pytest
+import torch
+
+from informer_lab.analysis.learning.embedding import embedding_fields, seasonal_lag
+
+
+@pytest.mark.parametrize("freq, seq_len, pred_len, lag", [
+    ("h", 96, 24, 24),  # a day back: the forecast's last step reads the window's last row
+    ("h", 96, 25, 48),  # the first multiple of the season ≥ pred_len, so no step reads a zero placeholder
+    ("h", 96, 48, 48),
+    ("h", 96, 49, None),  # 72 > 96 / 2: the encoder would keep fewer than half the window's positions
+    ("15min", 96, 24, None),  # a day is 96 steps: the whole window
+    ("15min", 1440, 96, 96),
+    ("D", 96, 24, 28),  # four weeks
+    ("MS", 36, 12, 12),
+    ("7min", 96, 24, None),  # no obvious season
+    (None, 96, 24, None),
+])
+def test_the_seasons_lag_is_its_first_multiple_at_or_past_the_horizon_within_half_the_window(freq, seq_len,
+                                                                                              pred_len, lag):
+    assert seasonal_lag(freq, seq_len, pred_len) == lag
+    if lag is not None:
+        assert lag >= pred_len and lag % seasonal_lag(freq, 10 * lag, 1) == 0 and 2 * lag <= seq_len
+
+
+def test_auto_falls_back_to_conv_and_lags_says_why_it_cannot_be():
+    assert embedding_fields("auto", "h", 96, 24) == {"embedding": "lags", "lags": (0, 24), "instance_scaling": "std"}
+    assert embedding_fields("auto", "15min", 96, 24) == {"embedding": "conv"}
+    assert embedding_fields("auto", "h", 96, 24, revin=True) == {"embedding": "conv"}
+    assert embedding_fields("auto", "h", 96, 24, replicas=3) == {"embedding": "conv"}
+    with pytest.raises(ValueError, match="half of seq_len 96"):
+        embedding_fields("lags", "15min", 96, 24)
+    with pytest.raises(ValueError, match="RevIN"):
+        embedding_fields("lags", "h", 96, 24, revin=True)
+    with pytest.raises(ValueError, match="one encoder replica"):
+        embedding_fields("lags", "h", 96, 24, replicas=2)
+    with pytest.raises(ValueError, match="one of auto, conv, lags"):
+        embedding_fields("patches", "h", 96, 24)
+
+
+@pytest.mark.parametrize("features", ["MS", "M"])
+def test_a_lags_model_trains_saves_and_loads_to_the_same_forecast(sample_frame, tmp_path, features):
+    from informer_lab.analysis.checkpoints.folder import load_checkpoint
+    from informer_lab.analysis.data import DataSpec, prepare
+    from informer_lab.analysis.learning.training import TrainSettings, predict
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
+    from tests.conftest import TINY_SIZE
+
+    spec = DataSpec("load", features, 48, 24, 12)
+    checkpoint, result = train_on_frame(sample_frame, spec, ModelSize(**TINY_SIZE, embedding="lags"),
+                                        TrainSettings(epochs=1, batch_size=32, max_steps_per_epoch=6, seed=0),
+                                        out=tmp_path / "run")
+    c = checkpoint.model.config
+    assert (c.embedding, c.lags, c.instance_scaling, c.history_len, c.enc_len) == ("lags", (0, 24), "std", 24, 24)
+    assert c.c_out == (1 if features == "MS" else c.enc_in) and np.isfinite(result.test.mse)
+    loaded = load_checkpoint(tmp_path / "run")
+    prepared = prepare(sample_frame, spec)
+    torch.manual_seed(0)
+    first = predict(checkpoint.model, prepared, "test", seed=0)[0]
+    again = predict(loaded.model, prepared, "test", seed=0)[0]
+    assert loaded.model.config == c and np.array_equal(first, again)
