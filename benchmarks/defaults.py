@@ -18,7 +18,9 @@ Recipes: `default` (ModelSize(), TrainSettings(): what `informer-lab train` uses
 the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `epochs12` (12 epochs), `dropout0`,
 `dropout10`, `dropout20` (dropout 0, 0.1, 0.2 instead of 0.05), `factor8` (u = 8·⌈ln L⌉ active queries instead of
 5·⌈ln L⌉; `factor8_dropout10` with dropout 0.1), `decoder_full` (full causal self-attention in the decoder),
-`epochs14` (14 epochs, patience 4: the schedule stretched over them). Each run is
+`epochs14` (14 epochs, patience 4: the schedule stretched over them), `conv` (the paper's embedding), `lags` (the
+lags embedding with the season's lag on the family's own features), `lags_S` and `lags_S_std` (the lags embedding
+(0, 24) on the target alone, without and with each window's standardisation; the hourly seasonal families only). Each run is
 one process of one torch thread; `--processes` run side by side (2 on a 2-core machine). The model's MSE, the Bayes
 forecast's, seasonal naive's and the linear baseline's are means over the same evenly spread test windows (the
 self-test's `chosen_windows`), standardised, over every forecast column.
@@ -52,11 +54,11 @@ RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
            "factor8_dropout10": ({"factor": 8, "dropout": 0.1}, {}),
            "width32": ({"d_model": 32, "d_ff": 64}, {}), "decoder_full": ({"decoder_attention": "full"}, {}),
            "epochs14": ({}, {"epochs": 14, "patience": 4}),
-           # the paper's conv embedding at the lab's other defaults (the default before "auto" chose the lags one)
+           # the paper's conv embedding named (the same as `default` while conv is the lab's default)
            "conv": ({"embedding": "conv"}, {}),
            # the lags embedding on the family's own features (MS or M: every column's lags in, the target out)
            "lags": ({"embedding": "lags"}, {})}
-# The lags embedding (model/lags.py) on the target alone (features S: it needs enc_in = c_out): each step embedded
+# The lags embedding (model/lags.py) on the target alone (features S, lags given here): each step embedded
 # from its own value and the value one day back, so the decoder's forecast steps read y[t − 24] directly. Only for
 # the hourly families whose target reads nothing but itself (its lags must be ≥ pred_len and < seq_len).
 LAG_RECIPES = {"lags_S": {"embedding": "lags", "lags": (0, 24), "instance_scaling": "none"},

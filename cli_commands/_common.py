@@ -166,7 +166,7 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
                    help="conv (default): the paper's; lags: each step embedded with its value one season back (hourly "
                         "data: 24 steps, the smallest multiple of the season ≥ --pred-len), which must fit in half of "
                         "--seq-len (else an error says why); auto: lags where it fits, else conv. On planted hourly "
-                        "series lags reached 1.01-1.03x the best possible error, conv 1.14-1.42x")
+                        "series lags reached 1.02-1.03x the best possible error, conv 1.14-1.42x")
     p.add_argument("--revin", action="store_true",
                    help="reversible instance normalisation (Kim et al. 2022): each window standardised by its own "
                         "mean and deviation, the forecast mapped back; for series whose level trends out of the "

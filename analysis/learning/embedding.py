@@ -69,7 +69,7 @@ def embedding_fields(choice: str, freq: str | None, seq_len: int, pred_len: int,
 
 
 def describe_embedding(fields: dict) -> str:
-    """A few words for a screen: 'lags (0, 24)' or 'conv (the paper's)'."""
+    """A few words for a screen: "lags (0, 24): each step with its value 24 steps back" or "conv (the paper's)"."""
     if fields.get("embedding") == "lags":
         return f"lags {tuple(fields['lags'])}: each step with its value {max(fields['lags'])} steps back"
     return "conv (the paper's)"

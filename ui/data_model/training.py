@@ -171,7 +171,7 @@ def _embedding_help(freq: str | None) -> str:
             "of the season ≥ pred_len), so a forecast step reads that value itself; conv: the paper's embedding of "
             "the window (the default). auto takes lags where that lag fits in half of seq_len, else conv. On "
             "planted hourly series conv stayed behind seasonal naive (1.14–1.42× the best possible error) and lags "
-            "came within 1.01–1.03× of it. "
+            "came within 1.02–1.03× of it. "
             f"For this data at seq_len {seq_len} and pred_len {pred_len}, auto is {chosen}.")
 
 
@@ -271,8 +271,6 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
                          encoder_attention=attention, decoder_attention=attention, cross_attention=cross,
                          attention_options=_attention_options(option_text, attention, cross), revin=bool(revin),
                          embedding=embedding)
-        embedding_fields(embedding, frame.freq, spec.seq_len, spec.pred_len, revin=size.revin,
-                         replicas=len(size.e_layers))  # "lags" that cannot be: its reason, before a run starts
         train_settings = TrainSettings(epochs=int(epochs), batch_size=int(batch_size),
                                        learning_rate=float(learning_rate), seed=int(train_seed),
                                        max_steps_per_epoch=int(max_steps) or None, schedule=schedule,
