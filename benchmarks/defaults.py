@@ -14,11 +14,13 @@ Families (analysis.planted.synth, 10,080 rows, seq_len 96 / label 48 / pred 24, 
     random_walk      seasonal_decoy with one more input column, a random walk (unit steps) the target never reads:
                      its standardised level leaves the training range on the test split
 
-Recipes: `default` (ModelSize(), TrainSettings(): what `informer-lab train` uses), `batch16` (batch size 16: twice
+Recipes: `default` (ModelSize(), TrainSettings(): what `informer-lab train` uses, the embedding "auto": the lags
+embedding, on 15-minute data at seq_len 96 with the day's rows put before each window), `batch16` (batch size 16: twice
 the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `epochs12` (12 epochs), `dropout0`,
 `dropout10`, `dropout20` (dropout 0, 0.1, 0.2 instead of 0.05), `factor8` (u = 8·⌈ln L⌉ active queries instead of
 5·⌈ln L⌉; `factor8_dropout10` with dropout 0.1), `decoder_full` (full causal self-attention in the decoder),
-`epochs14` (14 epochs, patience 4: the schedule stretched over them), `conv` (the paper's embedding), `lags` (the
+`epochs14` (14 epochs, patience 4: the schedule stretched over them), `conv` (the paper's embedding, no RevIN;
+`revin_batch16` is conv with RevIN), `lags` (the
 lags embedding with the season's lag on the family's own features), `lags_S` and `lags_S_std` (the lags embedding
 (0, 24) on the target alone, without and with each window's standardisation; the hourly seasonal families only). Each run is
 one process of one torch thread; `--processes` run side by side (2 on a 2-core machine). The model's MSE, the Bayes
@@ -54,7 +56,7 @@ RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
            "factor8_dropout10": ({"factor": 8, "dropout": 0.1}, {}),
            "width32": ({"d_model": 32, "d_ff": 64}, {}), "decoder_full": ({"decoder_attention": "full"}, {}),
            "epochs14": ({}, {"epochs": 14, "patience": 4}),
-           # the paper's conv embedding named (the same as `default` while conv is the lab's default)
+           # the paper's conv embedding without RevIN
            "conv": ({"embedding": "conv"}, {}),
            # the lags embedding on the family's own features (MS or M: every column's lags in, the target out)
            "lags": ({"embedding": "lags"}, {})}
@@ -84,6 +86,7 @@ def one_run(recipe: str, family: str, seed: int, threads: int = 1) -> dict:
     torch.set_num_threads(threads)
     from informer_lab.analysis.compare.verdict import baseline_forecasts, chosen_windows, forecast_windows
     from informer_lab.analysis.data import DataSpec, load_csv, prepare
+    from informer_lab.analysis.learning.embedding import describe_embedding
     from informer_lab.analysis.learning.training import TrainSettings
     from informer_lab.analysis.learning.windows import WindowDataset
     from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
@@ -105,18 +108,19 @@ def one_run(recipe: str, family: str, seed: int, threads: int = 1) -> dict:
     checkpoint, result = train_on_frame(frame, data, ModelSize(**size), TrainSettings(seed=seed, **training),
                                         config_overrides=overrides)
     seconds = time.perf_counter() - started
-    prepared = prepare(frame, data)
+    prepared = prepare(frame, checkpoint.schema.spec)  # the auto embedding may lengthen the windows
     model = checkpoint.model.eval()
     windows = chosen_windows(len(WindowDataset(prepared, "test")), 96)
     lags = [t.lag for e in (*answer.equations, *answer.regimes) for t in e.terms]
-    windows = windows[prepared.test.start + windows + 96 - max(lags) >= 0]
+    windows = windows[prepared.test.start + windows + prepared.spec.seq_len - max(lags) >= 0]
     preds, truth = forecast_windows(model, prepared, "test", windows, seed=seed)
     bayes = bayes_window_forecasts(answer, frame, prepared, "test", windows)
     others, _ = baseline_forecasts(prepared, "test", windows)
     mse = {name: float(((f - truth) ** 2).mean()) for name, f in
            {"model": preds, "bayes": bayes, **others}.items()}
     return {"recipe": recipe, "family": family, "seed": seed, **{f"{k}_mse": v for k, v in mse.items()},
-            "over_bayes": mse["model"] / mse["bayes"], "epochs": len(result.history), "seconds": seconds}
+            "over_bayes": mse["model"] / mse["bayes"], "epochs": len(result.history), "seconds": seconds,
+            "embedding": describe_embedding(vars(model.config)), "window_rows": prepared.spec.seq_len}
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:

@@ -162,11 +162,14 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
                    type=bounded_text(chars=4096),
                    help="a parameter of the attention kind, e.g. window=16, globals=0,-1, encoder.window=32, "
                         "cross.buckets=4 (every site of that kind unless a site type is named; repeatable)")
-    p.add_argument("--embedding", choices=EMBEDDINGS, default="conv",
-                   help="conv (default): the paper's; lags: each step embedded with its value one season back (hourly "
-                        "data: 24 steps, the smallest multiple of the season ≥ --pred-len), which must fit in half of "
-                        "--seq-len (else an error says why); auto: lags where it fits, else conv. On planted hourly "
-                        "series lags reached 1.02-1.03x the best possible error, conv 1.14-1.42x")
+    p.add_argument("--embedding", choices=EMBEDDINGS, default="auto",
+                   help="lags: each step embedded with its value one season back (hourly data: 24 steps, the "
+                        "smallest multiple of the season ≥ --pred-len), which must fit in half of --seq-len (else an "
+                        "error says why); auto (default): lags, with the lag's rows put before each window where it "
+                        "does not fit (15-minute data at --seq-len 96: windows of 192 rows, the encoder reading 96), "
+                        "conv with RevIN where the data has no season; conv: the paper's (with --revin, or alone as "
+                        "in --paper-recipe). On six planted families auto reached 1.03-1.14x the best possible "
+                        "error, conv 1.11-1.42x")
     p.add_argument("--revin", action="store_true",
                    help="reversible instance normalisation (Kim et al. 2022): each window standardised by its own "
                         "mean and deviation, the forecast mapped back; for series whose level trends out of the "
@@ -194,7 +197,7 @@ def training_choices(args: argparse.Namespace):
                      encoder_attention=kinds["encoder"], decoder_attention=kinds["decoder_self"],
                      cross_attention=kinds["cross"],
                      attention_options=parse_attention_options(getattr(args, "attention_option", []), kinds),
-                     revin=getattr(args, "revin", False), embedding=getattr(args, "embedding", "conv"))
+                     revin=getattr(args, "revin", False), embedding=getattr(args, "embedding", "auto"))
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              patience=args.patience, seed=getattr(args, "seed", 0), device=args.device,
                              max_steps_per_epoch=args.max_steps, schedule=args.schedule, max_minutes=args.minutes,

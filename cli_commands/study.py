@@ -125,6 +125,7 @@ def run(args) -> int:
         return 0
     from informer_lab.analysis.data import prepare
     from informer_lab.analysis.learning.training import config_for
+    from informer_lab.analysis.learning.workflow import training_spec
     from informer_lab.study.plan import StudyPlan, fingerprint, parse_grid, read_plan
     from informer_lab.study.runner import run_study
 
@@ -148,7 +149,7 @@ def run(args) -> int:
         key = (run.spec, run.size)
         if key not in checked:
             checked.add(key)
-            config_for(prepare(frame, run.spec), **run.size.as_dict())
+            config_for(prepare(frame, training_spec(frame, run.spec, run.size)), **run.size.as_dict())
     findings = run_study(plan, args.out, data, address=args.address, num_cpus=args.cpus, dashboard=args.dashboard,
                          echo=lambda text: print(text, file=sys.stderr, flush=True))
     for setting, entry in findings.get("settings", {}).items():

@@ -36,7 +36,7 @@ from informer_lab.analysis.learning.workflow import ModelSize  # noqa: E402
 SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
 DEFAULT_OUT = ROOT / "sample_data" / "checkpoint"
 SPEC = DataSpec(target="load", features="M", seq_len=96, label_len=48, pred_len=24)
-SIZE = ModelSize(d_model=64, n_heads=4, e_layers=(2,), d_layers=1, d_ff=128, factor=5, revin=True)
+SIZE = ModelSize(d_model=64, n_heads=4, e_layers=(2,), d_layers=1, d_ff=128, factor=5, revin=True, embedding="conv")
 SETTINGS = TrainSettings(epochs=2, batch_size=32, learning_rate=3e-3, max_steps_per_epoch=100, seed=0, device="cpu",
                          schedule="cosine")
 

@@ -160,6 +160,10 @@ class StudyPlan:
                     spec = replace(spec, **{key: value})
                 else:
                     train = replace(train, **{key: value})
+            if "revin" in setting and size.embedding == "auto":
+                raise ConfigError("--grid revin with the embedding auto: auto turns RevIN on wherever the lags "
+                                  "embedding does not fit, so revin=off would not be off; give --embedding conv "
+                                  "(or lags) or --grid embedding=conv,…")
             for seed in self.seeds:
                 name = "-".join([f"seed{seed}"] + [f"{k}={_shown(v)}" for k, v in setting.items()])
                 out.append(RunSpec(name, seed, setting, spec, size, replace(train, seed=seed)))

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from informer_lab.analysis.data import DataSpec, SeriesFrame, prepare
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.learning.training import TrainProgress, TrainSettings, config_for
-from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
+from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame, training_spec
 from informer_lab.ui.compute import one_thread
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def check_training_inputs(frame: SeriesFrame, spec: DataSpec, size: ModelSize) -
 
     Cheap: prepares the splits (no windows are built) and builds the config, not the model.
     """
-    prepared = prepare(frame, spec)
+    prepared = prepare(frame, training_spec(frame, spec, size))
     config_for(prepared, **size.as_dict())
 
 

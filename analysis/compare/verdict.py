@@ -224,9 +224,11 @@ def check_against_baselines(model: Informer, prepared: PreparedData, *, split: s
 
 def trend_suggestion(model: Informer, prepared: PreparedData, split: str) -> str | None:
     """For a model that loses to seasonal naive: reversible instance normalisation, when `split` leaves the train
-    range and the model was trained without it; else None."""
+    range and the model reads the windows at the train split's scale (neither RevIN nor the lags embedding's own
+    standardisation of each window); else None."""
     departure = range_departure(prepared, split)
-    if not departure.left or getattr(model.config, "revin", False):
+    own_scale = getattr(model.config, "revin", False) or getattr(model.config, "instance_scaling", "none") != "none"
+    if not departure.left or own_scale:
         return None
     return (f"{departure.describe()[0].upper()}{departure.describe()[1:]}; the train split's scaler maps it outside "
             "every value the model saw. Reversible instance normalisation reads each window at its own level: "

@@ -7,15 +7,19 @@
     "lags"  model/lags.py: each step embedded from its own value and the value one season back (the smallest multiple
             of the frequency's season that is ≥ pred_len, so the decoder's forecast steps read a value the window
             holds, never a zero placeholder); the first `lag` rows of the window only feed lags.
-    "auto"  "lags" where the data has a season that fits (`seasonal_lag`), else "conv".
+    "auto"  (the lab's default) "lags" where the data has a season: its lag inside the window where it takes at
+            most half of it (`seasonal_lag`), else in rows put before the window (`lag_history`: 15-minute data at
+            seq_len 96 gets windows of 192 rows, the encoder reading the last 96); "conv" with RevIN (model/revin.py)
+            where the data has no season or the file is too short for the longer windows; the plain "conv" where
+            RevIN is asked for or an encoder stack of several replicas.
 
 Each window is standardised by its own mean and deviation over the encoder's positions (instance_scaling "std",
 as Hugging Face's Informer), the forecast mapped back. Measured (benchmarks/defaults.py, docs/measurements.md): on
 planted hourly series whose best forecast reads y[t − 24], the conv embedding stays 1.14–1.42× the Bayes MSE and
 behind seasonal naive; to copy one step a day back it must put nearly all of a softmax row on one position, and a
 blurred row adds the neighbours' noise. The lags embedding hands that value to the forecast step itself: 1.02–1.03×,
-better than seasonal naive, within 1–2 % of the linear baseline. The default stays "conv" (the paper's) until the
-lags embedding is measured on every family and screen.
+better than seasonal naive, within 1–2 % of the linear baseline. "conv" without RevIN is the paper's
+(`--paper-recipe`).
 
 Plain values, no torch: the screens say what "auto" chooses before anything is trained.
 """
@@ -23,12 +27,12 @@ from __future__ import annotations
 
 EMBEDDINGS = ("auto", "conv", "lags")
 MAX_HISTORY_SHARE = 0.5  # the lag may take at most half the window: the encoder keeps ≥ seq_len / 2 positions
+MAX_HISTORY_WINDOWS = 2  # "auto" lengthens a window by at most twice seq_len to hold a longer lag
 
 
-def seasonal_lag(freq: str | None, seq_len: int, pred_len: int) -> int | None:
-    """The lag the lags embedding reads: the smallest multiple of the season of `freq` (hourly 24, daily 7,
-    15-minute 96, …) that is ≥ pred_len, when it is at most half of seq_len; None when the data has no obvious
-    season or the lag does not fit (15-minute data at seq_len 96: a day is the whole window)."""
+def season_lag(freq: str | None, pred_len: int) -> int | None:
+    """The smallest multiple of the season of `freq` (hourly 24, daily 7, 15-minute 96, …) that is ≥ pred_len; None
+    when the data has no obvious season."""
     if not freq:
         return None
     from informer_lab.analysis.data.calendar import seasonal_period
@@ -39,32 +43,50 @@ def seasonal_lag(freq: str | None, seq_len: int, pred_len: int) -> int | None:
         return None
     if not season:
         return None
-    lag = season * -(-pred_len // season)
-    return lag if lag <= MAX_HISTORY_SHARE * seq_len else None
+    return season * -(-pred_len // season)
+
+
+def seasonal_lag(freq: str | None, seq_len: int, pred_len: int) -> int | None:
+    """The lag the lags embedding reads (`season_lag`) when it is at most half of seq_len; None when the data has no
+    obvious season or the lag does not fit (15-minute data at seq_len 96: a day is the whole window)."""
+    lag = season_lag(freq, pred_len)
+    return lag if lag is not None and lag <= MAX_HISTORY_SHARE * seq_len else None
+
+
+def lag_history(choice: str, freq: str | None, seq_len: int, pred_len: int, *, revin: bool = False,
+                replicas: int = 1) -> int:
+    """Rows "auto" puts before each window so that the lags embedding has its lag where the lag would take more than
+    half of seq_len (15-minute data at seq_len 96: 96 rows, the window 192, the encoder still reading 96 positions);
+    0 where nothing is added (another choice, RevIN, an encoder stack, no season, the lag fits, or a lag of more
+    than MAX_HISTORY_WINDOWS windows)."""
+    if choice != "auto" or revin or replicas > 1 or seasonal_lag(freq, seq_len, pred_len) is not None:
+        return 0
+    lag = season_lag(freq, pred_len)
+    return lag if lag is not None and lag <= MAX_HISTORY_WINDOWS * seq_len else 0
 
 
 def embedding_fields(choice: str, freq: str | None, seq_len: int, pred_len: int, *, revin: bool = False,
                      replicas: int = 1) -> dict:
     """The InformerConfig fields of an embedding choice ("auto", "conv" or "lags") for data of step `freq`.
     "auto" with RevIN or an encoder stack of several replicas is "conv" (RevIN scales the windows itself; the lags
-    embedding feeds one replica). Raises ValueError for "lags" where it cannot be, naming why."""
+    embedding feeds one replica); "auto" where the season's lag does not fit is "conv" with RevIN. Raises ValueError
+    for "lags" where it cannot be, naming why."""
     if choice not in EMBEDDINGS:
         raise ValueError(f"embedding must be one of {', '.join(EMBEDDINGS)}, got {choice!r}")
     if choice == "conv" or (choice == "auto" and (revin or replicas > 1)):
         return {"embedding": "conv"}
     if replicas > 1:
-        raise ValueError("the lags embedding feeds one encoder replica; give one --e-layers number or the conv "
-                         "embedding (--embedding conv)")
+        raise ValueError("the lags embedding feeds one encoder replica; give one number of encoder layers or the "
+                         "conv embedding")
     lag = seasonal_lag(freq, seq_len, pred_len)
     if lag is None:
         if choice == "auto":
-            return {"embedding": "conv"}
+            return {"embedding": "conv", "revin": True}
         raise ValueError(f"the lags embedding needs a season of the data's step ({freq or 'unknown'}) whose first "
                          f"multiple ≥ pred_len {pred_len} is at most half of seq_len {seq_len}; give a longer "
-                         "--seq-len or the conv embedding (--embedding conv)")
+                         "seq_len, a shorter pred_len or the conv embedding")
     if revin:
-        raise ValueError("RevIN needs the conv embedding (--embedding conv); the lags embedding standardises each "
-                         "window itself")
+        raise ValueError("RevIN needs the conv embedding; the lags embedding standardises each window itself")
     return {"embedding": "lags", "lags": (0, lag), "instance_scaling": "std"}
 
 
@@ -72,4 +94,4 @@ def describe_embedding(fields: dict) -> str:
     """A few words for a screen: "lags (0, 24): each step with its value 24 steps back" or "conv (the paper's)"."""
     if fields.get("embedding") == "lags":
         return f"lags {tuple(fields['lags'])}: each step with its value {max(fields['lags'])} steps back"
-    return "conv (the paper's)"
+    return "conv with RevIN" if fields.get("revin") else "conv (the paper's)"

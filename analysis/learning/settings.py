@@ -27,9 +27,10 @@ class ModelSize:
     cross_attention: str = "full"
     attention_options: dict = field(default_factory=dict)  # by site type: the kinds' parameters (model/attention)
     revin: bool = False  # reversible instance normalisation (model/revin.py): for series whose level trends
-    # "conv": the paper's; "lags": each step with its value one season back; "auto": lags where the data's season
-    # fits, else conv (analysis/learning/embedding.py, with what each learned on planted series)
-    embedding: str = "conv"
+    # "auto", not the paper's "conv": lags (each step with its value one season back) where the data's season fits in
+    # half the window, else conv with RevIN; closer to the Bayes MSE than conv on six planted families
+    # (analysis/learning/embedding.py, docs/measurements.md)
+    embedding: str = "auto"
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)

@@ -10,6 +10,7 @@ from informer_lab.model import InformerConfig
 from informer_lab.analysis.checkpoints.folder import Checkpoint, DataSchema, load_checkpoint, save_checkpoint
 from informer_lab.analysis.data import DataSpec, PreparedData, ReadOptions, SeriesFrame, describe_frequency, load_csv, prepare
 from informer_lab.analysis.errors import DataError, InformerLabError
+from informer_lab.analysis.learning.embedding import lag_history
 from informer_lab.analysis.learning.settings import ModelSize
 from informer_lab.analysis.learning.training import TrainProgress, TrainResult, TrainSettings, config_for, train
 from informer_lab.analysis import jsonfile
@@ -86,12 +87,31 @@ def train_on_csv(csv: str | Path | bytes, spec: DataSpec, size: ModelSize, setti
                           config_overrides=config_overrides)
 
 
+def training_spec(frame: SeriesFrame, spec: DataSpec, size: ModelSize) -> DataSpec:
+    """The windows a model of `size` trains on: `spec`, or, where the embedding "auto" needs rows before each window
+    for its season's lag (analysis.learning.embedding.lag_history), `spec` with seq_len lengthened by them, when the
+    file's splits hold such windows (else `spec`, and auto is the conv embedding with RevIN)."""
+    extra = lag_history(size.embedding, frame.freq, spec.seq_len, spec.pred_len, revin=size.revin,
+                        replicas=len(size.e_layers))
+    if not extra:
+        return spec
+    longer = replace(spec, seq_len=spec.seq_len + extra)
+    try:
+        prepare(frame, longer)
+    except DataError:
+        return spec
+    return longer
+
+
 def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings: TrainSettings, *,
                    out: str | Path | None = None, progress=None, should_stop=None,
                    config_overrides: dict | None = None, check_baselines: bool = False) -> tuple[Checkpoint, TrainResult]:
     """Prepare, train and (if `out`) save. With `check_baselines`, the model's test MSE against seasonal naive and
     the linear baseline (analysis.compare.verdict) is kept in its metrics as `baselines`, so that a list of runs
-    says which beat them without reading any data again."""
+    says which beat them without reading any data again. The model's windows are `training_spec`'s (what its
+    checkpoint records)."""
+    if not (config_overrides or {}).get("embedding"):
+        spec = training_spec(frame, spec, size)
     prepared = prepare(frame, spec)
     config: InformerConfig = config_for(prepared, **{**size.as_dict(), **(config_overrides or {})})
     result = train(prepared, config, settings, progress=progress, should_stop=should_stop)
@@ -113,4 +133,4 @@ def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings
 
 
 __all__ = ["ModelSize", "fitting_runs", "load_checkpoint", "prepare_for_checkpoint", "read_schema", "rescale",
-           "schema_misfit", "train_on_csv", "train_on_frame"]
+           "schema_misfit", "train_on_csv", "train_on_frame", "training_spec"]

@@ -186,11 +186,11 @@ def test_the_papers_recipe_is_one_option_and_a_later_option_wins():
     lab = training_choices(parser.parse_args(base))[2]
     assert (lab.batch_size, lab.learning_rate, lab.schedule) == (16, 3e-3, "cosine")  # the lab's defaults
     size = training_choices(parser.parse_args(base))[1]
-    assert (size.factor, size.embedding) == (8, "conv")
+    assert (size.factor, size.embedding, size.revin) == (8, "auto", False)  # auto: lags where it fits, else RevIN
     lags = training_choices(parser.parse_args(base + ["--embedding", "lags"]))[1]
     assert lags.embedding == "lags"
     paper_size, paper = training_choices(parser.parse_args(base + ["--paper-recipe"]))[1:]
     assert (paper.batch_size, paper.learning_rate, paper.schedule) == (32, 1e-4, "paper")
-    assert (paper_size.factor, paper_size.embedding) == (5, "conv")
+    assert (paper_size.factor, paper_size.embedding, paper_size.revin) == (5, "conv", False)
     later = training_choices(parser.parse_args(base + ["--paper-recipe", "--batch-size", "64"]))[2]
     assert (later.batch_size, later.learning_rate) == (64, 1e-4)

@@ -49,6 +49,10 @@ def test_seeds_and_grid_are_parsed_and_named():
     assert [r.size.revin for r in switched] == [False, False, True, True]
     with pytest.raises(ConfigError, match="revin takes on/off values"):
         parse_grid(["revin=maybe"])
+    auto = ModelSize(**{**TINY_SIZE, "embedding": "auto"})  # the default: RevIN wherever lags does not fit
+    with pytest.raises(ConfigError, match="revin=off would not be off"):
+        plan(size=auto, grid=parse_grid(["revin=off,on"])).runs()
+    assert len(plan(size=auto, grid=parse_grid(["revin=off,on", "embedding=conv"])).runs()) == 4
 
 
 def test_a_huge_seed_range_is_refused_from_its_count_at_once():

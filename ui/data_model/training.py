@@ -11,7 +11,7 @@ from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.outputs import OutputError, check_folder_target, describe_os_error
 from informer_lab.analysis.learning.attention_options import ATTENTION_KINDS, describe_parameters, parse_attention_options, \
     split_option_text
-from informer_lab.analysis.learning.embedding import EMBEDDINGS, describe_embedding, embedding_fields
+from informer_lab.analysis.learning.embedding import EMBEDDINGS, describe_embedding, embedding_fields, lag_history
 from informer_lab.analysis.learning.runs import free_run_name
 from informer_lab.analysis.learning.training import TrainSettings
 from informer_lab.analysis.learning.workflow import ModelSize
@@ -159,19 +159,24 @@ def _kind_label(kind: str) -> str:
     return {"prob": "prob (ProbSparse)", "full": "full"}.get(kind, kind)
 
 
-EMBEDDING_LABELS = {"auto": "auto (lags where a season fits)", "conv": "conv (the paper's)",
+EMBEDDING_LABELS = {"auto": "auto (the season's lags, else conv + RevIN)", "conv": "conv (the paper's)",
                     "lags": "lags (the season's)"}
 
 
 def _embedding_help(freq: str | None) -> str:
     """What auto chooses for this data at the form's lengths (the last submitted, else the defaults)."""
     seq_len, pred_len = int(st.session_state.get("train_seq", 96)), int(st.session_state.get("train_pred", 24))
-    chosen = describe_embedding(embedding_fields("auto", freq, seq_len, pred_len))
+    extra = lag_history("auto", freq, seq_len, pred_len)
+    chosen = describe_embedding(embedding_fields("auto", freq, seq_len + extra, pred_len))
+    if extra:
+        chosen += (f", {extra} rows before each window (windows of {seq_len + extra} rows, the encoder reading "
+                   f"{seq_len})")
     return ("lags: each step is embedded with its own value and the value one season back (the smallest multiple "
             "of the season ≥ pred_len), so a forecast step reads that value itself; conv: the paper's embedding of "
-            "the window (the default). auto takes lags where that lag fits in half of seq_len, else conv. On "
-            "planted hourly series conv stayed behind seasonal naive (1.14–1.42× the best possible error) and lags "
-            "came within 1.02–1.03× of it. "
+            "the window. auto (the default) takes lags, the lag inside the window where it takes at most half of "
+            "it, else in rows put before it (if the file has them); conv with RevIN where the data has no season. "
+            "On planted hourly series conv stayed behind seasonal naive (1.14–1.42× the best possible error) and "
+            "lags came within 1.02–1.03× of it. "
             f"For this data at seq_len {seq_len} and pred_len {pred_len}, auto is {chosen}.")
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from informer_lab.analysis.learning.embedding import embedding_fields, seasonal_lag
+from informer_lab.analysis.learning.embedding import embedding_fields, lag_history, seasonal_lag
 
 
 @pytest.mark.parametrize("freq, seq_len, pred_len, lag", [
@@ -27,7 +27,10 @@ def test_the_seasons_lag_is_its_first_multiple_at_or_past_the_horizon_within_hal
 
 def test_auto_falls_back_to_conv_and_lags_says_why_it_cannot_be():
     assert embedding_fields("auto", "h", 96, 24) == {"embedding": "lags", "lags": (0, 24), "instance_scaling": "std"}
-    assert embedding_fields("auto", "15min", 96, 24) == {"embedding": "conv"}
+    # where the lag does not fit: conv with RevIN (closer to the Bayes MSE than plain conv on the 15-minute family)
+    assert embedding_fields("auto", "15min", 96, 24) == {"embedding": "conv", "revin": True}
+    assert embedding_fields("auto", None, 96, 24) == {"embedding": "conv", "revin": True}
+    assert embedding_fields("conv", "15min", 96, 24) == {"embedding": "conv"}  # the paper's: no RevIN unless asked
     assert embedding_fields("auto", "h", 96, 24, revin=True) == {"embedding": "conv"}
     assert embedding_fields("auto", "h", 96, 24, replicas=3) == {"embedding": "conv"}
     with pytest.raises(ValueError, match="half of seq_len 96"):
@@ -49,7 +52,7 @@ def test_a_lags_model_trains_saves_and_loads_to_the_same_forecast(sample_frame, 
     from tests.conftest import TINY_SIZE
 
     spec = DataSpec("load", features, 48, 24, 12)
-    checkpoint, result = train_on_frame(sample_frame, spec, ModelSize(**TINY_SIZE, embedding="lags"),
+    checkpoint, result = train_on_frame(sample_frame, spec, ModelSize(**{**TINY_SIZE, "embedding": "lags"}),
                                         TrainSettings(epochs=1, batch_size=32, max_steps_per_epoch=6, seed=0),
                                         out=tmp_path / "run")
     c = checkpoint.model.config
@@ -61,3 +64,42 @@ def test_a_lags_model_trains_saves_and_loads_to_the_same_forecast(sample_frame, 
     first = predict(checkpoint.model, prepared, "test", seed=0)[0]
     again = predict(loaded.model, prepared, "test", seed=0)[0]
     assert loaded.model.config == c and np.array_equal(first, again)
+
+
+def test_auto_puts_the_lags_history_before_a_window_too_short_for_it():
+    assert lag_history("auto", "h", 96, 24) == 0  # a day fits in half the window: the window holds it
+    assert lag_history("auto", "15min", 96, 24) == 96  # a day is the whole window: 96 rows go before it
+    assert lag_history("auto", "15min", 1440, 96) == 0
+    assert lag_history("auto", "h", 24, 6) == 24  # windows of 48 rows, the encoder reading 24
+    assert lag_history("auto", "min", 96, 24) == 0  # a day of minutes is 15 windows: conv with RevIN
+    for kept in (dict(revin=True), dict(replicas=2)):
+        assert lag_history("auto", "15min", 96, 24, **kept) == 0
+    assert lag_history("lags", "15min", 96, 24) == lag_history("conv", "15min", 96, 24) == 0  # as asked
+    assert lag_history("auto", None, 96, 24) == 0
+
+
+@pytest.mark.parametrize("freq, rows, want", [
+    ("h", 1200, ("lags", (0, 24), False, 96)),  # a day back inside the window
+    ("15min", 1200, ("lags", (0, 96), False, 192)),  # 96 rows before each window of 96
+    ("15min", 300, ("conv", (), True, 96)),  # the train split holds no window of 192 + 24 rows: RevIN instead
+])
+def test_the_default_model_gets_the_seasons_lags_where_the_file_holds_them_else_revin(freq, rows, want, tmp_path):
+    """ModelSize() (what train, the form and a study use unless told) at the paper's windows: the checkpoint holds
+    the resolved choice and the windows it reads, and loads to them."""
+    from informer_lab.analysis.checkpoints.folder import load_checkpoint
+    from informer_lab.analysis.data import DataSpec, load_csv
+    from informer_lab.analysis.learning.training import TrainSettings
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
+    from informer_lab.analysis.planted.synth import SynthSpec, generate
+
+    table, _ = generate(SynthSpec(kind="seasonal_ar", rows=rows, freq=freq, seed=0))
+    frame = load_csv(table.to_csv(index=False).encode("utf-8"))
+    size = ModelSize(d_model=16, n_heads=2, d_ff=32)
+    assert size.embedding == ModelSize().embedding == "auto"
+    checkpoint, result = train_on_frame(frame, DataSpec("y", "S", 96, 48, 24), size,
+                                        TrainSettings(epochs=1, max_steps_per_epoch=4, seed=0), out=tmp_path / "run")
+    c = checkpoint.model.config
+    assert (c.embedding, tuple(c.lags), c.revin, c.seq_len) == want and np.isfinite(result.test.mse)
+    assert c.seq_len - c.history_len >= 96 // 2 and checkpoint.schema.spec.seq_len == c.seq_len
+    loaded = load_checkpoint(tmp_path / "run")
+    assert loaded.model.config == c and loaded.schema.spec == checkpoint.schema.spec

@@ -123,6 +123,16 @@ def test_bad_training_settings_are_refused_with_a_message(open_app, changes, mes
     assert state.JOB_KEY not in at.session_state  # nothing was started
 
 
+def test_the_lags_embedding_where_its_lag_does_not_fit_is_refused_with_the_reason(open_app):
+    at = open_app()
+    at.selectbox(key="train_embedding").set_value("lags")
+    at.number_input(key="train_pred").set_value(49)  # a lag of 48 hours would be more than half of seq_len 96
+    _submit(at)
+    assert not at.exception
+    assert any("pred_len 49 is at most half of seq_len 96" in e for e in errors(at)), errors(at)
+    assert state.JOB_KEY not in at.session_state
+
+
 def _submit(at):
     buttons = [b for b in at.button if b.label == "Train"]
     assert buttons, [b.label for b in at.button]
@@ -150,6 +160,11 @@ def test_training_runs_in_the_background_and_becomes_the_active_model(open_app, 
     assert not at.exception
     assert "`mini` (runs/)" in sidebar_text(at)
     assert (runs_dir / "mini" / "manifest.json").is_file()
+    import json  # the form's default embedding (auto) on hourly data at pred_len 12: a day back fits in half of 48
+    config = json.loads((runs_dir / "mini" / "config.json").read_text())
+    assert (config["embedding"], config["lags"], config["revin"]) == ("lags", [0, 24], False)
+    assert "embedding: lags (0, 24): each step with its value 24 steps back; the encoder reads the last 24 of 48 " \
+           "rows" in sidebar_text(at)
     assert any("It is now the active model" in s.value for s in at.success)
     steps = [r for r in job.view().reports if r.stage == "train" and r.val_loss is None]
     assert [r.step for r in steps] == [1, 2]

@@ -28,7 +28,7 @@ def kinds_run(request, sample_frame, tiny_spec, runs_dir):
     from tests.conftest import TINY_SIZE
 
     shutil.rmtree(runs_dir / "sample")
-    train_on_frame(sample_frame, tiny_spec, ModelSize(**TINY_SIZE, **MIXES[request.param]),
+    train_on_frame(sample_frame, tiny_spec, ModelSize(**{**TINY_SIZE, **MIXES[request.param]}),
                    TrainSettings(epochs=1, batch_size=32, max_steps_per_epoch=8, seed=0), out=runs_dir / "sample")
     return request.param
 
