@@ -93,5 +93,7 @@ def embedding_fields(choice: str, freq: str | None, seq_len: int, pred_len: int,
 def describe_embedding(fields: dict) -> str:
     """A few words for a screen: "lags (0, 24): each step with its value 24 steps back" or "conv (the paper's)"."""
     if fields.get("embedding") == "lags":
-        return f"lags {tuple(fields['lags'])}: each step with its value {max(fields['lags'])} steps back"
+        back = sorted(lag for lag in fields["lags"] if lag)
+        values = f"value {back[0]} steps" if len(back) == 1 else f"values {', '.join(map(str, back))} steps"
+        return f"lags {tuple(fields['lags'])}: each step with its {values} back"
     return "conv with RevIN" if fields.get("revin") else "conv (the paper's)"

@@ -27,9 +27,9 @@ class ModelSize:
     cross_attention: str = "full"
     attention_options: dict = field(default_factory=dict)  # by site type: the kinds' parameters (model/attention)
     revin: bool = False  # reversible instance normalisation (model/revin.py): for series whose level trends
-    # "auto", not the paper's "conv": lags (each step with its value one season back) where the data's season fits in
-    # half the window, else conv with RevIN; closer to the Bayes MSE than conv on six planted families
-    # (analysis/learning/embedding.py, docs/measurements.md)
+    # "auto", not the paper's "conv": lags (each step with its value one season back) where the data has a season,
+    # the lag's rows put before the window where it would take more than half of it; else conv with RevIN. Closer to
+    # the Bayes MSE than conv on six planted families (analysis/learning/embedding.py, docs/measurements.md)
     embedding: str = "auto"
 
     def as_dict(self) -> dict:

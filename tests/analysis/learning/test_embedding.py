@@ -103,3 +103,13 @@ def test_the_default_model_gets_the_seasons_lags_where_the_file_holds_them_else_
     assert c.seq_len - c.history_len >= 96 // 2 and checkpoint.schema.spec.seq_len == c.seq_len
     loaded = load_checkpoint(tmp_path / "run")
     assert loaded.model.config == c and loaded.schema.spec == checkpoint.schema.spec
+
+
+def test_the_screens_words_for_an_embedding_name_every_lag_it_reads():
+    from informer_lab.analysis.learning.embedding import describe_embedding
+
+    assert describe_embedding({"embedding": "lags", "lags": (0, 96)}) == "lags (0, 96): each step with its value 96 " \
+                                                                         "steps back"
+    assert describe_embedding({"embedding": "lags", "lags": (1, 2, 7)}).endswith("values 1, 2, 7 steps back")
+    assert describe_embedding({"embedding": "conv", "revin": True}) == "conv with RevIN"
+    assert describe_embedding({"embedding": "conv"}) == "conv (the paper's)"
