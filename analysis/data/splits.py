@@ -181,20 +181,36 @@ def prepare(frame: SeriesFrame, spec: DataSpec) -> PreparedData:
                         frame.freq, ett is not None)
 
 
+def windows_fit(frame: SeriesFrame, spec: DataSpec) -> bool:
+    """Whether every split of `frame` holds a complete window of `spec`: the check `prepare` makes first, without
+    scaling anything."""
+    ett = ett_steps_per_hour(frame)
+    return _short_split(split_borders(frame.n_rows, spec.seq_len, ett_steps_per_hour=ett), spec, frame.n_rows) is None
+
+
+def _short_split(borders: dict[str, tuple[int, int]], spec: DataSpec, n_rows: int) -> tuple[str, int] | None:
+    """The first split with fewer than seq_len + pred_len rows, and its rows; None when every split holds a window."""
+    for name, (start, stop) in borders.items():
+        have = max(0, min(stop, n_rows) - start)
+        if have < spec.seq_len + spec.pred_len:
+            return name, have
+    return None
+
+
 def _check_split_sizes(borders: dict[str, tuple[int, int]], spec: DataSpec, frame: SeriesFrame, ett: int | None
                        ) -> None:
-    need = spec.seq_len + spec.pred_len
-    for name, (start, stop) in borders.items():
-        have = max(0, min(stop, frame.n_rows) - start)
-        if have < need:
-            fit = fitting_sizes(frame.n_rows, spec, freq=frame.freq, ett_steps_per_hour=ett)
-            way = (f"use a longer file, or windows that fit it: {fit.flags(32)} (in the app: the button under the "
-                   "Train form)") if fit is not None else "use a longer file: not even the shortest windows fit"
-            raise DataError(
-                f"the file is too short for these windows: its {name} split has {have} rows, but a window needs "
-                f"seq_len + pred_len = {spec.seq_len} + {spec.pred_len} = {need} (of {frame.n_rows} rows in all); "
-                f"{way}")
+    short = _short_split(borders, spec, frame.n_rows)
+    if short is None:
+        return
+    name, have = short
+    fit = fitting_sizes(frame.n_rows, spec, freq=frame.freq, ett_steps_per_hour=ett)
+    way = (f"use a longer file, or windows that fit it: {fit.flags(32)} (in the app: the button under the "
+           "Train form)") if fit is not None else "use a longer file: not even the shortest windows fit"
+    raise DataError(
+        f"the file is too short for these windows: its {name} split has {have} rows, but a window needs "
+        f"seq_len + pred_len = {spec.seq_len} + {spec.pred_len} = {spec.seq_len + spec.pred_len} (of "
+        f"{frame.n_rows} rows in all); {way}")
 
 
 __all__ = ["DataSpec", "ETT_COLUMNS", "ETT_HOURLY_BORDERS", "ETT_STEPS_PER_HOUR", "Features", "PreparedData", "SPLITS",
-           "Split", "column_layout", "ett_steps_per_hour", "prepare", "split_borders"]
+           "Split", "column_layout", "ett_steps_per_hour", "prepare", "split_borders", "windows_fit"]

@@ -9,6 +9,7 @@ from informer_lab.model import InformerConfig
 
 from informer_lab.analysis.checkpoints.folder import Checkpoint, DataSchema, load_checkpoint, save_checkpoint
 from informer_lab.analysis.data import DataSpec, PreparedData, ReadOptions, SeriesFrame, describe_frequency, load_csv, prepare
+from informer_lab.analysis.data.splits import windows_fit
 from informer_lab.analysis.errors import DataError, InformerLabError
 from informer_lab.analysis.learning.embedding import lag_history
 from informer_lab.analysis.learning.settings import ModelSize
@@ -96,11 +97,7 @@ def training_spec(frame: SeriesFrame, spec: DataSpec, size: ModelSize) -> DataSp
     if not extra:
         return spec
     longer = replace(spec, seq_len=spec.seq_len + extra)
-    try:
-        prepare(frame, longer)
-    except DataError:
-        return spec
-    return longer
+    return longer if windows_fit(frame, longer) else spec
 
 
 def train_on_frame(frame: SeriesFrame, spec: DataSpec, size: ModelSize, settings: TrainSettings, *,
