@@ -56,6 +56,8 @@ RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
            "factor8_dropout10": ({"factor": 8, "dropout": 0.1}, {}),
            "width32": ({"d_model": 32, "d_ff": 64}, {}), "decoder_full": ({"decoder_attention": "full"}, {}),
            "epochs14": ({}, {"epochs": 14, "patience": 4}),
+           # shorter runs: the cosine schedule decays within them, before the models start to overfit
+           "epochs2": ({}, {"epochs": 2}), "epochs3": ({}, {"epochs": 3}),
            # the paper's conv embedding without RevIN
            "conv": ({"embedding": "conv"}, {}),
            # the lags embedding on the family's own features (MS or M: every column's lags in, the target out)

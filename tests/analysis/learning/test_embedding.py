@@ -78,14 +78,17 @@ def test_auto_puts_the_lags_history_before_a_window_too_short_for_it():
     assert lag_history("auto", None, 96, 24) == 0
 
 
-@pytest.mark.parametrize("freq, rows, want", [
-    ("h", 1200, ("lags", (0, 24), False, 96)),  # a day back inside the window
-    ("15min", 1200, ("lags", (0, 96), False, 192)),  # 96 rows before each window of 96
-    ("15min", 300, ("conv", (), True, 96)),  # the train split holds no window of 192 + 24 rows: RevIN instead
+@pytest.mark.parametrize("freq, rows, windows, want", [
+    ("h", 1200, (96, 48, 24), ("lags", (0, 24), False, 96)),  # a day back inside the window
+    ("15min", 1200, (96, 48, 24), ("lags", (0, 96), False, 192)),  # 96 rows before each window of 96
+    ("15min", 300, (96, 48, 24), ("conv", (), True, 96)),  # no train window of 192 + 24 rows: RevIN instead
+    ("15min", 2400, (1440, 288, 96), ("lags", (0, 96), False, 1440)),  # long input: the day inside the window
+    ("min", 4400, (1440, 288, 96), ("lags", (0, 1440), False, 2880)),  # a day of minutes: 1,440 rows before it
 ])
-def test_the_default_model_gets_the_seasons_lags_where_the_file_holds_them_else_revin(freq, rows, want, tmp_path):
-    """ModelSize() (what train, the form and a study use unless told) at the paper's windows: the checkpoint holds
-    the resolved choice and the windows it reads, and loads to them."""
+def test_the_default_model_gets_the_seasons_lags_where_the_file_holds_them_else_revin(freq, rows, windows, want,
+                                                                                    tmp_path):
+    """ModelSize() (what train, the form and a study use unless told) at the paper's windows and at long ones: the
+    checkpoint holds the resolved choice and the windows it reads, and loads to them."""
     from informer_lab.analysis.checkpoints.folder import load_checkpoint
     from informer_lab.analysis.data import DataSpec, load_csv
     from informer_lab.analysis.learning.training import TrainSettings
@@ -96,11 +99,11 @@ def test_the_default_model_gets_the_seasons_lags_where_the_file_holds_them_else_
     frame = load_csv(table.to_csv(index=False).encode("utf-8"))
     size = ModelSize(d_model=16, n_heads=2, d_ff=32)
     assert size.embedding == ModelSize().embedding == "auto"
-    checkpoint, result = train_on_frame(frame, DataSpec("y", "S", 96, 48, 24), size,
+    checkpoint, result = train_on_frame(frame, DataSpec("y", "S", *windows), size,
                                         TrainSettings(epochs=1, max_steps_per_epoch=4, seed=0), out=tmp_path / "run")
     c = checkpoint.model.config
     assert (c.embedding, tuple(c.lags), c.revin, c.seq_len) == want and np.isfinite(result.test.mse)
-    assert c.seq_len - c.history_len >= 96 // 2 and checkpoint.schema.spec.seq_len == c.seq_len
+    assert c.seq_len - c.history_len >= windows[0] // 2 and checkpoint.schema.spec.seq_len == c.seq_len
     loaded = load_checkpoint(tmp_path / "run")
     assert loaded.model.config == c and loaded.schema.spec == checkpoint.schema.spec
 
