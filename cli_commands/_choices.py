@@ -27,7 +27,9 @@ BENCH_KINDS = SYNTH_KINDS + ("multivariate",)  # analysis.circuits.benchmark.ALL
 FEATURE_SITE = "encoder.out"  # analysis.features.sites.DEFAULT_SITE (tests/cli/test_sae.py holds them equal)
 
 # TrainSettings' defaults (analysis.learning.training.TrainSettings), shown by --help
-TRAIN_DEFAULTS = {"epochs": 6, "batch_size": 16, "learning_rate": 3e-3, "schedule": "cosine", "patience": 3}
+AUTO_STEPS, AUTO_EPOCHS = 800, (2, 6)  # analysis.learning.settings: what an unset --epochs plans
+TRAIN_DEFAULTS = {"epochs": None, "batch_size": 16, "learning_rate": 3e-3, "schedule": "cosine", "patience": 3,
+                  "average": 0.98}
 # ModelSize's defaults (analysis.learning.settings.ModelSize), shown by --help
 SIZE_DEFAULTS = {"d_model": 64, "n_heads": 4, "d_ff": 128, "d_layers": 1, "factor": 8, "dropout": 0.05}
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from informer_lab.home import resolve_run
 
-from ._choices import (ATTENTION_KINDS, EMBEDDINGS, FILLS, MAX_REPLICA_LAYERS, MAX_REPLICAS, SCHEDULES, SIZE_DEFAULTS, SIZE_RANGES,
-                       TRAIN_DEFAULTS)
+from ._choices import (ATTENTION_KINDS, AUTO_EPOCHS, AUTO_STEPS, EMBEDDINGS, FILLS, MAX_REPLICA_LAYERS, MAX_REPLICAS,
+                       SCHEDULES, SIZE_DEFAULTS, SIZE_RANGES, TRAIN_DEFAULTS)
 from ._types import (COUNT_MAX, LIST_MAX, bounded_text, choice_list, int_in, int_list, non_negative_int, number_in, number_list,  # noqa: F401
                      positive_int, seed_int, seeds, shown, text, threads_int)  # the commands import their types from here
 from ._output import AFTER, ProgressLine, write_table  # noqa: F401 — write_table: the commands import it from here
@@ -106,12 +106,13 @@ def open_csv(args: argparse.Namespace, checkpoint: Checkpoint | None = None) -> 
 
 
 class PaperRecipe(argparse._StoreTrueAction):
-    """--paper-recipe, a flag: the paper's learning rate, schedule, batch size, sampling factor and input embedding
-    in place of the lab's defaults."""
+    """--paper-recipe, a flag: the paper's learning rate, schedule, batch size, epochs, sampling factor and input
+    embedding, and no weight average, in place of the lab's defaults."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         super().__call__(parser, namespace, values, option_string)
-        namespace.learning_rate, namespace.schedule, namespace.batch_size = 1e-4, "paper", 32
+        namespace.learning_rate, namespace.schedule, namespace.batch_size, namespace.epochs = 1e-4, "paper", 32, 6
+        namespace.average = 0.0
         namespace.factor, namespace.embedding = 5, "conv"
 
 
@@ -127,7 +128,8 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
     p.add_argument("--pred-len", type=size["pred_len"], default=24)
     defaults = argparse.Namespace(**TRAIN_DEFAULTS)  # TrainSettings' defaults, without importing the trainer
     p.add_argument("--epochs", type=int_in(1, 100_000), default=defaults.epochs,
-                   help=f"at most this many epochs (default {defaults.epochs}; early stopping and --minutes may end "
+                   help=f"at most this many epochs (default: auto, the fewest whole epochs that give {AUTO_STEPS} "
+                        f"optimiser steps, {AUTO_EPOCHS[0]} to {AUTO_EPOCHS[1]}; early stopping and --minutes may end "
                         "the run before)")
     p.add_argument("--batch-size", type=int_in(1, 65_536), default=defaults.batch_size)
     p.add_argument("--learning-rate", type=number_in(0, 10, low_open=True), default=defaults.learning_rate,
@@ -141,10 +143,14 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
     p.add_argument("--find-lr", action="store_true",
                    help="run a short learning-rate range test first and use its rate as the peak")
     p.add_argument("--patience", type=int_in(1, 100_000), default=defaults.patience)
+    p.add_argument("--average", type=number_in(0, 1, high_open=True), default=defaults.average, metavar="DECAY",
+                   help=f"validate and keep an exponential moving average of the weights, this decay a step (default "
+                        f"{defaults.average:g}: about the last {round(1 / (1 - defaults.average))} steps; 0: the "
+                        "last step's weights, as the paper)")
     p.add_argument("--paper-recipe", action=PaperRecipe,
-                   help="the paper's recipe: Adam at 1e-4 halved after every epoch, batches of 32, factor 5, the conv "
-                        "embedding (sets --learning-rate, --schedule, --batch-size, --factor and --embedding; any of "
-                        "them given after it wins)")
+                   help="the paper's recipe: Adam at 1e-4 halved after every epoch, 6 epochs, batches of 32, factor 5, "
+                        "the conv embedding, no weight average (sets --learning-rate, --schedule, --epochs, --batch-size, "
+                        "--factor, --embedding and --average; any of them given after it wins)")
     p.add_argument("--d-model", type=size["d_model"], default=SIZE_DEFAULTS["d_model"])
     p.add_argument("--n-heads", type=size["n_heads"], default=SIZE_DEFAULTS["n_heads"])
     p.add_argument("--d-ff", type=size["d_ff"], default=SIZE_DEFAULTS["d_ff"])
@@ -201,7 +207,7 @@ def training_choices(args: argparse.Namespace):
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              patience=args.patience, seed=getattr(args, "seed", 0), device=args.device,
                              max_steps_per_epoch=args.max_steps, schedule=args.schedule, max_minutes=args.minutes,
-                             find_lr=args.find_lr)
+                             find_lr=args.find_lr, average=getattr(args, "average", TRAIN_DEFAULTS["average"]))
     return spec, size, settings
 
 

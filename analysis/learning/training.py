@@ -1,8 +1,8 @@
 """Training and evaluation: Adam, a learning-rate schedule (analysis.learning.schedules), early stopping on validation MSE,
 a time budget, seeds everywhere.
 
-The defaults learn: a warm-up, a held peak of 3e-3 and a cosine decay over 6 epochs, stopped early when
-validation stops improving. The paper's recipe (1e-4 halved after every epoch) is
+The defaults learn: a warm-up, a held peak of 3e-3 and a cosine decay over the fewest whole epochs that give 800
+optimiser steps (two to six: `TrainSettings.planned_epochs`), stopped early when validation stops improving. The paper's recipe (1e-4 halved after every epoch) is
 `TrainSettings(schedule="paper", learning_rate=1e-4, epochs=6)` (`--schedule paper`); in a short run it learns
 little. `train` reports through a callback (the UI draws it; the CLI prints a console bar) and can be asked to stop
 between steps, or stops itself when its time budget is spent; either way the best weights by validation loss are
@@ -11,6 +11,7 @@ kept.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import math
 import time
@@ -19,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 import torch
+from torch.optim import swa_utils
 
 from informer_lab.model import HeadMask, Informer, InformerConfig, autocast_context, key_generator, pick_device
 
@@ -101,15 +103,19 @@ class TrainResult:
     train_seconds_per_epoch: float = 0.0  # mean over epochs, training steps only
     learning_rate: float = 0.0  # the peak used (the range test's when asked for)
     steps: int = 0  # optimiser steps taken
+    planned_epochs: int = 0  # the epochs the schedule decayed over (settings.planned_epochs)
     seconds: float = 0.0  # training and validation, the range test included
     range_test: RangeTest | None = None
 
     def record(self, settings: "TrainSettings") -> dict:
         """What trained the model, for the checkpoint's metrics: the settings, the peak rate used, steps, time."""
         out = {k: getattr(settings, k) for k in ("schedule", "learning_rate", "warmup", "hold", "epochs", "patience",
-                                                  "batch_size", "max_minutes", "max_steps_per_epoch", "find_lr", "seed")}
-        out.update({"peak_learning_rate": self.learning_rate, "steps": self.steps, "seconds": round(self.seconds, 2),
-                    "description": settings.describe()})
+                                                  "batch_size", "max_minutes", "max_steps_per_epoch", "find_lr", "seed",
+                                                  "average")}
+        out.update({"planned_epochs": self.planned_epochs, "peak_learning_rate": self.learning_rate,
+                    "steps": self.steps, "seconds": round(self.seconds, 2), "description": settings.describe()})
+        if settings.epochs is None:
+            out["description"] += f"; {self.planned_epochs} planned"
         if self.range_test is not None:
             out["range_test"] = {"chosen": self.range_test.chosen, "steps": self.range_test.steps}
             out["description"] += f"; the range test chose the peak {self.range_test.chosen:.2g} instead"
@@ -181,6 +187,15 @@ def make_adam(model: torch.nn.Module, learning_rate: float, device: torch.device
     return torch.optim.Adam(model.parameters(), lr=learning_rate, fused=fused or None)
 
 
+def moving_average(decay: float, averaged: torch.Tensor, current: torch.Tensor, updates) -> torch.Tensor:
+    """One step of the weights' moving average: w̄ ← δ·w̄ + (1 − δ)·w with δ = min(decay, (1 + n)/(10 + n)) after n
+    updates, so that a short run averages over its own few steps rather than its first weights (the warm-up of
+    TensorFlow's ExponentialMovingAverage); from about 500 steps on δ is `decay` (0.98: the last ~50 steps)."""
+    n = float(updates)
+    delta = min(decay, (1.0 + n) / (10.0 + n))
+    return averaged * delta + current * (1.0 - delta)
+
+
 def _validation_loss(model, prepared, settings, device, progress=None) -> float:
     preds, trues = predict(model, prepared, "val", batch_size=max(settings.batch_size, 64), seed=settings.eval_seed,
                            device=device, progress=progress)
@@ -245,14 +260,17 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
     key_gen = key_generator(settings.seed + 1)
     loader = split_batches(prepared, "train", settings.batch_size, shuffle=True, generator=shuffle_gen)
     steps = len(loader) if settings.max_steps_per_epoch is None else min(len(loader), settings.max_steps_per_epoch)
-    planned = max(1, settings.epochs * steps)
+    epochs = settings.planned_epochs(steps)
+    planned = max(1, epochs * steps)
     budget = None if settings.max_minutes is None else 60.0 * settings.max_minutes
 
-    result = TrainResult(model=model, device=str(device), learning_rate=peak, range_test=tested)
+    averaged = None if not settings.average else swa_utils.AveragedModel(
+        model, avg_fn=functools.partial(moving_average, settings.average), use_buffers=True)
+    result = TrainResult(model=model, device=str(device), learning_rate=peak, range_test=tested, planned_epochs=epochs)
     best_val, best_state, waited = math.inf, None, 0
     validation_seconds = 0.0  # the last validation pass: the budget keeps room for one more
     lr = peak
-    for epoch in range(1, settings.epochs + 1):
+    for epoch in range(1, epochs + 1):
         model.train()
         losses = []
         epoch_start = clock()
@@ -273,8 +291,10 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
                 group["lr"] = lr
             losses.append(training_step(model, optimiser, batch, y, device, key_gen))
             result.steps += 1
+            if averaged is not None:
+                averaged.update_parameters(model)
             if progress is not None:
-                progress(TrainProgress(epoch, settings.epochs, step, steps, float(np.mean(losses)),
+                progress(TrainProgress(epoch, epochs, step, steps, float(np.mean(losses)),
                                        best_val_loss=None if best_val == math.inf else best_val,
                                        seconds=clock() - started))
         if not losses:  # stopped before the first step of this epoch
@@ -286,23 +306,24 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
             if progress is None:
                 return None
             return lambda done, total: progress(TrainProgress(
-                epoch, settings.epochs, steps, steps, loss, seconds=clock() - started, stage=stage,
+                epoch, epochs, steps, steps, loss, seconds=clock() - started, stage=stage,
                 windows_done=done, windows_total=total,
                 best_val_loss=None if best_val == math.inf else best_val))
 
         validation_start = clock()
-        val = _validation_loss(model, prepared, settings, device, passing("validate"))
+        scored = model if averaged is None else averaged.module
+        val = _validation_loss(scored, prepared, settings, device, passing("validate"))
         validation_seconds = clock() - validation_start
         result.history.append(EpochReport(epoch, float(np.mean(losses)), val, lr,
                                           clock() - epoch_start, train_seconds))
         if val < best_val:
-            best_val, best_state, waited = val, copy.deepcopy(model.state_dict()), 0
+            best_val, best_state, waited = val, copy.deepcopy(scored.state_dict()), 0
         else:
             waited += 1
         log.info("epoch %d: train %.4f val %.4f lr %.2g (%.1fs)", epoch, np.mean(losses), val, lr,
                  result.history[-1].seconds)
         if progress is not None:
-            progress(TrainProgress(epoch, settings.epochs, steps, steps, float(np.mean(losses)), val_loss=val,
+            progress(TrainProgress(epoch, epochs, steps, steps, float(np.mean(losses)), val_loss=val,
                                    best_val_loss=best_val, seconds=clock() - started))
         if result.stopped in ("user", "time_budget"):
             break
@@ -323,7 +344,7 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
         last = result.history[-1]
 
         def test_progress(done: int, total: int) -> None:
-            progress(TrainProgress(last.epoch, settings.epochs, steps, steps, last.train_loss,
+            progress(TrainProgress(last.epoch, epochs, steps, steps, last.train_loss,
                                    val_loss=None, best_val_loss=best_val, seconds=clock() - started,
                                    stage="test", windows_done=done, windows_total=total))
     result.test = metrics_of(*predict(model, prepared, "test", batch_size=max(settings.batch_size, 64),

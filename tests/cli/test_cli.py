@@ -151,6 +151,9 @@ def test_the_parsers_choices_are_the_ones_the_lab_defines():
     assert c.SYNTH_LIMITS == {"rows": synth.MAX_ROWS, "irrelevant": synth.MAX_IRRELEVANT, "decoys": synth.MAX_DECOYS}
     defaults = TrainSettings()
     assert c.TRAIN_DEFAULTS == {k: getattr(defaults, k) for k in c.TRAIN_DEFAULTS}
+    from informer_lab.analysis.learning import settings as learning_settings
+
+    assert (c.AUTO_STEPS, c.AUTO_EPOCHS) == (learning_settings.AUTO_STEPS, learning_settings.AUTO_EPOCHS)
     from informer_lab.analysis.learning.settings import ModelSize
 
     size = ModelSize()
@@ -190,7 +193,9 @@ def test_the_papers_recipe_is_one_option_and_a_later_option_wins():
     lags = training_choices(parser.parse_args(base + ["--embedding", "lags"]))[1]
     assert lags.embedding == "lags"
     paper_size, paper = training_choices(parser.parse_args(base + ["--paper-recipe"]))[1:]
-    assert (paper.batch_size, paper.learning_rate, paper.schedule) == (32, 1e-4, "paper")
+    assert (paper.batch_size, paper.learning_rate, paper.schedule, paper.epochs, paper.average) == \
+        (32, 1e-4, "paper", 6, 0.0)
+    assert lab.average == 0.98 and training_choices(parser.parse_args(base + ["--average", "0"]))[2].average == 0
     assert (paper_size.factor, paper_size.embedding, paper_size.revin) == (5, "conv", False)
     later = training_choices(parser.parse_args(base + ["--paper-recipe", "--batch-size", "64"]))[2]
     assert (later.batch_size, later.learning_rate) == (64, 1e-4)

@@ -13,6 +13,7 @@ from informer_lab.analysis.learning.attention_options import ATTENTION_KINDS, de
     split_option_text
 from informer_lab.analysis.learning.embedding import EMBEDDINGS, describe_embedding, embedding_fields, lag_history
 from informer_lab.analysis.learning.runs import free_run_name
+from informer_lab.analysis.learning.settings import AUTO_EPOCHS, AUTO_STEPS
 from informer_lab.analysis.learning.training import TrainSettings
 from informer_lab.analysis.learning.workflow import ModelSize
 from informer_lab.ui import settings, sidebar, state, widgets
@@ -236,7 +237,10 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
         d_layers = c[3].number_input("decoder layers", 1, 8, SIZE.d_layers, key="train_d_layers", persist_state="session")
         d_ff = c[4].number_input("d_ff", 4, 8192, SIZE.d_ff, step=4, key="train_d_ff", persist_state="session")
         c = st.columns([1, 1.3, 1, 1, 1.6, 1.1, 1])
-        epochs = c[0].number_input("epochs", 1, 100, DEFAULTS.epochs, key="train_epochs", persist_state="session")
+        epochs = c[0].number_input("epochs", 1, 100, DEFAULTS.epochs, key="train_epochs", persist_state="session",
+                                   placeholder="auto",
+                                   help=f"empty: auto, the fewest whole epochs that give {AUTO_STEPS} optimiser steps "
+                                        f"({AUTO_EPOCHS[0]} to {AUTO_EPOCHS[1]}); the paper's count is 6")
         max_steps = c[1].number_input("max steps per epoch (0: all)", 0, 100000, 0, key="train_max_steps",
                                       persist_state="session")
         batch_size = c[2].number_input("batch size", 1, 1024, DEFAULTS.batch_size, key="train_batch",
@@ -276,7 +280,7 @@ def form(data: state.ActiveData, refusal: Refusal | None, running: bool) -> None
                          encoder_attention=attention, decoder_attention=attention, cross_attention=cross,
                          attention_options=_attention_options(option_text, attention, cross), revin=bool(revin),
                          embedding=embedding)
-        train_settings = TrainSettings(epochs=int(epochs), batch_size=int(batch_size),
+        train_settings = TrainSettings(epochs=int(epochs) if epochs else None, batch_size=int(batch_size),
                                        learning_rate=float(learning_rate), seed=int(train_seed),
                                        max_steps_per_epoch=int(max_steps) or None, schedule=schedule,
                                        max_minutes=float(minutes) or None)

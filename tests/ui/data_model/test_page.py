@@ -139,7 +139,7 @@ def _submit(at):
     buttons[0].click().run()
 
 
-def _tiny_form(at, *, epochs: int, max_steps: int) -> None:
+def _tiny_form(at, *, epochs: int | None, max_steps: int) -> None:
     """The training form set for the tiny model (seq 48 / label 24 / pred 12, d_model 16, batch 16)."""
     for key, value in {"train_seq": 48, "train_label": 24, "train_pred": 12, "train_d_model": 16, "train_d_ff": 32,
                        "train_epochs": epochs, "train_max_steps": max_steps, "train_batch": 16}.items():
@@ -174,6 +174,21 @@ def test_training_runs_in_the_background_and_becomes_the_active_model(open_app, 
     assert not at.exception and len(table(at)) == 12
     at.switch_page(DATA_PAGE).run()
     assert not at.exception
+
+
+def test_an_empty_epochs_field_plans_the_auto_count(open_app, runs_dir):
+    """The form's epochs start empty (auto): two steps an epoch plan the six epochs that the step target caps at."""
+    from informer_lab.analysis.learning.settings import AUTO_EPOCHS, TrainSettings
+    at = open_app()
+    assert at.number_input(key="train_epochs").value is None
+    _tiny_form(at, epochs=None, max_steps=2)
+    at.text_input(key="train_name").set_value("auto-epochs")
+    _submit(at)
+    assert not at.exception and not errors(at)
+    job = at.session_state[state.JOB_KEY]
+    assert job.wait(timeout=180) and job.status == "done", job.error
+    planned = {r.epochs for r in job.view().reports}
+    assert planned == {TrainSettings().planned_epochs(2)} == {AUTO_EPOCHS[1]}
 
 
 def test_stop_keeps_the_best_weights_saves_and_adopts_the_run(open_app, runs_dir):
