@@ -6,7 +6,8 @@
 The recipe: sample.csv, target `load`, all columns in and out (M), the paper's windows (seq 96 / label 48 /
 pred 24), a small model (d_model 64, 4 heads, d_ff 128, 2 encoder layers with one distilling step, 1 decoder
 layer) with RevIN (each window standardised by its own statistics), 2 epochs of at most 100 steps (batch 32) on the
-lab's default schedule (warm-up, peak 3e-3, cosine decay), seed 0. It beats both baselines on its own test split:
+lab's default schedule (warm-up, peak 3e-3, cosine decay), the last step's weights (no moving average), seed 0.
+It beats both baselines on its own test split:
 test MSE 0.223 (standardised, every test window) against seasonal naive 0.377 and the linear baseline 0.264
 (the check on 433 windows: 0.224 [0.209, 0.240]); without RevIN the same budget ended at 0.667 (0.610 on the
 paper's schedule), worse than both. Reproducible bit for bit from its seed on the same machine (one thread,
@@ -37,8 +38,9 @@ SAMPLE_CSV = ROOT / "sample_data" / "sample.csv"
 DEFAULT_OUT = ROOT / "sample_data" / "checkpoint"
 SPEC = DataSpec(target="load", features="M", seq_len=96, label_len=48, pred_len=24)
 SIZE = ModelSize(d_model=64, n_heads=4, e_layers=(2,), d_layers=1, d_ff=128, factor=5, revin=True, embedding="conv")
+# the last step's weights (average=0), as the shipped checkpoint was trained and its documented figures measured
 SETTINGS = TrainSettings(epochs=2, batch_size=32, learning_rate=3e-3, max_steps_per_epoch=100, seed=0, device="cpu",
-                         schedule="cosine")
+                         schedule="cosine", average=0.0)
 
 
 def build() -> dict:
