@@ -149,8 +149,8 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
                         "last step's weights, as the paper)")
     p.add_argument("--paper-recipe", action=PaperRecipe,
                    help="the paper's recipe: Adam at 1e-4 halved after every epoch, 6 epochs, batches of 32, factor 5, "
-                        "the conv embedding, no weight average (sets --learning-rate, --schedule, --epochs, --batch-size, "
-                        "--factor, --embedding and --average; any of them given after it wins)")
+                        "the conv embedding, no weight average (sets --learning-rate, --schedule, --epochs, "
+                        "--batch-size, --factor, --embedding and --average; any of them given after it wins)")
     p.add_argument("--d-model", type=size["d_model"], default=SIZE_DEFAULTS["d_model"])
     p.add_argument("--n-heads", type=size["n_heads"], default=SIZE_DEFAULTS["n_heads"])
     p.add_argument("--d-ff", type=size["d_ff"], default=SIZE_DEFAULTS["d_ff"])

@@ -51,6 +51,12 @@ def _size(stored: dict) -> dict:
     return size
 
 
+def _train(stored: dict) -> TrainSettings:
+    """TrainSettings of a stored plan; a plan written before the weights' moving average kept the last step's
+    weights, and its runs still do."""
+    return TrainSettings(**{"average": 0.0, **stored})
+
+
 GRID_KEYS = {"attention": ("size", str), "factor": ("size", int), "d_model": ("size", int), "n_heads": ("size", int),
              "d_ff": ("size", int), "e_layers": ("size", str), "d_layers": ("size", int), "dropout": ("size", float),
              "seq_len": ("spec", int), "label_len": ("spec", int), "pred_len": ("spec", int),
@@ -119,7 +125,7 @@ class RunSpec:
     def from_dict(cls, data: dict) -> "RunSpec":
         size = _size(data["size"])
         return cls(data["name"], int(data["seed"]), dict(data["setting"]), DataSpec(**data["spec"]),
-                   ModelSize(**size), TrainSettings(**data["train"]))
+                   ModelSize(**size), _train(data["train"]))
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,7 @@ class StudyPlan:
     def from_dict(cls, data: dict) -> "StudyPlan":
         size = _size(data["size"])
         return cls(data["csv"], data["fingerprint"], ReadOptions(**data["options"]), DataSpec(**data["spec"]),
-                   ModelSize(**size), TrainSettings(**data["train"]), tuple(data["seeds"]),
+                   ModelSize(**size), _train(data["train"]), tuple(data["seeds"]),
                    {k: tuple(v) for k, v in data["grid"].items()}, tuple(data["analyses"]), int(data["max_windows"]),
                    data.get("split", "test"))
 

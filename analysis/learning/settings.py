@@ -72,7 +72,8 @@ class TrainSettings:
     average: float = 0.98
 
     def __post_init__(self):
-        if (self.epochs is not None and self.epochs < 1) or self.batch_size < 1 or self.learning_rate <= 0 or self.patience < 1:
+        if ((self.epochs is not None and self.epochs < 1) or self.batch_size < 1 or self.learning_rate <= 0
+                or self.patience < 1):
             raise ValueError("epochs, batch_size and patience must be ≥ 1 and learning_rate > 0")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")

@@ -2,11 +2,12 @@
 a time budget, seeds everywhere.
 
 The defaults learn: a warm-up, a held peak of 3e-3 and a cosine decay over the fewest whole epochs that give 800
-optimiser steps (two to six: `TrainSettings.planned_epochs`), stopped early when validation stops improving. The paper's recipe (1e-4 halved after every epoch) is
-`TrainSettings(schedule="paper", learning_rate=1e-4, epochs=6)` (`--schedule paper`); in a short run it learns
-little. `train` reports through a callback (the UI draws it; the CLI prints a console bar) and can be asked to stop
-between steps, or stops itself when its time budget is spent; either way the best weights by validation loss are
-kept.
+optimiser steps (two to six: `TrainSettings.planned_epochs`), stopped early when validation stops improving; what is
+validated and kept is a moving average of the weights (`TrainSettings.average`). The paper's recipe (1e-4 halved
+after every epoch, the last step's weights) is `TrainSettings(schedule="paper", learning_rate=1e-4, epochs=6,
+average=0)` (`--paper-recipe`); in a short run it learns little. `train` reports through a callback (the UI draws
+it; the CLI prints a console bar) and can be asked to stop between steps, or stops itself when its time budget is
+spent; either way the best weights by validation loss are kept.
 """
 from __future__ import annotations
 

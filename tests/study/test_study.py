@@ -55,6 +55,16 @@ def test_seeds_and_grid_are_parsed_and_named():
     assert len(plan(size=auto, grid=parse_grid(["revin=off,on", "embedding=conv"])).runs()) == 4
 
 
+def test_a_plan_written_before_the_weight_average_still_trains_its_last_weights():
+    """A stored plan without `average` (its earlier runs kept the last step's weights) resumes as it began; a new
+    plan round-trips the lab's default average."""
+    stored = plan().to_dict()
+    assert StudyPlan.from_dict(stored).train.average == TrainSettings().average > 0
+    del stored["train"]["average"]
+    old = StudyPlan.from_dict(stored)
+    assert old.train.average == 0.0 and all(run.train.average == 0.0 for run in old.runs())
+
+
 def test_a_huge_seed_range_is_refused_from_its_count_at_once():
     import tracemalloc
 
