@@ -21,9 +21,9 @@ the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `
 5·⌈ln L⌉; `factor8_dropout10` with dropout 0.1), `decoder_full` (full causal self-attention in the decoder),
 `epochs14` (14 epochs, patience 4: the schedule stretched over them), `conv` (the paper's embedding, no RevIN;
 `revin_batch16` is conv with RevIN), `last_weights` (the last step's weights, no moving average: `--average 0`),
-`ema95` … `ema995` (the weights' moving average at a decay of 0.95, 0.98, 0.99, 0.995 a step), `epochs2`, `epochs3` (at most 2
-or 3 epochs), `lags` (the lags embedding with the season's lag on the family's own features), `lags_S` and `lags_S_std` (the lags embedding
-(0, 24) on the target alone, without and with each window's standardisation; the hourly seasonal families only). Each run is
+`ema95` … `ema995` (the weights' moving average at a decay of 0.95, 0.98, 0.99, 0.995 a step), `epochs2`, `epochs3`
+(at most 2 or 3 epochs), `lags` (the lags embedding with the season's lag on the family's own features), `lags_S` and
+`lags_S_std` (the lags embedding (0, 24) on the target alone, without and with each window's standardisation; the hourly seasonal families only). Each run is
 one process of one torch thread; `--processes` run side by side (2 on a 2-core machine). The model's MSE, the Bayes
 forecast's, seasonal naive's and the linear baseline's are means over the same evenly spread test windows (the
 self-test's `chosen_windows`), standardised, over every forecast column.
@@ -49,8 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 FAMILIES = ("seasonal_decoy", "driver", "spikes", "quarter_hour", "multivariate", "random_walk")
 WALK = "walk"  # the random_walk family's extra column
-RECIPES = {"default": ({}, {}), "last_weights": ({}, {"average": 0.0}), "ema95": ({}, {"average": 0.95}), "ema98": ({}, {"average": 0.98}), "ema99": ({}, {"average": 0.99}),
-           "ema995": ({}, {"average": 0.995}), "batch16": ({}, {"batch_size": 16}),
+RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
+           # the weights' moving average: none (the last step's), or this decay a step
+           "last_weights": ({}, {"average": 0.0}), "ema95": ({}, {"average": 0.95}), "ema98": ({}, {"average": 0.98}),
+           "ema99": ({}, {"average": 0.99}), "ema995": ({}, {"average": 0.995}),
            "revin_batch16": ({"revin": True}, {"batch_size": 16}), "epochs12": ({}, {"epochs": 12}),
            # regularisation, the share of active queries, the decoder's attention and a longer run, each alone
            "dropout0": ({"dropout": 0.0}, {}), "dropout10": ({"dropout": 0.1}, {}), "dropout20": ({"dropout": 0.2}, {}),

@@ -207,7 +207,7 @@ def training_choices(args: argparse.Namespace):
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              patience=args.patience, seed=getattr(args, "seed", 0), device=args.device,
                              max_steps_per_epoch=args.max_steps, schedule=args.schedule, max_minutes=args.minutes,
-                             find_lr=args.find_lr, average=getattr(args, "average", TRAIN_DEFAULTS["average"]))
+                             find_lr=args.find_lr, average=args.average)
     return spec, size, settings
 
 

@@ -188,13 +188,19 @@ def make_adam(model: torch.nn.Module, learning_rate: float, device: torch.device
     return torch.optim.Adam(model.parameters(), lr=learning_rate, fused=fused or None)
 
 
-def moving_average(decay: float, averaged: torch.Tensor, current: torch.Tensor, updates) -> torch.Tensor:
-    """One step of the weights' moving average: w̄ ← δ·w̄ + (1 − δ)·w with δ = min(decay, (1 + n)/(10 + n)) after n
-    updates, so that a short run averages over its own few steps rather than its first weights (the warm-up of
-    TensorFlow's ExponentialMovingAverage); from about 500 steps on δ is `decay` (0.98: the last ~50 steps)."""
+@torch.no_grad()
+def moving_average(decay: float, averaged: list[torch.Tensor], current: list[torch.Tensor], updates) -> None:
+    """One step of the weights' moving average over one device's tensors of one dtype (AveragedModel's
+    multi_avg_fn): w̄ ← δ·w̄ + (1 − δ)·w with δ = min(decay, (1 + n)/(10 + n)) after n updates, so that a short run
+    averages over its own few steps rather than its first weights (the warm-up of TensorFlow's
+    ExponentialMovingAverage); from about 500 steps on δ is `decay` (0.98: the last ~50 steps)."""
     n = float(updates)
     delta = min(decay, (1.0 + n) / (10.0 + n))
-    return averaged * delta + current * (1.0 - delta)
+    if torch.is_floating_point(averaged[0]):
+        torch._foreach_lerp_(averaged, current, 1.0 - delta)
+    else:  # integer buffers (BatchNorm's batch count): lerp takes floats only
+        for mean, value in zip(averaged, current):
+            mean.copy_(mean * delta + value * (1.0 - delta))
 
 
 def _validation_loss(model, prepared, settings, device, progress=None) -> float:
@@ -266,7 +272,7 @@ def train(prepared: PreparedData, config: InformerConfig, settings: TrainSetting
     budget = None if settings.max_minutes is None else 60.0 * settings.max_minutes
 
     averaged = None if not settings.average else swa_utils.AveragedModel(
-        model, avg_fn=functools.partial(moving_average, settings.average), use_buffers=True)
+        model, multi_avg_fn=functools.partial(moving_average, settings.average), use_buffers=True)
     result = TrainResult(model=model, device=str(device), learning_rate=peak, range_test=tested, planned_epochs=epochs)
     best_val, best_state, waited = math.inf, None, 0
     validation_seconds = 0.0  # the last validation pass: the budget keeps room for one more

@@ -50,33 +50,41 @@ def test_auto_epochs_run_and_record_the_planned_count(tiny_prepared):
     assert record["epochs"] is None and record["planned_epochs"] == 6 and "6 planned" in record["description"]
 
 
-def test_averaged_weights_are_the_moving_average_of_the_steps(tiny_prepared):
-    """With `average` = d the kept weights are w̄_k = δ_k·w̄_{k−1} + (1 − δ_k)·w_k over the optimiser steps (w̄_1 = w_1,
-    δ_k = min(d, k / (9 + k)): the warm-up), recomputed here from a run of the same seed without averaging."""
-    import copy
-
+def test_the_moving_average_step_follows_its_warm_up_on_float_and_integer_tensors():
+    """δ = min(decay, (1 + n)/(10 + n)) after n updates: w̄ ← δ·w̄ + (1 − δ)·w, integer buffers rounded toward 0."""
     import torch
 
+    from informer_lab.analysis.learning.training import moving_average
+    for n, delta in ((1, 2 / 11), (80, 0.9), (10_000, 0.98)):
+        mean, value = [torch.tensor([1.0, -2.0])], [torch.tensor([3.0, 4.0])]
+        moving_average(0.98, mean, value, torch.tensor(n))
+        torch.testing.assert_close(mean[0], delta * torch.tensor([1.0, -2.0]) + (1 - delta) * torch.tensor([3.0, 4.0]))
+    count = [torch.tensor(10)]
+    moving_average(0.98, count, [torch.tensor(25)], torch.tensor(80))  # 0.9·10 + 0.1·25 = 11.5
+    assert count[0].dtype == torch.int64 and int(count[0]) == 11
+
+
+def test_averaged_weights_are_the_moving_average_of_the_steps(tiny_prepared, monkeypatch):
+    """With `average` = d the kept weights are w̄_k = δ_k·w̄_{k−1} + (1 − δ_k)·w_k over the optimiser steps (w̄_1 = w_1,
+    δ_k = min(d, k / (9 + k)): the warm-up), recomputed here from a run of the same seed without averaging."""
+    import torch
+
+    from informer_lab.analysis.learning import training as module
     from informer_lab.analysis.learning.training import TrainSettings, config_for, train
     config = config_for(tiny_prepared, d_model=8, n_heads=2, e_layers=(1,), d_layers=1, d_ff=8, dropout=0.0)
-    plain = TrainSettings(epochs=1, max_steps_per_epoch=40, batch_size=16, average=0.0)
-    snapshots = []
+    built, snapshots, informer = [], [], module.Informer
+
+    def build(cfg):  # the plain run's model, whose weights are read after each step
+        built.append(informer(cfg))
+        return built[-1]
 
     def keep(report):
         if report.stage == "train" and report.val_loss is None:
-            snapshots.append(copy.deepcopy({k: v.detach().clone() for k, v in model_of[0].state_dict().items()}))
-    # the plain run's weights after each step: read through the module the trainer builds
-    from informer_lab.analysis.learning import training as module
-    model_of, original = [], module.Informer
-
-    def capture(cfg):
-        model_of.append(original(cfg))
-        return model_of[0]
-    module.Informer = capture
-    try:
-        train(tiny_prepared, config, plain, progress=keep)
-    finally:
-        module.Informer = original
+            snapshots.append({k: v.detach().clone() for k, v in built[-1].state_dict().items()})
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "Informer", build)
+        train(tiny_prepared, config, TrainSettings(epochs=1, max_steps_per_epoch=40, batch_size=16, average=0.0),
+              progress=keep)
     decay = 0.7  # reached at step 21 of the warm-up
     averaged = train(tiny_prepared, config, TrainSettings(epochs=1, max_steps_per_epoch=40, batch_size=16,
                                                           average=decay)).model.state_dict()
@@ -88,5 +96,5 @@ def test_averaged_weights_are_the_moving_average_of_the_steps(tiny_prepared):
     assert len(snapshots) == 40
     for key, value in averaged.items():
         torch.testing.assert_close(value, expected[key], rtol=1e-5, atol=1e-6)
-    with torch.no_grad():  # and it is not the last step's weights
-        assert any(not torch.allclose(averaged[k], snapshots[-1][k]) for k in averaged if averaged[k].is_floating_point())
+    # and it is not the last step's weights
+    assert any(not torch.allclose(averaged[k], snapshots[-1][k]) for k in averaged if averaged[k].is_floating_point())
