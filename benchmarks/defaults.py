@@ -23,7 +23,7 @@ the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `
 `revin_batch16` is conv with RevIN), `last_weights` (the last step's weights, no moving average: `--average 0`),
 `ema95` … `ema995` (the weights' moving average at a decay of 0.95, 0.98, 0.99, 0.995 a step), `epochs2`, `epochs3`
 (at most 2 or 3 epochs), `lags` (the lags embedding with the season's lag on the family's own features), `lags_S` and
-`lags_S_std` (the lags embedding (0, 24) on the target alone, without and with each window's standardisation; the hourly seasonal families only). Each run is
+`lags_S_std` (the lags embedding (0, 24) on the target alone, without and with each window's standardisation; the hourly seasonal families only), `withhold` (`--unit-roots withhold`: the level of each input column with a unit root in the training split is not read). Each run is
 one process of one torch thread; `--processes` run side by side (2 on a 2-core machine). The model's MSE, the Bayes
 forecast's, seasonal naive's and the linear baseline's are means over the same evenly spread test windows (the
 self-test's `chosen_windows`), standardised, over every forecast column.
@@ -65,7 +65,9 @@ RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
            # the paper's conv embedding without RevIN
            "conv": ({"embedding": "conv"}, {}),
            # the lags embedding on the family's own features (MS or M: every column's lags in, the target out)
-           "lags": ({"embedding": "lags"}, {})}
+           "lags": ({"embedding": "lags"}, {}),
+           # the level of each input column with a unit root in the training split withheld
+           "withhold": ({"unit_roots": "withhold"}, {})}
 # The lags embedding (model/lags.py) on the target alone (features S, lags given here): each step embedded
 # from its own value and the value one day back, so the decoder's forecast steps read y[t − 24] directly. Only for
 # the hourly families whose target reads nothing but itself (its lags must be ≥ pred_len and < seq_len).

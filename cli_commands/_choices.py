@@ -10,6 +10,7 @@ ATTENTION_KINDS = ("prob", "full", "logsparse", "strided", "fixed", "window", "b
                    "adaptive")  # model.config.ATTENTION_KINDS
 SCHEDULES = ("cosine", "paper", "constant")  # analysis.learning.schedules.SCHEDULES
 EMBEDDINGS = ("auto", "conv", "lags")  # analysis.learning.embedding.EMBEDDINGS
+UNIT_ROOTS = ("keep", "withhold")  # analysis.learning.unit_root.UNIT_ROOTS
 FILLS = ("none", "interpolate", "ffill")  # analysis.data.FILLS
 BASELINES = ("zeros", "window_mean")  # analysis.instruments.attribution.BASELINES
 EDIT_KINDS = ("none", "spike", "shift", "scale", "trend", "zero", "shuffle", "paste")  # …window_edits.EDIT_KINDS

@@ -88,6 +88,9 @@ def run(args) -> int:
           f"({result.seconds_per_epoch:.1f} with validation)")
     print(f"trained with {settings.describe()}" + (f"; range test chose lr {result.learning_rate:.2g}"
                                                     if result.range_test is not None else ""))
+    withheld = [checkpoint.schema.columns[i] for i in checkpoint.model.config.level_free]
+    if withheld:
+        print(f"levels withheld (a unit root in the training split): {', '.join(withheld)}")
     print(f"test mse {t.mse:.4f} mae {t.mae:.4f} (standardised, the mean over columns); {t.original_text()}")
     baselines = checkpoint.metrics.get("baselines") or {}
     if baselines.get("warning"):

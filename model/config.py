@@ -96,6 +96,10 @@ class InformerConfig:
     # Per-window scaling inside the model (HF's scaler over the encoder's positions): "mean" divides by mean |x|,
     # "std" standardises; the forecast is mapped back (loc + scale·y). Needs embedding="lags".
     instance_scaling: InstanceScaling = "none"
+    # Input channels (indices, never a target) whose level the lags embedding does not read: no log(1 + |loc|)
+    # feature, the decoder's placeholders their last value (model/lags.py). For a column with a unit root, whose
+    # drifting level a model may take for a predictor (analysis/learning/unit_root.py). Not in HF.
+    level_free: tuple[int, ...] = ()
     final_norm: bool = True  # a LayerNorm closes the encoder and the decoder (Informer2020, TSL); HF has none
     # Reversible instance normalisation (Kim et al. 2022; model/revin.py): each window standardised by its own mean
     # and deviation, the forecast mapped back. Off in the paper; the remedy for series whose level trends.
@@ -104,6 +108,7 @@ class InformerConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "e_layers", tuple(int(n) for n in self.e_layers))
         object.__setattr__(self, "lags", tuple(int(n) for n in self.lags))
+        object.__setattr__(self, "level_free", tuple(int(n) for n in self.level_free))
         problems = []
         for name in ("enc_in", "dec_in", "c_out", "seq_len", "pred_len", "n_marks", "d_model",
                      "n_heads", "d_layers", "d_ff", "factor", "sample_block"):
@@ -172,6 +177,11 @@ class InformerConfig:
                 problems.append("embedding='lags' has one encoder replica")
         elif self.lags:
             problems.append("lags are read only by embedding='lags'")
+        inputs_only = int(self.enc_in) - int(self.c_out)
+        if self.level_free and (self.embedding != "lags" or list(self.level_free) != sorted(set(self.level_free))
+                                 or min(self.level_free) < 0 or max(self.level_free) >= inputs_only):
+            problems.append(f"level_free needs embedding='lags' and distinct increasing input-only channels in "
+                            f"[0, enc_in − c_out = {inputs_only}), got {list(self.level_free)}")
         if self.instance_scaling != "none" and self.embedding != "lags":
             problems.append("instance_scaling needs embedding='lags'")
         if self.revin and self.embedding != "conv":

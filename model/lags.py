@@ -18,6 +18,11 @@ Step t of the sequence s = [x_enc; x_dec] (scaled: (s − loc)/scale) is embedde
 first half of the vector, cosines in the second; the decoder's positions continue after the encoder's), then a
 LayerNorm. loc and scale come from the encoder's positions of each window (HF's scaler): "mean" → loc 0,
 scale = max(mean |x|, 1e-10); "std" → loc = mean, scale = √(variance + 1e-5); "none" → 0 and 1.
+
+Where the lab differs from HF a second time: for the input channels in `level_free` the model reads no level. Their
+values are scaled like every channel's, but their log(1 + |loc|) feature is 0, and in the decoder their forecast
+steps repeat the window's last value (HF's zero placeholders, scaled, would hand over −loc/scale). With "std"
+scaling the forecast is then unchanged by adding a constant to such a channel.
 """
 from __future__ import annotations
 
@@ -55,9 +60,13 @@ class LagEmbedding(nn.Module):
     window x_enc → [B, L_out, d_model] (encoder: L − max(lags) positions; decoder: its last `positions` steps)."""
 
     def __init__(self, c_in: int, n_marks: int, d_model: int, dropout: float, lags: tuple[int, ...],
-                 scaling: str, first_position: int, positions: int):
+                 scaling: str, first_position: int, positions: int, level_free: tuple[int, ...] = ()):
         super().__init__()
         self.lags, self.scaling, self.first_position, self.positions = tuple(lags), scaling, first_position, positions
+        self.level_free = tuple(level_free)
+        mask = torch.zeros(c_in, dtype=torch.bool)
+        mask[list(self.level_free)] = True
+        self.register_buffer("level_free_mask", mask, persistent=False)
         self.value_projection = nn.Linear(c_in * len(self.lags) + 2 * c_in + n_marks, d_model, bias=False)
         self.norm = nn.LayerNorm(d_model)
         self.register_buffer("position", hf_sinusoid_table(first_position + positions, d_model), persistent=False)
@@ -75,12 +84,17 @@ class LagEmbedding(nn.Module):
             sequence, first, time = x, m, marks[:, m:]
         else:  # decoder: the forecast steps after the window
             x, time = x[:, x.shape[1] - self.positions:], marks[:, marks.shape[1] - self.positions:]
+            if self.level_free:  # their unknown steps: the last known value, not a placeholder
+                x = torch.where(self.level_free_mask, history[:, -1:].expand_as(x), x)
             sequence, first = torch.cat([history, x], dim=1), history.shape[1]
         sequence = (sequence - loc) / scale
         steps = sequence.shape[1] - first
         lagged = torch.stack([sequence[:, first - lag: first - lag + steps] for lag in self.lags], dim=-1)
         B, C = x.shape[0], x.shape[2]
-        static = torch.cat([loc.abs().log1p(), scale.log()], dim=-1).expand(B, steps, 2 * C)  # [B, steps, 2C]
+        level = loc.abs().log1p()
+        if self.level_free:
+            level = level.masked_fill(self.level_free_mask, 0.0)
+        static = torch.cat([level, scale.log()], dim=-1).expand(B, steps, 2 * C)  # [B, steps, 2C]
         features = torch.cat([lagged.reshape(B, steps, C * len(self.lags)), static, time], dim=-1)
         start = self.first_position
         embedded = self.value_projection(features) + self.position[start:start + steps]

@@ -30,7 +30,7 @@ def config_rows(config, schema) -> list[tuple[str, str]]:
     return [
         ("data", f"target {spec.target!r}, features {spec.features}, every {schema.freq}"),
         ("windows", f"seq {spec.seq_len} · label {spec.label_len} · pred {spec.pred_len}"),
-        ("embedding", _embedding_row(config)),
+        ("embedding", _embedding_row(config, schema.columns)),
         ("size", f"d_model {config.d_model} · {config.n_heads} heads (D={config.head_dim}) · d_ff {config.d_ff}"),
         ("layers", f"encoder {encoder}{' + distil' if config.distil else ''} · decoder {config.d_layers}"),
         ("attention", f"{attention} · factor {config.factor}"),
@@ -39,15 +39,18 @@ def config_rows(config, schema) -> list[tuple[str, str]]:
     ]
 
 
-def _embedding_row(config) -> str:
-    """The input embedding, and for the lags embedding how much of the window only feeds lags."""
+def _embedding_row(config, columns) -> str:
+    """The input embedding, and for the lags embedding how much of the window only feeds lags and which columns it
+    does not read the level of."""
     from informer_lab.analysis.learning.embedding import describe_embedding
 
     text = describe_embedding({"embedding": getattr(config, "embedding", "conv"), "lags": getattr(config, "lags", ()),
                                "revin": getattr(config, "revin", False)})
     history = getattr(config, "history_len", 0)
-    return text + (f"; the encoder reads the last {config.seq_len - history} of {config.seq_len} rows" if history
-                   else "")
+    withheld = [columns[i] for i in getattr(config, "level_free", ()) if i < len(columns)]
+    return (text + (f"; the encoder reads the last {config.seq_len - history} of {config.seq_len} rows" if history
+                    else "")
+            + (f"; levels withheld (a unit root in the training split): {', '.join(withheld)}" if withheld else ""))
 
 
 # What the sign of a paired difference's interval (`analysis.intervals.interval_sign` of other − reference) says

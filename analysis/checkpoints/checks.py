@@ -176,6 +176,10 @@ def check_config_fields(data: Mapping[str, object], where: str = "config.json") 
             if (not isinstance(value, (list, tuple)) or len(value) > MAX_LAGS
                     or not all(_is_int(n) and 0 <= n <= MAX_LAG for n in value)):
                 refuse(name, f"a list of at most {MAX_LAGS} lags, each in 0..{MAX_LAG:,}")
+        elif name == "level_free":  # the channels' range is the config's own check (input-only, increasing)
+            if (not isinstance(value, (list, tuple)) or len(value) > _SIZES[1]
+                    or not all(_is_int(n) and 0 <= n < _SIZES[1] for n in value)):
+                refuse(name, f"a list of input channels, each in 0..{_SIZES[1] - 1:,}")
         else:  # a field of InformerConfig without a rule: refuse rather than trust it (tests keep rules complete)
             raise CheckpointError(f"{where}: no check is known for the field {name!r}", field=name)
     d_model, n_heads = data.get("d_model", 512), data.get("n_heads", 8)

@@ -95,5 +95,8 @@ def describe_embedding(fields: dict) -> str:
     if fields.get("embedding") == "lags":
         back = sorted(lag for lag in fields["lags"] if lag)
         values = f"value {back[0]} steps" if len(back) == 1 else f"values {', '.join(map(str, back))} steps"
-        return f"lags {tuple(fields['lags'])}: each step with its {values} back"
+        withheld = len(fields.get("level_free") or ())
+        walks = (f"; the level of {withheld} input column{'s' if withheld > 1 else ''} with a unit root withheld"
+                 if withheld else "")
+        return f"lags {tuple(fields['lags'])}: each step with its {values} back{walks}"
     return "conv with RevIN" if fields.get("revin") else "conv (the paper's)"

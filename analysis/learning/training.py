@@ -27,6 +27,7 @@ from informer_lab.model import HeadMask, Informer, InformerConfig, autocast_cont
 
 from informer_lab.analysis.data import PreparedData
 from informer_lab.analysis.learning.embedding import embedding_fields
+from informer_lab.analysis.learning.unit_root import UNIT_ROOTS, unit_root_channels
 from informer_lab.analysis.learning.settings import TrainSettings
 from informer_lab.analysis.learning.schedules import RangeTest, choose_rate, learning_rate_at, range_rates
 from informer_lab.analysis.learning.windows import WindowDataset, split_batches
@@ -130,13 +131,21 @@ def seed_everything(seed: int) -> None:
 
 def config_for(prepared: PreparedData, **model_settings) -> InformerConfig:
     """An InformerConfig whose input/output sizes and lengths match the prepared data. embedding="auto" or "lags"
-    (ModelSize's) becomes the config's embedding fields for the data's step (analysis.learning.embedding)."""
+    (ModelSize's) becomes the config's embedding fields for the data's step (analysis.learning.embedding);
+    with unit_roots="withhold" a lags model does not read the level of the input-only columns that have a unit root in
+    the training split (analysis.learning.unit_root; "keep", the default, reads every level)."""
     s = prepared.spec
+    unit_roots = model_settings.pop("unit_roots", "keep")
+    if unit_roots not in UNIT_ROOTS:
+        raise ValueError(f"unit_roots must be one of {', '.join(UNIT_ROOTS)}, got {unit_roots!r}")
     if model_settings.get("embedding") == "auto" or (model_settings.get("embedding") == "lags"
                                                      and not model_settings.get("lags")):
         model_settings.update(embedding_fields(model_settings["embedding"], prepared.freq, s.seq_len, s.pred_len,
                                                revin=bool(model_settings.get("revin")),
                                                replicas=len(model_settings.get("e_layers", (2,)))))
+        if model_settings["embedding"] == "lags" and unit_roots == "withhold" and "level_free" not in model_settings:
+            # the level of each input-only column with a unit root in the training split is not read
+            model_settings["level_free"] = unit_root_channels(prepared.train.values, prepared.enc_in - prepared.c_out)
     return InformerConfig(enc_in=prepared.enc_in, dec_in=prepared.dec_in, c_out=prepared.c_out, seq_len=s.seq_len,
                           label_len=s.label_len, pred_len=s.pred_len, n_marks=prepared.n_marks, **model_settings)
 

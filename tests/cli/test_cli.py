@@ -138,6 +138,9 @@ def test_the_parsers_choices_are_the_ones_the_lab_defines():
     assert c.ANALYSES == ANALYSES and c.FAITHFULNESS_WINDOWS == FAITHFULNESS and c.VARIANT_KINDS == KINDS
     assert c.VARIANT_WINDOWS == MAX_WINDOWS and c.COST_LENGTHS == LENGTHS and c.SYNTH_KINDS == SYNTH
     assert c.DISTIL_FORMS == FORMS and c.BENCH_KINDS == ALL_KINDS
+    from informer_lab.analysis.learning.unit_root import UNIT_ROOTS
+
+    assert c.UNIT_ROOTS == UNIT_ROOTS
     from informer_lab.analysis.learning.embedding import EMBEDDINGS
 
     assert c.EMBEDDINGS == EMBEDDINGS
@@ -191,7 +194,8 @@ def test_the_papers_recipe_is_one_option_and_a_later_option_wins():
     size = training_choices(parser.parse_args(base))[1]
     assert (size.factor, size.embedding, size.revin) == (8, "auto", False)  # auto: lags where it fits, else RevIN
     lags = training_choices(parser.parse_args(base + ["--embedding", "lags"]))[1]
-    assert lags.embedding == "lags"
+    assert lags.embedding == "lags" and size.unit_roots == "keep"
+    assert training_choices(parser.parse_args(base + ["--unit-roots", "withhold"]))[1].unit_roots == "withhold"
     paper_size, paper = training_choices(parser.parse_args(base + ["--paper-recipe"]))[1:]
     assert (paper.batch_size, paper.learning_rate, paper.schedule, paper.epochs, paper.average) == \
         (32, 1e-4, "paper", 6, 0.0)

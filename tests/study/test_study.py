@@ -65,6 +65,14 @@ def test_a_plan_written_before_the_weight_average_still_trains_its_last_weights(
     assert old.train.average == 0.0 and all(run.train.average == 0.0 for run in old.runs())
 
 
+def test_a_plans_choice_of_unit_roots_round_trips_and_an_older_plan_keeps_every_level():
+    stored = StudyPlan.from_dict(plan().to_dict()).to_dict()
+    stored["size"]["unit_roots"] = "withhold"
+    assert all(run.size.unit_roots == "withhold" for run in StudyPlan.from_dict(stored).runs())
+    del stored["size"]["unit_roots"]
+    assert StudyPlan.from_dict(stored).size.unit_roots == ModelSize().unit_roots == "keep"
+
+
 def test_a_huge_seed_range_is_refused_from_its_count_at_once():
     import tracemalloc
 

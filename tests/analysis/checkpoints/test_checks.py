@@ -29,6 +29,8 @@ CONFIGS = [
                 single_head_union=True, cross_attention="prob"),
     tiny_config(label_len=2, embedding="lags", lags=(1, 2, 5), instance_scaling="mean", final_norm=False,
                 active_counts="hf", sample_block=16, d_layers=2),
+    tiny_config(enc_in=4, dec_in=4, c_out=1, embedding="lags", lags=(0, 3), instance_scaling="std",
+                level_free=(0, 2)),  # two input-only channels whose level is not read
     # the other attention kinds: learned spans, a learned compression, LSH across to the encoder
     tiny_config(encoder_attention="adaptive", decoder_attention="compressed", cross_attention="lsh",
                 attention_options={"encoder": {"max_span": 16}, "decoder_self": {"stride": 3},
@@ -47,7 +49,7 @@ def test_parameter_count_and_shapes_are_the_real_models(config):
 
 
 def test_every_config_field_has_a_rule():
-    ruled = set(checks.INT_RANGES) | set(checks.CHOICES) | set(checks.BOOLS) | {"dropout", "e_layers", "lags",
+    ruled = set(checks.INT_RANGES) | set(checks.CHOICES) | set(checks.BOOLS) | {"dropout", "e_layers", "lags", "level_free",
                                                                                   "attention_options"}
     assert ruled == {f.name for f in fields(InformerConfig)}
 

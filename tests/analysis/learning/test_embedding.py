@@ -116,3 +116,42 @@ def test_the_screens_words_for_an_embedding_name_every_lag_it_reads():
     assert describe_embedding({"embedding": "lags", "lags": (1, 2, 7)}).endswith("values 1, 2, 7 steps back")
     assert describe_embedding({"embedding": "conv", "revin": True}) == "conv with RevIN"
     assert describe_embedding({"embedding": "conv"}) == "conv (the paper's)"
+
+
+@pytest.mark.parametrize("unit_roots, withheld", [("withhold", ("walk",)), ("keep", ())])
+def test_withhold_takes_the_level_of_an_input_with_a_unit_root_and_keep_of_none(tmp_path, unit_roots, withheld):
+    """A random walk beside a seasonal target and a stationary AR(1) column: `withhold` takes the walk's level alone
+    (its name on the model's card and in the checkpoint, which loads to the same forecast); `keep` (the default)
+    reads every level."""
+    from informer_lab.analysis.checkpoints.folder import load_checkpoint
+    from informer_lab.analysis.data import DataSpec, load_csv, prepare
+    from informer_lab.analysis.learning.training import TrainSettings, predict
+    from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
+    from informer_lab.analysis.planted.synth import SynthSpec, generate
+    from informer_lab.ui.tables import config_rows
+
+    table, answer = generate(SynthSpec(kind="seasonal_ar", rows=1200, seed=0, irrelevant=1))
+    table.insert(1, "walk", np.random.default_rng(7).standard_normal(len(table)).cumsum())
+    frame = load_csv(table.to_csv(index=False).encode("utf-8"))
+    spec = DataSpec(answer.target, "MS", 96, 48, 24)
+    checkpoint, _ = train_on_frame(frame, spec, ModelSize(d_model=16, n_heads=2, d_ff=32, unit_roots=unit_roots),
+                                   TrainSettings(epochs=1, max_steps_per_epoch=3, seed=0), out=tmp_path / "run")
+    c, columns = checkpoint.model.config, checkpoint.schema.columns
+    assert c.embedding == "lags" and tuple(columns[i] for i in c.level_free) == withheld
+    assert ModelSize().unit_roots == "keep"
+    card = dict(config_rows(c, checkpoint.schema))["embedding"]
+    assert ("levels withheld (a unit root in the training split): walk" in card) == bool(withheld)
+    loaded = load_checkpoint(tmp_path / "run")
+    prepared = prepare(frame, spec)
+    assert loaded.model.config == c
+    assert np.array_equal(predict(checkpoint.model, prepared, "test", seed=0)[0],
+                          predict(loaded.model, prepared, "test", seed=0)[0])
+
+
+def test_an_unknown_unit_roots_choice_is_refused_by_name(sample_frame):
+    from informer_lab.analysis.data import DataSpec, prepare
+    from informer_lab.analysis.learning.training import config_for
+
+    prepared = prepare(sample_frame, DataSpec("load", "MS", 48, 24, 12))
+    with pytest.raises(ValueError, match="unit_roots must be one of keep, withhold, got 'difference'"):
+        config_for(prepared, embedding="auto", unit_roots="difference")
