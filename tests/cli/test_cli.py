@@ -30,6 +30,25 @@ def test_train_evaluate_forecast_end_to_end(tmp_path):
     assert "every test window (" in ev.stdout  # the evaluation's own MSE is named with its windows
 
 
+def test_train_withholds_the_level_of_a_unit_root_input_and_says_which(tmp_path):
+    """The sample's temperature has a unit root in its training split: `--unit-roots withhold` (features MS) names it,
+    the checkpoint records it, and the model forecasts; the default reads every level and prints no such line."""
+    import json
+
+    base = ("train", "--csv", SAMPLE_CSV, "--target", "load", "--features", "MS", "--seq-len", 48, "--label-len", 24,
+            "--pred-len", 12, "--epochs", 1, "--max-steps", 2, "--d-model", 16, "--n-heads", 2, "--d-ff", 16)
+    run = cli(*base, "--unit-roots", "withhold", "--out", tmp_path / "withheld")
+    assert run.returncode == 0, run.stderr
+    assert "levels withheld (a unit root in the training split): temperature" in run.stdout
+    assert json.loads((tmp_path / "withheld" / "config.json").read_text())["level_free"] == [0]
+    fc = cli("forecast", "--checkpoint", tmp_path / "withheld", "--csv", SAMPLE_CSV, "--out", tmp_path / "f.csv")
+    assert fc.returncode == 0, fc.stderr
+    assert pd.read_csv(tmp_path / "f.csv")["load"].notna().all()
+    kept = cli(*base, "--out", tmp_path / "kept")
+    assert kept.returncode == 0 and "levels withheld" not in kept.stdout
+    assert json.loads((tmp_path / "kept" / "config.json").read_text())["level_free"] == []
+
+
 def test_a_checkpoint_trained_on_repaired_data_reads_its_data_the_same_way(tmp_path):
     """Trained with --repair ffill (a file with gaps), `evaluate` reads the same file the same way without being told
     (the checkpoint's repair.json), and says so; --repair none still refuses it."""

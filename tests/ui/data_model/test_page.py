@@ -191,6 +191,34 @@ def test_an_empty_epochs_field_plans_the_auto_count(open_app, runs_dir):
     assert planned == {TrainSettings().planned_epochs(2)} == {AUTO_EPOCHS[1]}
 
 
+def test_the_forms_weight_average_and_unit_roots_reach_the_checkpoint(open_app, runs_dir):
+    """δ = 0 keeps the last step's weights; withhold takes the level of the sample's drifting temperature (a unit
+    root in its training split), and the model's card names it."""
+    import json
+    from informer_lab.analysis.learning.settings import ModelSize, TrainSettings
+    at = open_app()
+    assert at.number_input(key="train_average").value == TrainSettings().average
+    assert at.selectbox(key="train_unit_roots").value == ModelSize().unit_roots == "keep"
+    _tiny_form(at, epochs=1, max_steps=2)
+    at.radio(key="train_features").set_value("MS")
+    at.number_input(key="train_average").set_value(0.0)
+    at.selectbox(key="train_unit_roots").set_value("withhold")
+    at.text_input(key="train_name").set_value("levels-withheld")
+    _submit(at)
+    assert not at.exception and not errors(at)
+    job = at.session_state[state.JOB_KEY]
+    assert job.wait(timeout=180) and job.status == "done", job.error
+    at.run()
+    assert not at.exception
+    folder = runs_dir / "levels-withheld"
+    config, metrics = (json.loads((folder / f).read_text()) for f in ("config.json", "metrics.json"))
+    from informer_lab.analysis.learning.workflow import read_schema
+    columns = read_schema(folder).columns
+    assert metrics["training"]["average"] == 0.0
+    assert [columns[i] for i in config["level_free"]] == ["temperature"]
+    assert "levels withheld (a unit root in the training split): temperature" in sidebar_text(at)
+
+
 def test_stop_keeps_the_best_weights_saves_and_adopts_the_run(open_app, runs_dir):
     at = open_app()
     _tiny_form(at, epochs=3, max_steps=0)
