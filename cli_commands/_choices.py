@@ -41,6 +41,7 @@ SIZE_RANGES = {"seq_len": (1, 100_000), "label_len": (0, 100_000), "pred_len": (
 MAX_REPLICAS, MAX_REPLICA_LAYERS = 8, 16
 STUDY_MAX_RUNS = 2000  # study.plan.MAX_RUNS
 GRID_KEYS = ("attention", "factor", "d_model", "n_heads", "d_ff", "e_layers", "d_layers", "dropout", "seq_len",
-             "label_len", "pred_len", "features", "learning_rate", "batch_size", "epochs", "revin", "embedding")  # study.plan
+             "label_len", "pred_len", "features", "learning_rate", "batch_size", "epochs", "revin", "embedding",
+             "unit_roots")  # study.plan
 SYNTH_LIMITS = {"rows": 2_000_000, "irrelevant": 64, "decoys": 8}  # analysis.planted.synth: MAX_ROWS, MAX_IRRELEVANT,
 # MAX_DECOYS

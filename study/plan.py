@@ -20,6 +20,7 @@ from informer_lab.analysis import jsonfile
 from informer_lab.analysis.errors import ConfigError
 from informer_lab.analysis.seeds import format_seeds, parse_seeds as _parse_seeds  # noqa: F401 (format_seeds: the UI's)
 from informer_lab.analysis.learning.embedding import EMBEDDINGS
+from informer_lab.analysis.learning.unit_root import UNIT_ROOTS
 from informer_lab.analysis.learning.settings import ModelSize, TrainSettings
 
 ANALYSES = ("errors", "sweep", "importance", "agreement", "roles", "lens", "shares", "composition", "features")
@@ -61,7 +62,8 @@ GRID_KEYS = {"attention": ("size", str), "factor": ("size", int), "d_model": ("s
              "d_ff": ("size", int), "e_layers": ("size", str), "d_layers": ("size", int), "dropout": ("size", float),
              "seq_len": ("spec", int), "label_len": ("spec", int), "pred_len": ("spec", int),
              "features": ("spec", str), "learning_rate": ("train", float), "batch_size": ("train", int),
-             "epochs": ("train", int), "revin": ("size", on_off), "embedding": ("size", str)}
+             "epochs": ("train", int), "revin": ("size", on_off), "embedding": ("size", str),
+             "unit_roots": ("size", str)}
 MAX_RUNS = 2000  # status.json, the run table and the Studies screen are measured at 200 runs
 
 
@@ -91,6 +93,8 @@ def parse_grid(items: list[str] | tuple[str, ...]) -> dict[str, tuple]:
             _attention_kinds(parsed)
         if key == "embedding" and not set(parsed) <= set(EMBEDDINGS):
             raise ConfigError(f"--grid embedding takes {', '.join(EMBEDDINGS)}, got {values!r}")
+        if key == "unit_roots" and not set(parsed) <= set(UNIT_ROOTS):
+            raise ConfigError(f"--grid unit_roots takes {', '.join(UNIT_ROOTS)}, got {values!r}")
         grid[key] = parsed
     return grid
 

@@ -186,3 +186,10 @@ def test_the_dashboard_without_its_packages_is_one_line_naming_the_install(monke
     with pytest.raises(ConfigError, match=r"ray\[default\]") as caught:
         check_dashboard()
     assert "aiohttp" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_grid_compares_keeping_and_withholding_unit_root_levels():
+    runs = plan(grid=parse_grid(["unit_roots=keep,withhold"])).runs()
+    assert sorted(run.size.unit_roots for run in runs) == ["keep", "keep", "withhold", "withhold"]  # 2 seeds each
+    with pytest.raises(ConfigError, match="--grid unit_roots takes keep, withhold"):
+        parse_grid(["unit_roots=difference"])
