@@ -139,6 +139,16 @@ def _submit(at):
     buttons[0].click().run()
 
 
+def _train_to_the_end(at, name: str):
+    """Name the run, press Train and wait for the background job to finish; returns the job (status "done")."""
+    at.text_input(key="train_name").set_value(name)
+    _submit(at)
+    assert not at.exception and not errors(at)
+    job = at.session_state[state.JOB_KEY]
+    assert job.wait(timeout=180) and job.status == "done", job.error
+    return job
+
+
 def _tiny_form(at, *, epochs: int | None, max_steps: int) -> None:
     """The training form set for the tiny model (seq 48 / label 24 / pred 12, d_model 16, batch 16)."""
     for key, value in {"train_seq": 48, "train_label": 24, "train_pred": 12, "train_d_model": 16, "train_d_ff": 32,
@@ -182,11 +192,7 @@ def test_an_empty_epochs_field_plans_the_auto_count(open_app, runs_dir):
     at = open_app()
     assert at.number_input(key="train_epochs").value is None
     _tiny_form(at, epochs=None, max_steps=2)
-    at.text_input(key="train_name").set_value("auto-epochs")
-    _submit(at)
-    assert not at.exception and not errors(at)
-    job = at.session_state[state.JOB_KEY]
-    assert job.wait(timeout=180) and job.status == "done", job.error
+    job = _train_to_the_end(at, "auto-epochs")
     planned = {r.epochs for r in job.view().reports}
     assert planned == {TrainSettings().planned_epochs(2)} == {AUTO_EPOCHS[1]}
 
@@ -203,11 +209,7 @@ def test_the_forms_weight_average_and_unit_roots_reach_the_checkpoint(open_app, 
     at.radio(key="train_features").set_value("MS")
     at.number_input(key="train_average").set_value(0.0)
     at.selectbox(key="train_unit_roots").set_value("withhold")
-    at.text_input(key="train_name").set_value("levels-withheld")
-    _submit(at)
-    assert not at.exception and not errors(at)
-    job = at.session_state[state.JOB_KEY]
-    assert job.wait(timeout=180) and job.status == "done", job.error
+    _train_to_the_end(at, "levels-withheld")
     at.run()
     assert not at.exception
     folder = runs_dir / "levels-withheld"
@@ -254,11 +256,7 @@ def test_the_form_trains_any_attention_kind_with_its_parameters(open_app, runs_d
     at.selectbox(key="train_attention").set_value("window")
     at.selectbox(key="train_cross").set_value("lsh")
     at.text_input(key="train_attention_options").set_value("window=4, globals=0,-1 cross.buckets=2")
-    at.text_input(key="train_name").set_value("windowed")
-    _submit(at)
-    assert not at.exception and not errors(at)
-    job = at.session_state[state.JOB_KEY]
-    assert job.wait(timeout=180) and job.status == "done", job.error
+    _train_to_the_end(at, "windowed")
     config = json.loads((runs_dir / "windowed" / "config.json").read_text())
     assert config["encoder_attention"] == config["decoder_attention"] == "window"
     assert config["cross_attention"] == "lsh"
@@ -293,11 +291,7 @@ def test_a_trending_upload_hears_of_revin_and_the_form_trains_with_it(open_app, 
     assert hint and "price: the test split's target leaves the train range: 100% of its rows above" in hint[0]
     _tiny_form(at, epochs=1, max_steps=2)
     at.checkbox(key="train_revin").check()
-    at.text_input(key="train_name").set_value("levelled")
-    _submit(at)
-    assert not at.exception and not errors(at)
-    job = at.session_state[state.JOB_KEY]
-    assert job.wait(timeout=180) and job.status == "done", job.error
+    _train_to_the_end(at, "levelled")
     assert json.loads((runs_dir / "levelled" / "config.json").read_text())["revin"] is True
     at.run()
     assert "RevIN (each window at its own level)" in sidebar_text(at)
