@@ -23,7 +23,9 @@ the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `
 `revin_batch16` is conv with RevIN), `last_weights` (the last step's weights, no moving average: `--average 0`),
 `ema95` … `ema995` (the weights' moving average at a decay of 0.95, 0.98, 0.99, 0.995 a step), `epochs2`, `epochs3`
 (at most 2 or 3 epochs), `lags` (the lags embedding with the season's lag on the family's own features), `lags_S` and
-`lags_S_std` (the lags embedding (0, 24) on the target alone, without and with each window's standardisation; the hourly seasonal families only), `withhold` (`--unit-roots withhold`: the level of each input column with a unit root in the training split is not read). Each run is
+`lags_S_std` (the lags embedding (0, 24) on the target alone, without and with each window's standardisation; the
+hourly seasonal families only), `withhold` (`--unit-roots withhold`: the level of each input column with a unit root
+in the training split is not read). Each run is
 one process of one torch thread; `--processes` run side by side (2 on a 2-core machine). The model's MSE, the Bayes
 forecast's, seasonal naive's and the linear baseline's are means over the same evenly spread test windows (the
 self-test's `chosen_windows`), standardised, over every forecast column.
@@ -94,7 +96,7 @@ def one_run(recipe: str, family: str, seed: int, threads: int = 1) -> dict:
     torch.set_num_threads(threads)
     from informer_lab.analysis.compare.verdict import baseline_forecasts, chosen_windows, forecast_windows
     from informer_lab.analysis.data import DataSpec, load_csv, prepare
-    from informer_lab.analysis.learning.embedding import describe_embedding
+    from informer_lab.analysis.learning.embedding import describe_embedding, withheld_columns
     from informer_lab.analysis.learning.training import TrainSettings
     from informer_lab.analysis.learning.windows import WindowDataset
     from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
@@ -128,7 +130,8 @@ def one_run(recipe: str, family: str, seed: int, threads: int = 1) -> dict:
            {"model": preds, "bayes": bayes, **others}.items()}
     return {"recipe": recipe, "family": family, "seed": seed, **{f"{k}_mse": v for k, v in mse.items()},
             "over_bayes": mse["model"] / mse["bayes"], "epochs": len(result.history), "seconds": seconds,
-            "embedding": describe_embedding(vars(model.config)), "window_rows": prepared.spec.seq_len}
+            "embedding": describe_embedding(vars(model.config)), "window_rows": prepared.spec.seq_len,
+            "withheld": withheld_columns(model.config.level_free, prepared.columns)}
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:

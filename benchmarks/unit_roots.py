@@ -41,6 +41,7 @@ def one_run(csv: Path, target: str, seed: int, mode: str) -> dict:
 
     torch.set_num_threads(1)
     from informer_lab.analysis.data import DataSpec, load_csv
+    from informer_lab.analysis.learning.embedding import withheld_columns
     from informer_lab.analysis.learning.training import TrainSettings
     from informer_lab.analysis.learning.workflow import ModelSize, train_on_frame
 
@@ -50,7 +51,7 @@ def one_run(csv: Path, target: str, seed: int, mode: str) -> dict:
     c = checkpoint.model.config
     return {"file": csv.name, "seed": seed, "mode": mode, "mse": result.test.mse,
             "val_mse": min(h.val_loss for h in result.history),
-            "withheld": [checkpoint.schema.columns[i] for i in c.level_free], "embedding": c.embedding,
+            "withheld": withheld_columns(c.level_free, checkpoint.schema.columns), "embedding": c.embedding,
             "baselines_mse": checkpoint.metrics["baselines"]["mse"]}
 
 

@@ -71,6 +71,7 @@ def run_folder(args, frame) -> tuple[Path, str | None]:
 
 def run(args) -> int:
     import torch
+    from informer_lab.analysis.learning.embedding import describe_withheld
     from informer_lab.analysis.learning.workflow import train_on_frame
     from informer_lab.source import command
 
@@ -88,9 +89,9 @@ def run(args) -> int:
           f"({result.seconds_per_epoch:.1f} with validation)")
     print(f"trained with {settings.describe()}" + (f"; range test chose lr {result.learning_rate:.2g}"
                                                     if result.range_test is not None else ""))
-    withheld = [checkpoint.schema.columns[i] for i in checkpoint.model.config.level_free]
+    withheld = describe_withheld(checkpoint.model.config.level_free, checkpoint.schema.columns)
     if withheld:
-        print(f"levels withheld (a unit root in the training split): {', '.join(withheld)}")
+        print(withheld)
     print(f"test mse {t.mse:.4f} mae {t.mae:.4f} (standardised, the mean over columns); {t.original_text()}")
     baselines = checkpoint.metrics.get("baselines") or {}
     if baselines.get("warning"):

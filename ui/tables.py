@@ -42,15 +42,15 @@ def config_rows(config, schema) -> list[tuple[str, str]]:
 def _embedding_row(config, columns) -> str:
     """The input embedding, and for the lags embedding how much of the window only feeds lags and which columns it
     does not read the level of."""
-    from informer_lab.analysis.learning.embedding import describe_embedding
+    from informer_lab.analysis.learning.embedding import describe_embedding, describe_withheld
 
     text = describe_embedding({"embedding": getattr(config, "embedding", "conv"), "lags": getattr(config, "lags", ()),
                                "revin": getattr(config, "revin", False)})
     history = getattr(config, "history_len", 0)
-    withheld = [columns[i] for i in getattr(config, "level_free", ()) if i < len(columns)]
+    withheld = describe_withheld(getattr(config, "level_free", ()), columns)
     return (text + (f"; the encoder reads the last {config.seq_len - history} of {config.seq_len} rows" if history
                     else "")
-            + (f"; levels withheld (a unit root in the training split): {', '.join(withheld)}" if withheld else ""))
+            + (f"; {withheld}" if withheld else ""))
 
 
 # What the sign of a paired difference's interval (`analysis.intervals.interval_sign` of other − reference) says

@@ -95,8 +95,16 @@ def describe_embedding(fields: dict) -> str:
     if fields.get("embedding") == "lags":
         back = sorted(lag for lag in fields["lags"] if lag)
         values = f"value {back[0]} steps" if len(back) == 1 else f"values {', '.join(map(str, back))} steps"
-        withheld = len(fields.get("level_free") or ())
-        walks = (f"; the level of {withheld} input column{'s' if withheld > 1 else ''} with a unit root withheld"
-                 if withheld else "")
-        return f"lags {tuple(fields['lags'])}: each step with its {values} back{walks}"
+        return f"lags {tuple(fields['lags'])}: each step with its {values} back"
     return "conv with RevIN" if fields.get("revin") else "conv (the paper's)"
+
+
+def withheld_columns(level_free, columns) -> list[str]:
+    """The names of the input channels whose level a lags model does not read (InformerConfig.level_free)."""
+    return [columns[i] for i in level_free or () if i < len(columns)]
+
+
+def describe_withheld(level_free, columns) -> str:
+    """"levels withheld (a unit root in the training split): walk" for a screen or the console; "" for none."""
+    names = withheld_columns(level_free, columns)
+    return f"levels withheld (a unit root in the training split): {', '.join(names)}" if names else ""
