@@ -89,7 +89,7 @@ def _query_length(model: Informer, site: Site, L_K: int) -> int:
     c = model.config
     if site.kind == "encoder" or site.kind == "decoder_self":
         return L_K
-    return c.dec_len
+    return c.pred_len if c.embedding == "lags" else c.dec_len  # the lags embedding decodes the forecast steps only
 
 
 def mix_slots(L: int, H: int) -> tuple[np.ndarray, np.ndarray]:

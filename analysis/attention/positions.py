@@ -101,7 +101,7 @@ def site_positions(config: InformerConfig, site: Site) -> SitePositions:
         return SitePositions(spans[:, 0], spans[:, 1], spans[:, 0], level, 2 ** level, positions, positions,
                              np.full(len(spans), "history"))
     if site.kind == "decoder_self":
-        positions = np.arange(c.dec_len)
+        positions = np.arange(len(dec_steps))  # the lags embedding's decoder: pred_len positions, not dec_len
         return SitePositions(dec_steps, dec_steps, dec_steps, 0, 1, positions, positions, dec_segment)
     keys = []
     for r, n_layers in enumerate(c.e_layers):

@@ -124,6 +124,7 @@ def test_lags_models_place_the_encoder_after_the_lag_history_and_decode_the_fore
     assert enc1.query_start[0] == 4 and len(enc1.query_start) == 10
     dec = site_positions(c, next(s for s in model.sites if s.kind == "decoder_self"))
     assert list(dec.query_start) == list(range(24, 30)) and set(dec.segment) == {"future"}
+    assert list(dec.query_layer) == list(dec.key_layer) == list(range(6))  # its own 6 positions, not dec_len's 14
     cross = site_positions(c, next(s for s in model.sites if s.kind == "cross"))
     assert list(cross.key_start) == list(enc1.query_start)
     # the recorded lengths are the ones placed
