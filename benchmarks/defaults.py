@@ -25,7 +25,8 @@ the optimiser steps in the same epochs), `revin_batch16` (batch16 with RevIN), `
 (at most 2 or 3 epochs), `lags` (the lags embedding with the season's lag on the family's own features), `lags_S` and
 `lags_S_std` (the lags embedding (0, 24) on the target alone, without and with each window's standardisation; the
 hourly seasonal families only), `withhold` (`--unit-roots withhold`: the level of each input column with a unit root
-in the training split is not read). Each run is
+in the training split is not read), `zero_placeholders` (HF's zeros at the decoder's forecast steps, −loc/scale
+once each window is scaled, in place of the lab's last value: `InformerConfig.placeholders`). Each run is
 one process of one torch thread; `--processes` run side by side (2 on a 2-core machine). The model's MSE, the Bayes
 forecast's, seasonal naive's and the linear baseline's are means over the same evenly spread test windows (the
 self-test's `chosen_windows`), standardised, over every forecast column.
@@ -76,7 +77,10 @@ RECIPES = {"default": ({}, {}), "batch16": ({}, {"batch_size": 16}),
 LAG_RECIPES = {"lags_S": {"embedding": "lags", "lags": (0, 24), "instance_scaling": "none"},
                "lags_S_std": {"embedding": "lags", "lags": (0, 24), "instance_scaling": "std"}}
 LAG_FAMILIES = ("seasonal_decoy", "spikes", "random_walk")
-RECIPES.update({name: ({}, {}) for name in LAG_RECIPES})
+# InformerConfig fields over the default's, on the family's own features: HF's zero placeholders at the decoder's
+# forecast steps in place of the lab's last value (model/lags.py)
+CONFIG_RECIPES = {"zero_placeholders": {"placeholders": "zero"}}
+RECIPES.update({name: ({}, {}) for name in (*LAG_RECIPES, *CONFIG_RECIPES)})
 
 
 def family_spec(family: str, seed: int):
@@ -116,7 +120,7 @@ def one_run(recipe: str, family: str, seed: int, threads: int = 1) -> dict:
     data = DataSpec(answer.target, "S" if overrides else features, 96, 48, 24)
     started = time.perf_counter()
     checkpoint, result = train_on_frame(frame, data, ModelSize(**size), TrainSettings(seed=seed, **training),
-                                        config_overrides=overrides)
+                                        config_overrides=overrides or CONFIG_RECIPES.get(recipe))
     seconds = time.perf_counter() - started
     prepared = prepare(frame, checkpoint.schema.spec)  # the auto embedding may lengthen the windows
     model = checkpoint.model.eval()

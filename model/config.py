@@ -15,6 +15,7 @@ MixSites = Literal["decoder_self", "all"]
 ActiveCounts = Literal["paper", "hf"]
 Embedding = Literal["conv", "lags"]
 InstanceScaling = Literal["none", "mean", "std"]
+Placeholders = Literal["zero", "last"]
 
 ATTENTION_KINDS = ("prob", "full") + SPARSE_KINDS  # model/attention: the efficient attentions beside ProbSparse
 SITE_TYPES = {"encoder": "encoder_attention", "decoder_self": "decoder_attention", "cross": "cross_attention"}
@@ -100,6 +101,11 @@ class InformerConfig:
     # feature, the decoder's placeholders their last value (model/lags.py). For a column with a unit root, whose
     # drifting level a model may take for a predictor (analysis/learning/unit_root.py). Not in HF.
     level_free: tuple[int, ...] = ()
+    # The lags embedding's decoder forecast steps, unknown when it runs: "zero" (HF's and the paper's placeholders,
+    # 0 before the window is scaled, so −loc/scale after: a level signal that grows without bound as a window's
+    # spread shrinks) or "last" (every channel repeats the window's last value; the lab's lags models). "last" read
+    # planted structure as well and ETTh1/ETTh2's OT at 0.55–0.71x the test MSE of "zero" (docs/measurements.md).
+    placeholders: Placeholders = "zero"
     final_norm: bool = True  # a LayerNorm closes the encoder and the decoder (Informer2020, TSL); HF has none
     # Reversible instance normalisation (Kim et al. 2022; model/revin.py): each window standardised by its own mean
     # and deviation, the forecast mapped back. Off in the paper; the remedy for series whose level trends.
@@ -162,7 +168,8 @@ class InformerConfig:
         """The options of imported models (mix_sites … final_norm) and how they fit together."""
         problems = []
         for name, allowed in (("mix_sites", ("decoder_self", "all")), ("active_counts", ("paper", "hf")),
-                              ("embedding", ("conv", "lags")), ("instance_scaling", ("none", "mean", "std"))):
+                              ("embedding", ("conv", "lags")), ("instance_scaling", ("none", "mean", "std")),
+                              ("placeholders", ("zero", "last"))):
             if getattr(self, name) not in allowed:
                 problems.append(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.distil_padding not in (1, 2):
@@ -184,6 +191,8 @@ class InformerConfig:
                             f"[0, enc_in − c_out = {inputs_only}), got {list(self.level_free)}")
         if self.instance_scaling != "none" and self.embedding != "lags":
             problems.append("instance_scaling needs embedding='lags'")
+        if self.placeholders != "zero" and self.embedding != "lags":
+            problems.append("placeholders='last' needs embedding='lags' (the conv embedding reads x_dec as given)")
         if self.revin and self.embedding != "conv":
             problems.append("revin needs embedding='conv' (the lags embedding scales each window itself: "
                             "instance_scaling)")

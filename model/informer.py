@@ -100,9 +100,9 @@ class Informer(nn.Module):
         max_len = max(c.seq_len, c.dec_len)
         if c.embedding == "lags":  # Hugging Face's inputs (model/lags.py)
             self.enc_embedding = LagEmbedding(c.enc_in, c.n_marks, c.d_model, c.dropout, c.lags, c.instance_scaling,
-                                              0, c.enc_len, c.level_free)
+                                              0, c.enc_len, c.level_free, c.placeholders)
             self.dec_embedding = LagEmbedding(c.dec_in, c.n_marks, c.d_model, c.dropout, c.lags, c.instance_scaling,
-                                              c.enc_len, c.pred_len, c.level_free)
+                                              c.enc_len, c.pred_len, c.level_free, c.placeholders)
         else:
             self.enc_embedding = DataEmbedding(c.enc_in, c.n_marks, c.d_model, c.dropout, max_len, c.mark_bias,
                                                c.value_bias)

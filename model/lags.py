@@ -23,6 +23,12 @@ Where the lab differs from HF a second time: for the input channels in `level_fr
 values are scaled like every channel's, but their log(1 + |loc|) feature is 0, and in the decoder their forecast
 steps repeat the window's last value (HF's zero placeholders, scaled, would hand over −loc/scale). With "std"
 scaling the forecast is then unchanged by adding a constant to such a channel.
+
+And a third time, with placeholders="last" (the lab's lags models; HF's and the paper's are "zero"): the decoder's
+forecast steps, unknown when it runs, repeat the window's last value in every channel. A zero placeholder becomes
+−loc/scale once the window is scaled, which tells the model the window's level in units of its own spread: the value
+grows without bound as a window's spread shrinks, and a level the test split drifts to is read far outside the range
+training saw. With "last" whatever x_dec holds at those steps is not read.
 """
 from __future__ import annotations
 
@@ -60,13 +66,16 @@ class LagEmbedding(nn.Module):
     window x_enc → [B, L_out, d_model] (encoder: L − max(lags) positions; decoder: its last `positions` steps)."""
 
     def __init__(self, c_in: int, n_marks: int, d_model: int, dropout: float, lags: tuple[int, ...],
-                 scaling: str, first_position: int, positions: int, level_free: tuple[int, ...] = ()):
+                 scaling: str, first_position: int, positions: int, level_free: tuple[int, ...] = (),
+                 placeholders: str = "zero"):
         super().__init__()
         self.lags, self.scaling, self.first_position, self.positions = tuple(lags), scaling, first_position, positions
-        self.level_free = tuple(level_free)
+        self.level_free, self.placeholders = tuple(level_free), placeholders
         mask = torch.zeros(c_in, dtype=torch.bool)
         mask[list(self.level_free)] = True
         self.register_buffer("level_free_mask", mask, persistent=False)
+        repeated = torch.ones(c_in, dtype=torch.bool) if placeholders == "last" else mask.clone()
+        self.register_buffer("repeated_mask", repeated, persistent=False)  # channels whose forecast steps repeat
         self.value_projection = nn.Linear(c_in * len(self.lags) + 2 * c_in + n_marks, d_model, bias=False)
         self.norm = nn.LayerNorm(d_model)
         self.register_buffer("position", hf_sinusoid_table(first_position + positions, d_model), persistent=False)
@@ -84,8 +93,8 @@ class LagEmbedding(nn.Module):
             sequence, first, time = x, m, marks[:, m:]
         else:  # decoder: the forecast steps after the window
             x, time = x[:, x.shape[1] - self.positions:], marks[:, marks.shape[1] - self.positions:]
-            if self.level_free:  # their unknown steps: the last known value, not a placeholder
-                x = torch.where(self.level_free_mask, history[:, -1:].expand_as(x), x)
+            if self.placeholders == "last" or self.level_free:  # unknown steps: the last known value
+                x = torch.where(self.repeated_mask, history[:, -1:].expand_as(x), x)
             sequence, first = torch.cat([history, x], dim=1), history.shape[1]
         sequence = (sequence - loc) / scale
         steps = sequence.shape[1] - first

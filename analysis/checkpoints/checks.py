@@ -51,7 +51,8 @@ INT_RANGES = {"enc_in": _SIZES, "dec_in": _SIZES, "c_out": _SIZES, "seq_len": _S
 CHOICES = {"activation": ("gelu", "relu"), "encoder_attention": ATTENTION_KINDS,
            "decoder_attention": ATTENTION_KINDS, "cross_attention": ATTENTION_KINDS, "mean_divisor": ("U", "L_K"),
            "decoder_lazy": ("cummean", "cumsum"), "mix_sites": ("decoder_self", "all"),
-           "active_counts": ("paper", "hf"), "embedding": ("conv", "lags"), "instance_scaling": ("none", "mean", "std")}
+           "active_counts": ("paper", "hf"), "embedding": ("conv", "lags"), "instance_scaling": ("none", "mean", "std"),
+           "placeholders": ("zero", "last")}
 BOOLS = ("distil", "causal_sampling", "mix", "mark_bias", "value_bias", "single_head_union", "final_norm", "revin")
 MAX_LAGS, MAX_LAG = 256, 100_000  # embedding="lags": how many lags, and how far back
 MAX_REPLICAS, MAX_REPLICA_LAYERS = 8, 16

@@ -6,7 +6,8 @@
             the decoder reads label_len known rows, then pred_len zeros.
     "lags"  model/lags.py: each step embedded from its own value and the value one season back (the smallest multiple
             of the frequency's season that is ≥ pred_len, so the decoder's forecast steps read a value the window
-            holds, never a zero placeholder); the first `lag` rows of the window only feed lags.
+            holds); the first `lag` rows of the window only feed lags. The forecast steps' own values, unknown,
+            repeat the window's last value (placeholders="last"; HF's zeros read the window's level as −loc/scale).
     "auto"  (the lab's default) "lags" where the data has a season: its lag inside the window where it takes at
             most half of it (`seasonal_lag`), else in rows put before the window (`lag_history`: 15-minute data at
             seq_len 96 gets windows of 192 rows, the encoder reading the last 96); "conv" with RevIN (model/revin.py)
@@ -87,7 +88,7 @@ def embedding_fields(choice: str, freq: str | None, seq_len: int, pred_len: int,
                          "seq_len, a shorter pred_len or the conv embedding")
     if revin:
         raise ValueError("RevIN needs the conv embedding; the lags embedding standardises each window itself")
-    return {"embedding": "lags", "lags": (0, lag), "instance_scaling": "std"}
+    return {"embedding": "lags", "lags": (0, lag), "instance_scaling": "std", "placeholders": "last"}
 
 
 def describe_embedding(fields: dict) -> str:
@@ -97,6 +98,15 @@ def describe_embedding(fields: dict) -> str:
         values = f"value {back[0]} steps" if len(back) == 1 else f"values {', '.join(map(str, back))} steps"
         return f"lags {tuple(fields['lags'])}: each step with its {values} back"
     return "conv with RevIN" if fields.get("revin") else "conv (the paper's)"
+
+
+def placeholder_values(fields: dict) -> str:
+    """What the decoder's forecast steps hold as values, in a few words for a screen (InformerConfig.placeholders)."""
+    if fields.get("embedding") != "lags":
+        return "zeros"
+    if fields.get("placeholders") == "last":
+        return "the window's last value"
+    return "zeros (−loc/scale once each window is scaled)"
 
 
 def withheld_columns(level_free, columns) -> list[str]:

@@ -140,9 +140,12 @@ def config_for(prepared: PreparedData, **model_settings) -> InformerConfig:
         raise ValueError(f"unit_roots must be one of {', '.join(UNIT_ROOTS)}, got {unit_roots!r}")
     if model_settings.get("embedding") == "auto" or (model_settings.get("embedding") == "lags"
                                                      and not model_settings.get("lags")):
-        model_settings.update(embedding_fields(model_settings["embedding"], prepared.freq, s.seq_len, s.pred_len,
-                                               revin=bool(model_settings.get("revin")),
-                                               replicas=len(model_settings.get("e_layers", (2,)))))
+        fields = embedding_fields(model_settings["embedding"], prepared.freq, s.seq_len, s.pred_len,
+                                  revin=bool(model_settings.get("revin")),
+                                  replicas=len(model_settings.get("e_layers", (2,))))
+        if "placeholders" in model_settings:  # given (HF's "zero" to compare with): the lab's "last" does not win
+            fields.pop("placeholders", None)
+        model_settings.update(fields)
         if model_settings["embedding"] == "lags" and unit_roots == "withhold" and "level_free" not in model_settings:
             # the level of each input-only column with a unit root in the training split is not read
             model_settings["level_free"] = unit_root_channels(prepared.train.values, prepared.enc_in - prepared.c_out)

@@ -12,6 +12,7 @@ from informer_lab.analysis.anatomy.flow import MAX_EDGES, flow_edges, uniform, u
 from informer_lab.analysis.anatomy.transfer import FORMS
 from informer_lab.analysis.errors import InformerLabError
 from informer_lab.analysis.instruments.window_edits import window_frame
+from informer_lab.analysis.learning.embedding import placeholder_values
 from informer_lab.ui import evidence, state, widgets
 from informer_lab.ui.anatomy import cache, charts, lens_view, tables
 from informer_lab.ui.tables import file_stem
@@ -96,10 +97,15 @@ def rollout_tab() -> None:
     what = "every step" if step == "all" else f"step {step}"
     widgets.chart(charts.pyramid_figure(titles, z, frame["timestamp"], f"{what}, P {form}, α = {alpha:g}"),
                   f"{stem}-pyramid", "an_pyramid")
-    st.markdown(f"**{label:.1%}** of the relevance stays with the decoder's own tokens (the label share: "
-                f"{known:.1%} on the {config.label_len} known steps, {label - known:.1%} on the placeholders, which "
-                f"carry only calendar marks); **{1 - label:.1%}** reaches the input steps through the "
-                "cross-attention."
+    if config.embedding == "lags":  # its decoder reads the forecast steps only, each with lagged values
+        own = (f"all on the {config.pred_len} forecast steps, which carry calendar marks, "
+               f"{placeholder_values(vars(config))} and the values one season back, read by the embedding outside "
+               "the graph")
+    else:
+        own = (f"{known:.1%} on the {config.label_len} known steps, {label - known:.1%} on the placeholders, which "
+               "carry only calendar marks")
+    st.markdown(f"**{label:.1%}** of the relevance stays with the decoder's own tokens (the label share: {own}); "
+                f"**{1 - label:.1%}** reaches the input steps through the cross-attention."
                 + (f" Flow gives the label node {float(flowed.label.mean()):.1%} of its total." if want_flow else ""))
     if flat:
         st.info(f"**Flow:** {flat}", icon=":material/equal:")

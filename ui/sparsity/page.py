@@ -20,6 +20,7 @@ from informer_lab.ui.sparsity import cache, charts, tables as views
 from informer_lab.ui.tables import file_stem
 from informer_lab.ui.widgets import clickable_chart
 from informer_lab.analysis.heads.names import head_name
+from informer_lab.analysis.learning.embedding import placeholder_values
 
 GRID_KEY = "sp_grid"
 SITE_KEY, HEAD_KEY = "sp_site", "sp_head"
@@ -119,9 +120,14 @@ def scores_and_queries(site: views.SiteInfo, head: int) -> None:
     if not site.sparse:
         st.caption(f"{site.attention.capitalize()} attention at this site: no sampled M̄ was computed; the exact "
                    "measures (over all the keys full attention would read) are shown.")
-    if causal:
-        st.caption("Decoder queries: the first label_len positions are known history, the rest are the forecast "
-                   "placeholders (zeros in, true future timestamps in the time marks).")
+    if causal and config.embedding == "lags":
+        st.caption(f"Decoder queries: the {config.pred_len} forecast steps only (the lags embedding reads no known "
+                   f"rows in the decoder); their values in are {placeholder_values(vars(config))}, beside each "
+                   f"channel's values {', '.join(str(g) for g in config.lags if g)} steps back and the true future "
+                   "timestamps in the time marks.")
+    elif causal:
+        st.caption(f"Decoder queries: the first {config.label_len} positions are known history, the rest are the "
+                   "forecast placeholders (zeros in, true future timestamps in the time marks).")
 
     columns = list(prepared.columns)
     target = checkpoint.schema.spec.target

@@ -31,6 +31,8 @@ CONFIGS = [
                 active_counts="hf", sample_block=16, d_layers=2),
     tiny_config(enc_in=4, dec_in=4, c_out=1, embedding="lags", lags=(0, 3), instance_scaling="std",
                 level_free=(0, 2)),  # two input-only channels whose level is not read
+    tiny_config(enc_in=4, dec_in=4, c_out=2, embedding="lags", lags=(0, 3), instance_scaling="std",
+                placeholders="last"),  # the decoder's forecast steps repeat the window's last value
     # the other attention kinds: learned spans, a learned compression, LSH across to the encoder
     tiny_config(encoder_attention="adaptive", decoder_attention="compressed", cross_attention="lsh",
                 attention_options={"encoder": {"max_span": 16}, "decoder_self": {"stride": 3},
@@ -91,6 +93,16 @@ def test_config_without_newer_fields_still_loads():
     for name in ("causal_sampling", "sample_block", "mark_bias"):
         del data[name]
     assert checks.config_from_dict(json.loads(json.dumps(data))).causal_sampling is True
+
+
+def test_a_lags_config_saved_before_placeholders_existed_keeps_its_zero_placeholders():
+    """Its weights were trained reading zeros at the forecast steps: loading it as "last" would change its forecast."""
+    data = asdict(tiny_config(enc_in=4, dec_in=4, c_out=1, embedding="lags", lags=(0, 3), instance_scaling="std"))
+    del data["placeholders"]
+    assert checks.config_from_dict(json.loads(json.dumps(data))).placeholders == "zero"
+    data["placeholders"] = "median"
+    with pytest.raises(CheckpointError, match="placeholders"):
+        checks.config_from_dict(json.loads(json.dumps(data)))
 
 
 def test_a_model_outside_the_caps_is_not_saved(tmp_path):

@@ -26,7 +26,8 @@ def test_the_seasons_lag_is_its_first_multiple_at_or_past_the_horizon_within_hal
 
 
 def test_auto_falls_back_to_conv_and_lags_says_why_it_cannot_be():
-    assert embedding_fields("auto", "h", 96, 24) == {"embedding": "lags", "lags": (0, 24), "instance_scaling": "std"}
+    assert embedding_fields("auto", "h", 96, 24) == {"embedding": "lags", "lags": (0, 24), "instance_scaling": "std",
+                                                     "placeholders": "last"}
     # where the lag does not fit: conv with RevIN (closer to the Bayes MSE than plain conv on the 15-minute family)
     assert embedding_fields("auto", "15min", 96, 24) == {"embedding": "conv", "revin": True}
     assert embedding_fields("auto", None, 96, 24) == {"embedding": "conv", "revin": True}
@@ -57,6 +58,7 @@ def test_a_lags_model_trains_saves_and_loads_to_the_same_forecast(sample_frame, 
                                         out=tmp_path / "run")
     c = checkpoint.model.config
     assert (c.embedding, c.lags, c.instance_scaling, c.history_len, c.enc_len) == ("lags", (0, 24), "std", 24, 24)
+    assert c.placeholders == "last"  # and the saved config keeps it: `loaded.model.config == c` below
     assert c.c_out == (1 if features == "MS" else c.enc_in) and np.isfinite(result.test.mse)
     loaded = load_checkpoint(tmp_path / "run")
     prepared = prepare(sample_frame, spec)
@@ -155,3 +157,13 @@ def test_an_unknown_unit_roots_choice_is_refused_by_name(sample_frame):
     prepared = prepare(sample_frame, DataSpec("load", "MS", 48, 24, 12))
     with pytest.raises(ValueError, match="unit_roots must be one of keep, withhold, got 'difference'"):
         config_for(prepared, embedding="auto", unit_roots="difference")
+
+
+def test_hfs_zero_placeholders_stay_one_config_field_away(sample_frame):
+    from informer_lab.analysis.data import DataSpec, prepare
+    from informer_lab.analysis.learning.training import config_for
+
+    prepared = prepare(sample_frame, DataSpec("load", "MS", 48, 24, 12))
+    assert config_for(prepared, embedding="auto").placeholders == "last"
+    assert config_for(prepared, embedding="auto", placeholders="zero").placeholders == "zero"
+    assert config_for(prepared, embedding="conv").placeholders == "zero"  # the conv embedding reads x_dec as given
