@@ -174,15 +174,15 @@ def add_training_options(p: argparse.ArgumentParser, *, target_required: bool = 
                         "error says why); auto (default): lags, with the lag's rows put before each window where it "
                         "does not fit (15-minute data at --seq-len 96: windows of 192 rows, the encoder reading 96), "
                         "conv with RevIN where the data has no season; conv: the paper's (with --revin, or alone as "
-                        "in --paper-recipe). On six planted families auto reached 1.03-1.14x the best possible "
+                        "in --paper-recipe). On six planted families auto reached 1.02-1.08x the best possible "
                         "error, conv 1.11-1.42x")
     p.add_argument("--unit-roots", choices=UNIT_ROOTS, default="keep",
                    help="withhold: with the lags embedding, the model does not read the level of an input column "
                         "(not a target) with a unit root in the training split (augmented Dickey-Fuller, 5 %%: a "
                         "random walk, a drifting level), only its values within each window, so it cannot take the "
                         "drift for a predictor; the checkpoint names such columns. keep (default): every level. On "
-                        "a planted random-walk input withhold gave 1.01x the best possible error against 1.11x; on "
-                        "ETTh2, whose target follows three drifting load columns, 1.75-2.64x the error of keep")
+                        "a planted random-walk input withhold gave 1.01x the best possible error against 1.02x; on "
+                        "ETTh2, whose target follows three drifting load columns, 1.00-1.11x the error of keep")
     p.add_argument("--revin", action="store_true",
                    help="reversible instance normalisation (Kim et al. 2022): each window standardised by its own "
                         "mean and deviation, the forecast mapped back; for series whose level trends out of the "

@@ -32,9 +32,9 @@ class ModelSize:
     # the Bayes MSE than conv on six planted families (analysis/learning/embedding.py, docs/measurements.md)
     embedding: str = "auto"
     # "withhold": the lags embedding does not read the level of an input-only column with a unit root in the training
-    # split (analysis/learning/unit_root.py). On a planted random-walk input the target never reads: 1.11 → 1.01x the
-    # Bayes MSE; on ETTh2 (three load columns with a unit root, OT the target): 1.75–2.64x the test MSE of "keep",
-    # and no test on the training split told the two apart (docs/measurements.md). So "keep" (every level) stays.
+    # split (analysis/learning/unit_root.py). With the lags models' last-value placeholders it changes little (a
+    # planted random-walk input 1.02 → 1.01x the Bayes MSE; ETTh2's OT 1.00–1.11x, ETTh1's 0.95–1.00x the test MSE
+    # of "keep"; docs/measurements.md), so "keep" (every level read) stays the default.
     unit_roots: str = "keep"
 
     def as_dict(self) -> dict:

@@ -170,8 +170,8 @@ UNIT_ROOTS_HELP = ("With the lags embedding, an input column (not a target) with
                    "(augmented Dickey–Fuller at 5 %: a random walk, a drifting level): keep (the default) reads its "
                    "level; withhold reads only its values within each window, so the model cannot take the drift "
                    "for a predictor (the model's card names such columns). On a planted random-walk input the "
-                   "target never reads, withhold gave 1.01× the best possible error against 1.11×; on ETTh2, whose "
-                   "target follows three drifting load columns, 1.75–2.64× the error of keep.")
+                   "target never reads, withhold gave 1.01× the best possible error against 1.02×; on ETTh2, whose "
+                   "target follows three drifting load columns, 1.00–1.11× the error of keep.")
 
 
 def _embedding_help(freq: str | None) -> str:
