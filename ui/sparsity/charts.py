@@ -85,7 +85,7 @@ def score_heatmap(z: np.ndarray, positions: pd.DataFrame, selected: np.ndarray, 
                                  marker=dict(symbol="circle-open", size=7, color="#ffffff", line=dict(width=1.5))))
     future = positions.index[positions["segment"] == "future"]
     shapes, notes = [], []
-    if len(future):
+    if 0 < len(future) < len(positions):  # known steps before it (a lags model's decoder has none: no line)
         shapes.append(vline(x[future[0]], "#555555"))
         notes.append(dict(x=x[future[0]], y=1.0, yref="paper", text="forecast starts", showarrow=False,
                           xanchor="left", yanchor="bottom", font=dict(size=11, color="#555555")))
