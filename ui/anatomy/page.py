@@ -99,8 +99,8 @@ def rollout_tab() -> None:
                   f"{stem}-pyramid", "an_pyramid")
     if config.embedding == "lags":  # its decoder reads the forecast steps only, each with lagged values
         own = (f"all on the {config.pred_len} forecast steps, which carry calendar marks, "
-               f"{placeholder_values(vars(config))} and the values one season back, read by the embedding outside "
-               "the graph")
+               f"{placeholder_values(vars(config))} and the values {', '.join(str(g) for g in config.lags if g)} "
+               "steps back, read by the embedding outside the graph")
     else:
         own = (f"{known:.1%} on the {config.label_len} known steps, {label - known:.1%} on the placeholders, which "
                "carry only calendar marks")
