@@ -13,15 +13,14 @@ zero_placeholders`. Last line: `last_over_zero_median: X` (the median over files
 """
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.paired_csv import parse_csv_arguments, run_modes  # noqa: E402
 
 MODES = ("last", "zero")
 
@@ -44,19 +43,8 @@ def one_run(csv: Path, target: str, seed: int, mode: str) -> dict:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--csv", type=Path, nargs="+", required=True)
-    p.add_argument("--target", required=True)
-    p.add_argument("--seeds", type=int, nargs="+", default=[0])
-    p.add_argument("--processes", type=int, default=2)
-    args = p.parse_args()
-    jobs = [(csv, args.target, seed, mode) for csv in args.csv for seed in args.seeds for mode in MODES]
-    runs = {}
-    with ProcessPoolExecutor(max_workers=args.processes) as pool:
-        for future in as_completed([pool.submit(one_run, *job) for job in jobs]):
-            row = future.result()
-            runs[row["file"], row["seed"], row["mode"]] = row
-            print(json.dumps({k: round(v, 5) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+    args = parse_csv_arguments(__doc__)
+    runs = run_modes(one_run, args, MODES)
     ratios = []
     for csv in args.csv:
         for seed in args.seeds:
